@@ -1,0 +1,192 @@
+"""Run configurations (``configs/*.yaml``): one validated pydantic model per section.
+
+A configuration names the grid the pipeline runs: datasets, synthesizers and their epochs, the
+models that act as discriminators, the trial design, and the baselines. Every key is checked on
+load: an unknown or misspelt key is an error that names it and lists the valid ones, so a typo
+never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from llmdisc import CONDITIONS, SYNTHESIZERS
+from llmdisc.errors import ConfigError
+
+DATASET_KEYS = ("adult", "census-codes", "census-labels")
+PROVIDER_NAMES = ("local", "ollama", "gemini", "openai", "replay")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataConfig(_Section):
+    """Stage 01: the real data and its holdout."""
+
+    holdout_fraction: float = Field(0.2, gt=0, lt=1)
+    """Share of the real rows kept out of synthesis (serves the baselines)."""
+
+
+class SynthesisConfig(_Section):
+    """Stage 02: which synthesizers, trained how long, on how many rows."""
+
+    synthesizers: list[Literal["gaussian_copula", "ctgan", "tvae"]] = list(SYNTHESIZERS)
+    epochs: int = Field(300, ge=1)
+    """CTGAN/TVAE epochs (GaussianCopula has none). The paper's script default was 100, SDV's 300."""
+    fit_rows: int = Field(0, ge=0)
+    """Seeded subsample of the train split used for fitting; 0 = all rows (the paper)."""
+    metadata_mode: Literal["declared", "detected"] = "declared"
+    """``declared``: integer codes stay categorical; ``detected``: SDV's auto-detection, as the paper."""
+
+
+class ModelConfig(_Section):
+    """One discriminator: a provider and a model (never pooled with another in any table or figure)."""
+
+    provider: Literal["local", "ollama", "gemini", "openai", "replay"]
+    model: str = ""
+    """Model id; empty = the provider's default."""
+    base_url: str = ""
+    """Service URL (OpenAI-compatible endpoints, Ollama host); empty = the provider's default."""
+    concurrency: int = Field(1, ge=1, le=64)
+
+
+class ProtocolConfig(_Section):
+    """How samples are drawn and prompted: the paper's protocol or ours (PROTOCOL.md §8)."""
+
+    variant: Literal["paper", "neutral"] = "neutral"
+    """``paper``: the paper's prompt text, flaws included; ``neutral``: no synthesizer names, no row counts."""
+    metadata_source: Literal["source", "real", "sample"] = "real"
+    """Where the C2 statistics come from: the sample's whole source table (paper), the real table, the sample."""
+    sampling: Literal["fresh", "fixed"] = "fresh"
+    """``fresh``: a seeded new sample per trial; ``fixed``: the paper's same 20 rows every trial."""
+
+
+class TrialsConfig(_Section):
+    """Stage 04: the trial design."""
+
+    models: list[ModelConfig] = Field(default_factory=lambda: [ModelConfig(provider="local")])
+    trials_per_label: int = Field(2, ge=1)
+    """Trials per true label per cell (cell = dataset × synthesizer × condition)."""
+    conditions: list[Literal["C1", "C2"]] = list(CONDITIONS)
+    protocols: list[ProtocolConfig] = Field(default_factory=lambda: [ProtocolConfig()])
+    """Each protocol is run for every dataset × model (e.g. the paper's next to ours)."""
+    cache_mode: Literal["fill", "offline", "refresh"] = "fill"
+
+
+class PromptingConfig(_Section):
+    """Stage 03: which release the prompt gallery shows."""
+
+    dataset_key: str = "adult"
+    synthesizer: Literal["gaussian_copula", "ctgan", "tvae"] = "ctgan"
+    variant: Literal["paper", "neutral"] = "neutral"
+    metadata_source: Literal["source", "real", "sample"] = "real"
+
+
+class BaselinesConfig(_Section):
+    """Stage 05: classifier two-sample tests, distances, attacks."""
+
+    c2st_rows: int = Field(5000, ge=100)
+    dcr_rows: int = Field(0, ge=0)
+    """Rows of each table in the distance computations; 0 = all."""
+    anonymeter_attacks: int = Field(500, ge=10)
+
+
+class HumanConfig(_Section):
+    """Stage 06: which label files to analyse (empty = the paper's labels when ``../shared`` is present)."""
+
+    labels_dir: list[str] = []
+
+
+class RunConfig(_Section):
+    """A whole run of the compendium (one YAML file under ``configs/``)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    seed: int = 0
+    """Run seed: every random draw of every stage derives from it."""
+    quick: bool = False
+    """Passed to every notebook: smaller displays and samples where a notebook offers it."""
+    datasets: list[str] = ["adult", "census-codes"]
+    data: DataConfig = DataConfig()
+    synthesis: SynthesisConfig = SynthesisConfig()
+    prompting: PromptingConfig = PromptingConfig()
+    trials: TrialsConfig = TrialsConfig()
+    baselines: BaselinesConfig = BaselinesConfig()
+    human: HumanConfig = HumanConfig()
+    paper_reproduction: bool = True
+    """Run notebook 08 (the paper's tables from its own counts and trials; needs ``../shared``)."""
+
+    @field_validator("datasets")
+    @classmethod
+    def _known_datasets(cls, value: list[str]) -> list[str]:
+        unknown = [d for d in value if d not in DATASET_KEYS]
+        if unknown:
+            raise ValueError(f"unknown dataset key(s) {unknown}; valid: {list(DATASET_KEYS)}")
+        if not value:
+            raise ValueError("at least one dataset is needed")
+        return value
+
+
+def _format_validation_error(exc: ValidationError, source: str) -> str:
+    lines = [f"configuration {source} is not valid:"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            parent = _model_at(err["loc"][:-1])
+            valid = sorted(parent.model_fields) if parent is not None else []
+            lines.append(f"  - unknown key '{where}'; valid keys here: {valid}")
+        else:
+            lines.append(f"  - {where}: {err['msg']} (got {err.get('input')!r})")
+    lines.append("Fix the keys above (see configs/default.yaml for a complete, commented example).")
+    return "\n".join(lines)
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] = RunConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        annotation = field.annotation
+        inner = getattr(annotation, "__args__", (annotation,))
+        candidates = [a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)]
+        if not candidates:
+            return None
+        model = candidates[0]
+    return model
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read and validate a YAML run configuration.
+
+    Args:
+        path: a YAML file (``configs/default.yaml``).
+
+    Returns:
+        The validated :class:`RunConfig`.
+
+    Raises:
+        ConfigError: the file is missing, is not YAML, or has an unknown key or a bad value; the
+            message names each offending key.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"configuration file {path} does not exist; pick one of configs/*.yaml "
+                          "or pass --config PATH")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"configuration {path} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"configuration {path} must be a YAML mapping of keys to values")
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, str(path.name))) from exc

@@ -1,0 +1,74 @@
+"""The README's results table, generated from ``results/tables/`` so the two can never drift apart.
+
+:func:`render_results_block` builds the Markdown between the ``<!-- results:start -->`` and
+``<!-- results:end -->`` markers from ``results/tables/llm_cells.csv`` (written by notebook 07);
+:func:`update_readme` rewrites that block; a test compares the README with a fresh rendering.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from llmdisc.paths import project_root, results_dir
+
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+_BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
+
+
+def _pct(value: float) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
+
+
+def render_results_block(tables_dir: Path | None = None) -> str:
+    """Return the README block (markers included) for the LLM cell table in ``tables_dir``.
+
+    Args:
+        tables_dir: folder holding ``llm_cells.csv`` (default ``results/tables``).
+
+    Returns:
+        Markdown: one row per dataset × synthesizer × condition × provider/model with valid n per label,
+        p_REAL, p_SYN and DRS with its 95 % bootstrap interval (percent); a placeholder when no table exists.
+    """
+    tables_dir = tables_dir or results_dir() / "tables"
+    path = tables_dir / "llm_cells.csv"
+    if not path.exists():
+        return f"{START}\n_Run `make reproduce` to fill this table from `results/tables/`._\n{END}"
+    cells = pd.read_csv(path)
+    lines = [START,
+             "Generated from `results/tables/llm_cells.csv` by the last `make reproduce` "
+             "(percent; DRS interval: 95 % bootstrap; n = valid trials with a real / synthetic sample).",
+             "",
+             "| dataset | synthesizer | condition | provider / model | n real / syn | p_REAL | p_SYN | DRS [95 % CI] |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in cells.sort_values(["dataset", "synthetic_method", "provider", "model", "condition"]).itertuples():
+        lines.append(
+            f"| {row.dataset} | {row.synthetic_method} | {row.condition} | {row.provider} / {row.model} | "
+            f"{int(row.n_valid_real)} / {int(row.n_valid_syn)} | {_pct(row.p_real)} | {_pct(row.p_syn)} | "
+            f"{_pct(row.drs)} [{_pct(row.drs_ci_low)}, {_pct(row.drs_ci_high)}] |")
+    excluded = int(cells["n_excluded"].sum()) if "n_excluded" in cells else 0
+    lines += ["", f"Trials excluded as invalid or failed: {excluded} of {int(cells['n_total'].sum())}.", END]
+    return "\n".join(lines)
+
+
+def update_readme(readme: Path | None = None) -> bool:
+    """Rewrite the README's results block from ``results/tables``; return True when it changed."""
+    readme = readme or project_root() / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    if not _BLOCK.search(text):
+        return False
+    new = _BLOCK.sub(lambda _: render_results_block(), text)
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+        return True
+    return False
+
+
+def readme_block(readme: Path | None = None) -> str:
+    """The results block currently in the README (markers included)."""
+    readme = readme or project_root() / "README.md"
+    match = _BLOCK.search(readme.read_text(encoding="utf-8"))
+    return match.group(0) if match else ""
