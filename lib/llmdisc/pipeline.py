@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,20 @@ def _split_key(key: str) -> tuple[str, str]:
     return dataset, encoding
 
 
+def _raw_inputs(dataset: str) -> list[str]:
+    """The raw files stage 01 reads for a dataset (the same resolution order as :mod:`llmdisc.acs`)."""
+    if dataset == "adult":
+        return ["data/raw/adult/*"]
+    local = os.environ.get("LLMDISC_CENSUS_CSV")
+    if local:
+        return [str(Path(local).resolve())]
+    ref = reference_dir()
+    census = ref / "data" / "census" / "real" / "census.csv" if ref is not None else None
+    if census is not None and census.is_file():
+        return [str(census)]
+    return ["data/raw/acs/**/*"]
+
+
 def plan_run(config: RunConfig) -> list[NotebookRun]:
     """Expand a configuration into the ordered notebook runs (01 → 06, 08, then 07's figures)."""
     seed, quick = config.seed, config.quick
@@ -77,7 +92,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
             f"01_data_prep__{key}", "01", NOTEBOOKS["01"],
             {"dataset": dataset, "encoding": encoding, "seed": seed,
              "holdout_fraction": config.data.holdout_fraction, "quick": quick},
-            input_globs=["data/raw/adult/*"] if dataset == "adult" else [],
+            input_globs=_raw_inputs(dataset),
             output_globs=[f"data/processed/{key}/*"])
         synth = NotebookRun(
             f"02_synthesis__{key}", "02", NOTEBOOKS["02"],
