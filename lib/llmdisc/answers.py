@@ -1,0 +1,322 @@
+"""The discriminator's answer: its schema (sent to providers) and a parser that never raises.
+
+The LLM answers with one JSON object (PROTOCOL §1): ``verdict`` (REAL | SYNTHETIC), ``confidence``
+(integer 0–100), ``reasoning`` (text), ``red_flags`` and ``supporting_evidence`` (lists of text).
+
+:data:`ANSWER_JSON_SCHEMA` caps every length (``maxLength``, ``maxItems``): small models loop to the token
+limit without caps (FEASIBILITY). It uses only keywords that Ollama's ``format``, Gemini's
+``responseJsonSchema``, llama.cpp grammars and OpenAI's (non-strict) ``json_schema`` all accept:
+``type``, ``properties``, ``required``, ``additionalProperties``, ``enum``, ``minimum``, ``maximum``,
+``maxLength``, ``items``, ``maxItems``. (OpenAI *strict* mode rejects ``maxLength``.) Caps steer
+generation only: :func:`parse_answer` does not reject an over-long answer from a service that ignores them.
+
+Parsing decisions (each pinned by a test):
+
+* JSON is looked for, in order: the whole text; a fenced block (```json … ```); the first balanced
+  ``{…}`` in the text that holds a ``verdict`` (else the first that parses). Trailing commas before
+  ``}``/``]`` are removed (an unambiguous slip). A single-key wrapper such as ``{"answer": {...}}``
+  is unwrapped. A JSON array, string or number is invalid (``json_not_object:list`` …).
+* ``verdict`` is normalised: surrounding whitespace, quotes, ``*`` and punctuation removed, upper-cased
+  ("Real." → REAL, " synthetic " → SYNTHETIC); anything else is ``verdict_not_recognised:<value>``.
+* ``confidence`` must be an integer in 0–100: ``85``, ``85.0`` and the digit string ``"85"`` are accepted
+  (unambiguous); ``85.5``, ``"85%"``, ``"high"``, ``true`` give ``confidence_not_integer``; ``150`` and
+  ``-3`` give ``confidence_out_of_range``.
+* All five fields are required (``missing_field:<name>``; ``null`` counts as missing). A list field given
+  as one string becomes a one-item list (an empty string an empty list); numbers in a list become text;
+  nested objects/lists inside a list give ``<field>_not_list_of_strings``. Extra keys are ignored.
+* When the answer is invalid, ``verdict`` and ``confidence`` are None (so nobody scores it by mistake);
+  the raw text is always kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+VERDICTS = ("REAL", "SYNTHETIC")
+REASONING_MAX_CHARS = 600
+"""Cap on ``reasoning`` (characters)."""
+LIST_MAX_ITEMS = 4
+"""Cap on the number of ``red_flags`` / ``supporting_evidence`` items."""
+ITEM_MAX_CHARS = 120
+"""Cap on each list item (characters). With the caps above an answer stays under ~500 tokens."""
+
+_Item = Annotated[str, StringConstraints(max_length=ITEM_MAX_CHARS)]
+
+
+class VerdictAnswer(BaseModel):
+    """The answer the discriminator must return (the pydantic form of :data:`ANSWER_JSON_SCHEMA`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Literal["REAL", "SYNTHETIC"]
+    """REAL: the sample was collected from real observations; SYNTHETIC: a model generated it."""
+    confidence: int = Field(ge=0, le=100)
+    """Confidence in the verdict, percent: 0 = no confidence, 50 = a coin flip, 100 = certain."""
+    reasoning: str = Field(max_length=REASONING_MAX_CHARS)
+    """Free-text explanation referring to specific observations."""
+    red_flags: list[_Item] = Field(max_length=LIST_MAX_ITEMS)
+    """Patterns that suggest a synthetic origin."""
+    supporting_evidence: list[_Item] = Field(max_length=LIST_MAX_ITEMS)
+    """Patterns that suggest a real origin."""
+
+
+def _list_schema() -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string", "maxLength": ITEM_MAX_CHARS},
+            "maxItems": LIST_MAX_ITEMS}
+
+
+ANSWER_FIELDS = ("verdict", "confidence", "reasoning", "red_flags", "supporting_evidence")
+
+ANSWER_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
+        "reasoning": {"type": "string", "maxLength": REASONING_MAX_CHARS},
+        "red_flags": _list_schema(),
+        "supporting_evidence": _list_schema(),
+    },
+    "required": list(ANSWER_FIELDS),
+    "additionalProperties": False,
+}
+"""JSON Schema sent to each provider's constrained-output mechanism (same content as
+:class:`VerdictAnswer`)."""
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The outcome of parsing one raw answer; never an exception."""
+
+    verdict: str | None
+    """``REAL`` or ``SYNTHETIC`` when valid, else None."""
+    confidence: int | None
+    """0–100 when valid, else None."""
+    reasoning: str | None
+    """The reasoning text where it could be read (also for some invalid answers), else None."""
+    red_flags: list[str]
+    supporting_evidence: list[str]
+    invalid_reason: str | None
+    """None when valid, else a named reason (``no_json``, ``missing_field:confidence``, …)."""
+    raw_text: str
+    """The text exactly as the model returned it."""
+    method: str = ""
+    """How the JSON object was found: ``strict``, ``fenced``, ``embedded`` (``+repaired`` if commas were
+    fixed, ``+unwrapped`` if a wrapper object was removed)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys outside the schema that the model added (kept for inspection, ignored for scoring)."""
+
+    @property
+    def valid(self) -> bool:
+        """True when the answer has a recognised verdict and an integer confidence in 0–100."""
+        return self.invalid_reason is None
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_MAX_OBJECT_STARTS = 256
+
+
+def _scan_balanced(text: str, start: int) -> int | None:
+    """Return the index just past the ``}`` closing the ``{`` at ``start`` (string-aware), or None."""
+    depth = 0
+    in_string = False
+    escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def _remove_trailing_commas(text: str) -> str:
+    """Drop commas directly before ``}`` or ``]`` outside strings."""
+    out: list[str] = []
+    in_string = False
+    escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            out.append(ch)
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch == "," and _TRAILING_COMMA.match(text, i):
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+def _loads(text: str) -> tuple[Any, bool] | None:
+    """json.loads, retrying once with trailing commas removed; returns (value, repaired) or None."""
+    try:
+        return json.loads(text), False
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    repaired = _remove_trailing_commas(text)
+    if repaired != text:
+        try:
+            return json.loads(repaired), True
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    return None
+
+
+def _has_verdict(value: Any) -> bool:
+    return isinstance(value, dict) and ("verdict" in value or (
+        len(value) == 1 and isinstance(next(iter(value.values())), dict)
+        and "verdict" in next(iter(value.values()))))
+
+
+def _find_json(text: str) -> tuple[Any, str] | str:
+    """Locate the answer's JSON value; return (value, method) or an invalid reason."""
+    stripped = text.strip()
+    if not stripped:
+        return "empty"
+    whole = _loads(stripped)
+    if whole is not None:
+        return whole[0], "strict" + ("+repaired" if whole[1] else "")
+    for match in _FENCE.finditer(text):
+        fenced = _loads(match.group(1).strip())
+        if fenced is not None:
+            return fenced[0], "fenced" + ("+repaired" if fenced[1] else "")
+    first: tuple[Any, str] | None = None
+    unbalanced = False
+    # A stray unclosed "{" in prose must not hide a later complete object, so every "{" is tried;
+    # the cap keeps pathological inputs ("{" * 10**5) linear-ish.
+    for start in [m.start() for m in re.finditer(r"\{", text)][:_MAX_OBJECT_STARTS]:
+        end = _scan_balanced(text, start)
+        if end is None:
+            unbalanced = True
+            continue
+        parsed = _loads(text[start:end])
+        if parsed is None or not isinstance(parsed[0], dict):
+            continue
+        candidate = (parsed[0], "embedded" + ("+repaired" if parsed[1] else ""))
+        if _has_verdict(parsed[0]):
+            return candidate
+        first = first or candidate
+    if first is not None:
+        return first
+    if unbalanced:
+        return "truncated_json"
+    return "malformed_json" if "{" in text else "no_json"
+
+
+def _normalise_verdict(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    cleaned = value.strip().strip("\"'`*_.,;:!?()[] \t\n").upper()
+    return cleaned if cleaned in VERDICTS else None
+
+
+def _read_confidence(value: Any) -> int | str:
+    """Return the confidence as int, or the invalid reason."""
+    if isinstance(value, bool):
+        return "confidence_not_integer"
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        number = int(value)
+    else:
+        return "confidence_not_integer"
+    return number if 0 <= number <= 100 else "confidence_out_of_range"
+
+
+def _read_list(name: str, value: Any) -> list[str] | str:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if not isinstance(value, list):
+        return f"{name}_not_list_of_strings"
+    items: list[str] = []
+    for item in value:
+        if isinstance(item, str):
+            items.append(item)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            items.append(str(item))
+        else:
+            return f"{name}_not_list_of_strings"
+    return items
+
+
+def _invalid(raw: str, reason: str, method: str = "", reasoning: str | None = None,
+             red_flags: list[str] | None = None, evidence: list[str] | None = None,
+             extra: dict[str, Any] | None = None) -> ParsedAnswer:
+    return ParsedAnswer(verdict=None, confidence=None, reasoning=reasoning, red_flags=red_flags or [],
+                        supporting_evidence=evidence or [], invalid_reason=reason, raw_text=raw,
+                        method=method, extra=extra or {})
+
+
+def parse_answer(text: str) -> ParsedAnswer:
+    """Parse a model's raw answer into a :class:`ParsedAnswer`; never raises.
+
+    Args:
+        text: The raw completion text (``None`` is treated as empty).
+
+    Returns:
+        A valid answer (``invalid_reason`` None, verdict REAL/SYNTHETIC, confidence 0–100) or an invalid
+        one whose ``invalid_reason`` names the first problem found, checking in the order verdict,
+        confidence, reasoning, red_flags, supporting_evidence. ``raw_text`` is ``text`` unchanged.
+    """
+    raw = text if isinstance(text, str) else ("" if text is None else str(text))
+    found = _find_json(raw)
+    if isinstance(found, str):
+        return _invalid(raw, found)
+    value, method = found
+    if not isinstance(value, dict):
+        return _invalid(raw, f"json_not_object:{type(value).__name__}", method)
+    if "verdict" not in value and len(value) == 1 and isinstance(next(iter(value.values())), dict):
+        value = next(iter(value.values()))  # {"answer": {...}} and similar single-key wrappers
+        method += "+unwrapped"
+    extra = {k: v for k, v in value.items() if k not in ANSWER_FIELDS}
+    fields = {k: value.get(k) for k in ANSWER_FIELDS}
+    reasoning = fields["reasoning"] if isinstance(fields["reasoning"], str) else None
+    flags = _read_list("red_flags", fields["red_flags"]) if fields["red_flags"] is not None else []
+    evidence = (_read_list("supporting_evidence", fields["supporting_evidence"])
+                if fields["supporting_evidence"] is not None else [])
+    partial = {"method": method, "reasoning": reasoning, "extra": extra,
+               "red_flags": flags if isinstance(flags, list) else [],
+               "evidence": evidence if isinstance(evidence, list) else []}
+    for name in ANSWER_FIELDS:
+        if fields[name] is None:
+            return _invalid(raw, f"missing_field:{name}", **partial)
+    verdict = _normalise_verdict(fields["verdict"])
+    if verdict is None:
+        shown = fields["verdict"] if isinstance(fields["verdict"], str) else json.dumps(fields["verdict"])
+        return _invalid(raw, f"verdict_not_recognised:{shown.strip()[:40]}", **partial)
+    confidence = _read_confidence(fields["confidence"])
+    if isinstance(confidence, str):
+        return _invalid(raw, confidence, **partial)
+    if reasoning is None:
+        return _invalid(raw, "reasoning_not_string", **partial)
+    for problem in (flags, evidence):
+        if isinstance(problem, str):
+            return _invalid(raw, problem, **partial)
+    assert isinstance(flags, list) and isinstance(evidence, list)
+    return ParsedAnswer(verdict=verdict, confidence=confidence, reasoning=reasoning, red_flags=flags,
+                        supporting_evidence=evidence, invalid_reason=None, raw_text=raw, method=method,
+                        extra=extra)

@@ -1,0 +1,182 @@
+"""Which rows each trial shows, and the balanced queue of trials (PROTOCOL §1, §8 rows 1 and 5).
+
+The paper's code drew the *same* 20 rows in every trial of a cell (``df.sample(20, random_state=42)``),
+so at temperature 0 its "trials" repeated one prompt. Here every trial gets its own seed, derived from
+the run seed and the trial's identity with sha256 (stable across processes, unlike Python's
+``hash()``), and the positional row ids it drew are returned so they can be stored with the record.
+``sampling="fixed"`` keeps the paper's draw available to show the artefact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from llmdisc import CONDITIONS, LABELS, SYNTHESIZERS
+from llmdisc.errors import ConfigError, DataError
+
+SAMPLING_MODES = ("fresh", "fixed")
+"""``fresh``: a new seeded sample per trial (ours); ``fixed``: the paper's one sample per table."""
+
+PAPER_FIXED_SEED = 42
+"""The ``random_state`` of the paper's ``df.sample(n, random_state=42)``; the seed stored for fixed trials."""
+
+
+def derive_seed(run_seed: int, *parts: object) -> int:
+    """Derive a 32-bit seed from a run seed and the parts that identify a draw.
+
+    Args:
+        run_seed: The run's seed (an integer chosen by the user, stored with the run).
+        *parts: Anything identifying the draw (dataset key, synthesizer, label, index, ...);
+            each is turned into text with ``str``.
+
+    Returns:
+        ``int(sha256("||".join(map(str, (run_seed, *parts)))).hexdigest()[:8], 16)``: an integer in
+        [0, 2**32), identical in every process and on every machine.
+    """
+    text = "||".join(map(str, (run_seed, *parts)))
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
+
+
+def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name}={value!r} is not known; fix: use one of {', '.join(map(repr, allowed))}")
+
+
+def sample_rows(table: pd.DataFrame, n: int, *, seed: int,
+                sampling: str = "fresh") -> tuple[pd.DataFrame, list[int]]:
+    """Draw ``n`` distinct rows of ``table``.
+
+    Args:
+        table: The table to sample from (real train table or one synthetic release).
+        n: Number of rows to show (20 in the study).
+        seed: Seed of the draw (``fresh`` mode); ignored in ``fixed`` mode, which always uses
+            :data:`PAPER_FIXED_SEED` as the paper did.
+        sampling: ``fresh`` — ``numpy.random.default_rng(seed).choice(len(table), n, replace=False)``,
+            rows kept in draw order; ``fixed`` — the paper's ``table.sample(n, random_state=42)
+            .sort_index()`` (its ``prompt_builder`` sorted the drawn rows back into file order),
+            applied to the table's positions.
+
+    Returns:
+        ``(sample, row_ids)``: the drawn rows with the table's column order and a fresh 0..n-1 index,
+        and the *positional* ids (0-based row numbers in ``table``) in the order shown.
+
+    Raises:
+        DataError: ``table`` has fewer than ``n`` rows.
+        ConfigError: unknown ``sampling`` or ``n`` < 1.
+    """
+    _check_choice("sampling", sampling, SAMPLING_MODES)
+    if n < 1:
+        raise ConfigError(f"n={n} rows per sample is not allowed; fix: ask for at least 1 row "
+                          "(the study uses 20)")
+    if len(table) < n:
+        raise DataError(f"the table has {len(table)} rows, fewer than the {n} rows a sample needs; "
+                        f"fix: use a table of at least {n} rows or lower n_rows to at most {len(table)}")
+    if sampling == "fresh":
+        rng = np.random.default_rng(seed)
+        row_ids = [int(i) for i in rng.choice(len(table), size=n, replace=False)]
+    else:
+        # Same draw as pandas' DataFrame.sample(n, random_state=42) on a RangeIndex (the paper read
+        # its tables with read_csv), then sorted back into file order as its prompt_builder did.
+        positions = pd.Series(np.arange(len(table)))
+        row_ids = sorted(int(i) for i in positions.sample(n=n, random_state=PAPER_FIXED_SEED))
+    sample = table.iloc[row_ids].reset_index(drop=True)
+    return sample, row_ids
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One trial to run: which cell, which label, which sample (everything but the model).
+
+    ``synthesizer`` names the trial's cell for real samples too (the record's ``synthetic_method``).
+    """
+
+    trial_id: str
+    """Deterministic, unique id:
+    ``"{dataset_key}|{synthesizer}|{condition}|{true_label}|{index}|r{replicate}"``."""
+    dataset_key: str
+    """Dataset key (``adult``, ``census-codes``, ``census-labels``)."""
+    synthesizer: str
+    """The cell's synthesizer (``gaussian_copula``, ``ctgan``, ``tvae``)."""
+    condition: str
+    """``C1`` (table only) or ``C2`` (table + metadata)."""
+    true_label: str
+    """``REAL`` (sample drawn from the real train table) or ``SYNTHETIC`` (from the synthesizer's table)."""
+    index: int
+    """0-based trial number within the cell and label."""
+    replicate: int
+    """Replicate of the same prompt (0-based): repeats the call, not the draw."""
+    run_seed: int
+    """The run seed the sample seed was derived from."""
+    sampling: str
+    """``fresh`` or ``fixed``."""
+    sample_seed: int
+    """Seed of the row draw (``derive_seed`` output; 42 in ``fixed`` mode)."""
+
+
+def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], conditions: Sequence[str],
+                      trials_per_label: int, *, run_seed: int, sampling: str = "fresh", paired: bool = True,
+                      replicates: int = 1) -> list[TrialSpec]:
+    """Build the balanced list of trials: exactly ``trials_per_label`` per true label per cell.
+
+    A cell is ``dataset_key × synthesizer × condition``. The order is deterministic (datasets,
+    synthesizers, trial index, label, condition, replicate); the trial runner may reorder for
+    concurrency without changing any trial's identity.
+
+    Args:
+        dataset_keys: Dataset keys to include.
+        synthesizers: Synthesizers (cells); each must be one of ``llmdisc.SYNTHESIZERS``.
+        conditions: Conditions, a subset of ``("C1", "C2")``.
+        trials_per_label: Trials per true label per cell (>= 1).
+        run_seed: The run seed every sample seed derives from.
+        sampling: ``fresh`` (a new sample per trial) or ``fixed`` (the paper's single sample).
+        paired: If True the sample seed ignores the condition, so trial ``index`` shows the SAME rows
+            under C1 and C2 (needed by the paired McNemar analysis); if False C1 and C2 draw separately.
+        replicates: Calls per prompt (>= 1); replicates share the sample.
+
+    Returns:
+        The list of :class:`TrialSpec`, of length
+        ``len(dataset_keys) * len(synthesizers) * len(conditions) * 2 * trials_per_label * replicates``.
+
+    Raises:
+        ConfigError: an unknown synthesizer, condition or sampling mode, a count below 1, or duplicates.
+    """
+    _check_choice("sampling", sampling, SAMPLING_MODES)
+    for synthesizer in synthesizers:
+        _check_choice("synthesizer", synthesizer, SYNTHESIZERS)
+    for condition in conditions:
+        _check_choice("condition", condition, CONDITIONS)
+    for name, values in (("dataset_keys", dataset_keys), ("synthesizers", synthesizers),
+                         ("conditions", conditions)):
+        if not values:
+            raise ConfigError(f"{name} is empty; fix: give at least one value")
+        if len(set(values)) != len(values):
+            raise ConfigError(f"{name}={list(values)!r} holds duplicates; fix: list each value once")
+    if trials_per_label < 1 or replicates < 1:
+        raise ConfigError(f"trials_per_label={trials_per_label}, replicates={replicates}; "
+                          "fix: both must be at least 1")
+    queue: list[TrialSpec] = []
+    for dataset_key in dataset_keys:
+        for synthesizer in synthesizers:
+            for index in range(trials_per_label):
+                for true_label in LABELS:
+                    for condition in conditions:
+                        if sampling == "fixed":
+                            seed = PAPER_FIXED_SEED
+                        elif paired:
+                            seed = derive_seed(run_seed, dataset_key, synthesizer, true_label, index)
+                        else:
+                            seed = derive_seed(run_seed, dataset_key, synthesizer, true_label, index,
+                                               condition)
+                        for replicate in range(replicates):
+                            trial_id = (f"{dataset_key}|{synthesizer}|{condition}|{true_label}|{index}"
+                                        f"|r{replicate}")
+                            queue.append(TrialSpec(trial_id=trial_id, dataset_key=dataset_key,
+                                                   synthesizer=synthesizer, condition=condition,
+                                                   true_label=true_label, index=index, replicate=replicate,
+                                                   run_seed=run_seed, sampling=sampling, sample_seed=seed))
+    return queue
