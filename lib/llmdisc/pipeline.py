@@ -107,7 +107,8 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
         f"03_prompting__{prompt_key}", "03", NOTEBOOKS["03"],
         {"dataset_key": prompt_key, "synthesizer": prompting.synthesizer, "variant": prompting.variant,
          "metadata_source": prompting.metadata_source, "seed": seed, "quick": quick},
-        depends_on=[f"01_data_prep__{prompt_key}", f"02_synthesis__{prompt_key}"]))
+        depends_on=[f"01_data_prep__{prompt_key}", f"02_synthesis__{prompt_key}"],
+        output_globs=[f"results/prompts/{prompt_key}/*"]))
     trials = config.trials
     for key in config.datasets:
         for model in trials.models:
