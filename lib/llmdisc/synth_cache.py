@@ -1,0 +1,154 @@
+"""Cache of fitted synthesizers and their sampled tables, keyed by everything that changes them.
+
+An entry is a folder ``<cache_root>/<dataset_key>/cache/<synthesizer>-<key16>/`` holding
+``synthesizer.pkl`` (the fitted SDV model, cloudpickle), ``synthetic.parquet`` (the sampled table) and
+``manifest.json``. The key is the sha256 of the canonical JSON of :func:`cache_key_payload`: the
+training table's content hash, synthesizer, epochs, seed, metadata mode, column kinds, row counts and
+the versions of SDV and the libraries under it. An entry is used only when its manifest records this
+exact key and both files still have their recorded sha256; anything else (a stale or edited manifest,
+a truncated file) is reported with an :class:`~llmdisc.errors.LlmdiscWarning`, removed and refitted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import logging
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from llmdisc.errors import LlmdiscWarning
+from llmdisc.manifest import read_manifest, sha256_file, sha256_json, write_manifest
+
+logger = logging.getLogger(__name__)
+
+CACHE_FORMAT = 2  # bump when the entry layout or the fit/sampling procedure changes (2: in-process joblib)
+MODEL_FILE = "synthesizer.pkl"
+TABLE_FILE = "synthetic.parquet"
+_KEYED_VERSIONS = ("sdv", "rdt", "ctgan", "copulas", "torch", "numpy", "pandas", "scikit-learn", "scipy")
+
+
+def table_sha256(table: pd.DataFrame) -> str:
+    """Return a sha256 of a table's content, column names and dtypes (row order matters, index does not).
+
+    Uses ``pandas.util.hash_pandas_object`` (stable across runs and processes) per column.
+    """
+    digest = hashlib.sha256()
+    digest.update(sha256_json([[str(c), str(t)] for c, t in table.dtypes.items()]).encode())
+    for column in table.columns:
+        hashed = pd.util.hash_pandas_object(table[column], index=False).to_numpy()
+        digest.update(hashed.tobytes())
+    return digest.hexdigest()
+
+
+def library_versions() -> dict[str, str]:
+    """Installed versions of the libraries whose code shapes a fitted model or its sample."""
+    versions = {}
+    for name in _KEYED_VERSIONS:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+def cache_key_payload(parameters: dict[str, Any], train_sha256: str) -> dict[str, Any]:
+    """Everything that changes a release: its parameters, the training data's hash, library versions."""
+    return {"format": CACHE_FORMAT, "parameters": parameters, "train_sha256": train_sha256,
+            "versions": library_versions()}
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    """sha256 hex of the canonical JSON of ``payload``."""
+    return sha256_json(payload)
+
+
+def entry_dir(cache_root: Path, dataset_key: str, synthesizer: str, key: str) -> Path:
+    """``<cache_root>/<dataset_key>/cache/<synthesizer>-<first 16 hex of key>``."""
+    return Path(cache_root) / dataset_key / "cache" / f"{synthesizer}-{key[:16]}"
+
+
+def _discard(directory: Path, problem: str) -> None:
+    warnings.warn(
+        f"cached synthetic release {directory.name} is unusable ({problem}); it was removed and "
+        "the synthesizer is refitted", LlmdiscWarning, stacklevel=3)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def load_entry(directory: Path, key: str, num_rows: int) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+    """Return ``(table, manifest)`` of a valid cache entry, or None (with a warning if it was invalid).
+
+    Valid means: ``manifest.json`` readable and recording ``key``; ``synthesizer.pkl`` and
+    ``synthetic.parquet`` present with their recorded sha256; the table readable with ``num_rows`` rows.
+    The pickle is verified but not unpickled (the table is all a caller needs).
+    """
+    directory = Path(directory)
+    if not directory.exists():
+        return None
+    manifest = read_manifest(directory)
+    if manifest is None:
+        _discard(directory, "manifest.json missing or unreadable")
+        return None
+    if manifest.get("cache_key") != key:
+        _discard(directory, f"its manifest records key {str(manifest.get('cache_key'))[:16]}…, expected {key[:16]}…")
+        return None
+    recorded = manifest.get("files", {})
+    for name in (MODEL_FILE, TABLE_FILE):
+        path = directory / name
+        if not path.exists():
+            _discard(directory, f"{name} is missing")
+            return None
+        if sha256_file(path) != recorded.get(name):
+            _discard(directory, f"{name} does not match its recorded sha256 (truncated or modified)")
+            return None
+    try:
+        table = pd.read_parquet(directory / TABLE_FILE)
+    except Exception as exc:  # noqa: BLE001 — any read failure means the entry cannot be used
+        _discard(directory, f"{TABLE_FILE} cannot be read: {type(exc).__name__}: {exc}")
+        return None
+    if len(table) != num_rows:
+        _discard(directory, f"{TABLE_FILE} has {len(table)} rows, expected {num_rows}")
+        return None
+    return table, manifest
+
+
+def store_entry(
+    directory: Path,
+    *,
+    model: Any,
+    table: pd.DataFrame,
+    key: str,
+    payload: dict[str, Any],
+    seed: int,
+    metrics: dict[str, Any],
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """Write the model pickle, the table and the manifest of one entry; return the manifest.
+
+    Files are written to temporary names and renamed, so an interrupted write never looks valid
+    (and if it did, the sha256 check in :func:`load_entry` would still catch it).
+    """
+    directory = Path(directory)
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    model_tmp = directory / (MODEL_FILE + ".tmp")
+    model.save(str(model_tmp))
+    model_tmp.replace(directory / MODEL_FILE)
+    table_tmp = directory / (TABLE_FILE + ".tmp")
+    table.to_parquet(table_tmp, index=False)
+    table_tmp.replace(directory / TABLE_FILE)
+    files = {name: sha256_file(directory / name) for name in (MODEL_FILE, TABLE_FILE)}
+    write_manifest(
+        directory, "synth",
+        outputs=[directory / MODEL_FILE, directory / TABLE_FILE],
+        parameters=payload["parameters"], seed=seed, metrics=metrics,
+        extra={"cache_key": key, "cache_key_payload": payload, "files": files, **extra},
+    )
+    manifest = read_manifest(directory)
+    assert manifest is not None
+    return manifest
