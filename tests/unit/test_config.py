@@ -62,3 +62,14 @@ def test_plan_order_respects_dependencies():
         assert set(run.depends_on) <= seen, f"{run.run_id} runs before {set(run.depends_on) - seen}"
         seen.add(run.run_id)
     assert plan[-1].stage == "07"
+
+
+@pytest.mark.parametrize("name", ["default", "paper", "tiny"])
+def test_every_notebook_declares_exactly_the_parameters_the_pipeline_passes(name):
+    import papermill
+
+    config = load_config(project_root() / "configs" / f"{name}.yaml")
+    for run in plan_run(config):
+        declared = set(papermill.inspect_notebook(str(project_root() / run.notebook)))
+        # A help comment with '=' in it hides a parameter from papermill's inspector: caught here.
+        assert declared == set(run.parameters), f"{run.notebook}: declared {declared}, passed {set(run.parameters)}"
