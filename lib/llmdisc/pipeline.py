@@ -188,10 +188,19 @@ class RunRecords:
         tmp.replace(self.path)
 
 
+def package_source_hash() -> str:
+    """sha256 over the llmdisc package's source files: a code change re-runs the stages (fits and LLM
+    answers stay cached, so a re-run after a code change is cheap where results do not change)."""
+    package = Path(__file__).resolve().parent
+    files = sorted(p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".txt", ".md", ".csv"))
+    return sha256_json({p.relative_to(package).as_posix(): sha256_file(p) for p in files})
+
+
 def input_fingerprint(run: NotebookRun, records: RunRecords) -> str:
-    """Hash of everything that decides a notebook's result: source, parameters, upstream outputs, inputs."""
+    """Hash of everything that decides a notebook's result: source, parameters, upstream outputs, inputs, code."""
     upstream = {dep: records.records.get(dep, {}).get("outputs") for dep in run.depends_on}
     return sha256_json({
+        "code": package_source_hash(),
         "notebook": sha256_file(project_root() / run.notebook),
         "parameters": run.parameters,
         "upstream": upstream,
