@@ -1,0 +1,42 @@
+"""Baselines beside the LLM discriminator (stage 05; PROTOCOL §6 and §8 rows 7–8).
+
+- :mod:`~llmdisc.baselines.c2st`: classifier two-sample tests — ours (all columns, stratified k-fold, AUC
+  with a corrected interval, binomial test, label-shuffled baseline), block-level (20-row blocks, the LLM's
+  scale), SDMetrics' ``LogisticDetection``, and the paper's (numerics, head rows, one split).
+- :mod:`~llmdisc.baselines.distances`: distance to closest record against a real holdout, exact-copy rates,
+  and the paper's self-referential "record linkage".
+- :mod:`~llmdisc.baselines.attacks`: Anonymeter's singling-out, linkability and inference risks.
+- :mod:`~llmdisc.baselines.report`: :func:`run_baselines` → one tidy table per release.
+- :mod:`~llmdisc.baselines.encoding`: schema checks (an error names differing columns), degenerate columns,
+  encodings shared by all of them.
+"""
+
+from llmdisc.baselines.attacks import ATTACKS, AttackResult, anonymeter_attacks
+from llmdisc.baselines.c2st import (
+    CLASSIFIERS,
+    C2STResult,
+    PaperC2STResult,
+    c2st,
+    delong_auc,
+    paper_c2st,
+    sdmetrics_logistic_detection,
+)
+from llmdisc.baselines.distances import (
+    DCRResult,
+    PaperLinkage,
+    dcr_baseline,
+    exact_copy_rate,
+    gower_dcr,
+    paper_linkage,
+)
+from llmdisc.baselines.encoding import TableSchema, check_compatible, resolve_schema
+from llmdisc.baselines.report import RESULT_COLUMNS, headline, run_baselines
+
+__all__ = [
+    "ATTACKS", "AttackResult", "anonymeter_attacks",
+    "CLASSIFIERS", "C2STResult", "PaperC2STResult", "c2st", "delong_auc", "paper_c2st",
+    "sdmetrics_logistic_detection",
+    "DCRResult", "PaperLinkage", "dcr_baseline", "exact_copy_rate", "gower_dcr", "paper_linkage",
+    "TableSchema", "check_compatible", "resolve_schema",
+    "RESULT_COLUMNS", "headline", "run_baselines",
+]

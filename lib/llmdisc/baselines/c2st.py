@@ -1,0 +1,385 @@
+"""Classifier two-sample tests (C2ST, Lopez-Paz & Oquab 2017): ours, block-level, SDMetrics', and the paper's.
+
+Ours (PROTOCOL §8 row 7): an equal-size seeded sample of real and synthetic rows, all columns (numerics
+standard-scaled inside each fold, categoricals one-hot over the union of both tables' levels), a logistic
+regression or a gradient-boosted classifier (``HistGradientBoostingClassifier``), seeded stratified k-fold
+cross-validation. Every row gets one out-of-fold probability of being SYNTHETIC, from which:
+
+- ROC-AUC over all out-of-fold predictions. Its 95 % interval is the Nadeau–Bengio corrected t-interval over
+  the k per-fold AUCs (variance × (1/k + n_test/n_train), t with k − 1 df; Nadeau & Bengio 2003). Measured
+  here on two disjoint samples of real Adult rows, a DeLong interval on the pooled out-of-fold predictions was
+  too narrow (z-scores with SD ≈ 1.5 instead of 1): the folds' models share training rows, so pooled
+  predictions are not independent. DeLong (:func:`delong_auc`) is kept for single held-out sets.
+  0.5 = indistinguishable, 1 = perfectly separable.
+- accuracy at threshold 0.5 over all out-of-fold rows (same corrected interval), balanced accuracy, and the
+  Lopez-Paz & Oquab test itself: the accuracy on the first held-out fold alone, whose rows never influenced
+  its model, with its exact Clopper–Pearson interval and exact two-sided binomial p-value against 0.5.
+- a label-shuffled run of the same pipeline (explicit baseline: its AUC must sit near 0.5; cross-validated
+  AUCs on shuffled labels sat about 0.01 below 0.5 here, the small negative bias of cross-validation).
+- block level: disjoint blocks of 20 rows of one class *within each held-out fold* (so one model scores a
+  whole block, as one LLM call sees one 20-row table), scored by the mean row probability; block AUC
+  (corrected interval over folds), block accuracy and block DRS = min(p_REAL, p_SYN) at 0.5.
+
+The paper's version (labelled ``paper``) is kept as it was, apart from a seed for its one shuffle.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.base import ClassifierMixin, clone
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from llmdisc.baselines.encoding import check_compatible, classifier_matrices, resolve_schema, seeded_rows
+from llmdisc.errors import ConfigError
+from llmdisc.metrics import Estimate, wilson_interval
+
+CLASSIFIERS = ("logistic", "hist_gb")
+BLOCK_SIZE = 20
+
+
+@dataclass(frozen=True)
+class C2STResult:
+    """Our C2ST of one classifier on one real/synthetic pair (label 1 = SYNTHETIC).
+
+    Attributes:
+        classifier: ``logistic`` or ``hist_gb``.
+        auc: ROC-AUC of the out-of-fold probabilities, corrected 95 % CI over folds, n = rows scored.
+            0.5 = chance, 1 = perfectly separable.
+        fold_aucs: ROC-AUC within each fold.
+        accuracy: out-of-fold accuracy at threshold 0.5, corrected 95 % CI. 0.5 = chance, 1 = always right.
+        heldout_accuracy: accuracy on the first held-out fold only, exact 95 % CI, n = its rows.
+        accuracy_p_value: exact two-sided binomial p-value of ``heldout_accuracy`` against 0.5.
+        balanced_accuracy: mean of the per-class recalls over all out-of-fold rows.
+        shuffled_auc: AUC of the same pipeline trained on shuffled labels (baseline; ≈ 0.5).
+        block_auc: AUC of 20-row block scores (mean row probability), corrected 95 % CI, n = blocks.
+        block_accuracy: share of blocks classified right at 0.5 (Wilson 95 % CI).
+        block_drs: min(share of real blocks called REAL, share of synthetic blocks called SYNTHETIC).
+        n_real: real rows used (= synthetic rows used).
+        seed: seed of the row sample, the folds, the shuffle, the blocks and the classifier.
+        notes: dropped columns and other remarks.
+    """
+
+    classifier: str
+    auc: Estimate
+    fold_aucs: tuple[float, ...]
+    accuracy: Estimate
+    heldout_accuracy: Estimate
+    accuracy_p_value: float
+    balanced_accuracy: float
+    shuffled_auc: Estimate | None
+    block_auc: Estimate
+    block_accuracy: Estimate
+    block_drs: float
+    n_real: int
+    seed: int
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PaperC2STResult:
+    """The paper's C2ST (label 1 = REAL, as in its code): numerics, head rows, one 70/30 split.
+
+    Attributes:
+        auc: ROC-AUC on the 30 % test part (DeLong 95 % CI added by us; the paper gave the point only).
+        accuracy: test accuracy at 0.5.
+        accuracy_real: accuracy on the real test rows.
+        accuracy_synthetic: accuracy on the synthetic test rows.
+        balanced_accuracy: their mean (the paper's "MIA discrimination").
+        n_train: rows in the 70 % part.
+        n_test: rows in the 30 % part.
+        columns: numeric columns used.
+        seed: seed of the one shuffle (the paper's was unseeded: ``np.random.permutation``).
+    """
+
+    auc: Estimate
+    accuracy: float
+    accuracy_real: float
+    accuracy_synthetic: float
+    balanced_accuracy: float
+    n_train: int
+    n_test: int
+    columns: tuple[str, ...]
+    seed: int
+
+
+def delong_auc(labels: np.ndarray, scores: np.ndarray, confidence: float = 0.95) -> Estimate:
+    """ROC-AUC with its DeLong interval (normal approximation, clipped to [0, 1]).
+
+    Args:
+        labels: 0/1 array; 1 is the class expected to score higher.
+        scores: real-valued scores, same length.
+        confidence: two-sided level of the interval.
+
+    Returns:
+        ``Estimate(auc, low, high, n=len(labels))``; NaN when a class is empty. 0.5 = no separation.
+    """
+    labels = np.asarray(labels).astype(bool)
+    scores = np.asarray(scores, dtype=np.float64)
+    pos, neg = scores[labels], scores[~labels]
+    m, n = len(pos), len(neg)
+    if m == 0 or n == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), len(labels))
+    rank_all = stats.rankdata(np.concatenate([pos, neg]))
+    rank_pos, rank_neg = stats.rankdata(pos), stats.rankdata(neg)
+    auc = (rank_all[:m].sum() - m * (m + 1) / 2) / (m * n)
+    v_pos = (rank_all[:m] - rank_pos) / n  # structural components (Sun & Xu 2014)
+    v_neg = 1.0 - (rank_all[m:] - rank_neg) / m
+    var = (np.var(v_pos, ddof=1) / m if m > 1 else 0.0) + (np.var(v_neg, ddof=1) / n if n > 1 else 0.0)
+    half = stats.norm.ppf(0.5 + confidence / 2) * float(np.sqrt(var))
+    return Estimate(float(auc), float(max(0.0, auc - half)), float(min(1.0, auc + half)), len(labels))
+
+
+def make_classifier(name: str, n_scaled: int, seed: int) -> ClassifierMixin:
+    """The C2ST classifier: ``logistic`` (numerics standard-scaled in-fold) or ``hist_gb``."""
+    if name == "logistic":
+        scale = ColumnTransformer([("num", StandardScaler(), list(range(n_scaled)))], remainder="passthrough")
+        return Pipeline([("scale", scale), ("clf", LogisticRegression(max_iter=1000))])
+    if name == "hist_gb":
+        return HistGradientBoostingClassifier(random_state=seed)
+    raise ConfigError(f"unknown C2ST classifier {name!r}; fix: use one of {CLASSIFIERS}")
+
+
+def out_of_fold_proba(
+    model: ClassifierMixin, features: np.ndarray, labels: np.ndarray, *, n_folds: int, seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold probability of class 1 for every row (seeded stratified k-fold) and each row's fold."""
+    proba = np.empty(len(labels))
+    fold_of = np.empty(len(labels), dtype=int)
+    folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    for fold, (train_idx, test_idx) in enumerate(folds.split(features, labels)):
+        fitted = clone(model).fit(features[train_idx], labels[train_idx])
+        proba[test_idx] = fitted.predict_proba(features[test_idx])[:, 1]
+        fold_of[test_idx] = fold
+    return proba, fold_of
+
+
+def fold_corrected_interval(
+    point: float, fold_values: np.ndarray, n: int, confidence: float = 0.95,
+) -> Estimate:
+    """Nadeau–Bengio corrected t-interval of a k-fold cross-validated score, clipped to [0, 1].
+
+    Args:
+        point: the score over all out-of-fold predictions.
+        fold_values: the score within each fold (k values).
+        n: observations behind ``point`` (stored as the Estimate's n).
+        confidence: two-sided level.
+
+    Returns:
+        ``Estimate(point, low, high, n)``; variance = var(fold_values) × (1/k + 1/(k − 1)) for k equal folds.
+    """
+    values = np.asarray(fold_values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    k = len(values)
+    if k < 2 or not np.isfinite(point):
+        return Estimate(float(point), float("nan"), float("nan"), n)
+    se = float(np.sqrt(np.var(values, ddof=1) * (1.0 / k + 1.0 / (k - 1))))
+    half = float(stats.t.ppf(0.5 + confidence / 2, k - 1)) * se
+    return Estimate(float(point), max(0.0, point - half), min(1.0, point + half), n)
+
+
+def _auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    return float(roc_auc_score(labels, scores)) if len(np.unique(labels)) == 2 else float("nan")
+
+
+def cv_auc(labels: np.ndarray, proba: np.ndarray, fold_of: np.ndarray) -> tuple[Estimate, tuple[float, ...]]:
+    """Pooled out-of-fold AUC with its fold-corrected interval, and the per-fold AUCs."""
+    per_fold = tuple(_auc(labels[fold_of == f], proba[fold_of == f]) for f in np.unique(fold_of))
+    return fold_corrected_interval(_auc(labels, proba), np.array(per_fold), len(labels)), per_fold
+
+
+def block_scores(
+    proba: np.ndarray, labels: np.ndarray, fold_of: np.ndarray, rng: np.random.Generator,
+    block_size: int = BLOCK_SIZE,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean row probability of disjoint random blocks of ``block_size`` rows of one class within one fold.
+
+    Returns:
+        (block scores, block labels, block folds); each fold gives len(class rows) // block_size blocks per
+        class.
+    """
+    scores, block_labels, block_folds = [], [], []
+    for fold in np.unique(fold_of):
+        for label in (0, 1):
+            rows = np.flatnonzero((fold_of == fold) & (labels == label))
+            n_blocks = len(rows) // block_size
+            if n_blocks == 0:
+                continue
+            chosen = rng.permutation(rows)[: n_blocks * block_size].reshape(n_blocks, block_size)
+            scores.append(proba[chosen].mean(axis=1))
+            block_labels.append(np.full(n_blocks, label))
+            block_folds.append(np.full(n_blocks, fold))
+    return np.concatenate(scores), np.concatenate(block_labels), np.concatenate(block_folds)
+
+
+def c2st(
+    real: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, classifier: str = "logistic",
+    n_folds: int = 5, max_rows: int | None = 5000, kinds: dict[str, str] | None = None,
+    shuffled_baseline: bool = True, block_size: int = BLOCK_SIZE,
+) -> C2STResult:
+    """Our C2ST of ``real`` against ``synthetic`` (see the module docstring for every output).
+
+    Args:
+        real: real rows (usually the train table the synthesizer saw).
+        synthetic: synthetic rows with the same columns and kinds.
+        seed: seed of everything random here (row sample, folds, shuffle, blocks, classifier).
+        classifier: ``logistic`` or ``hist_gb``.
+        n_folds: folds of the stratified cross-validation (at least 2).
+        max_rows: rows drawn from each table (equal sizes: min of both lengths and this); None or 0 = all.
+        kinds: declared column kinds, or None to infer from ``real``'s dtypes.
+        shuffled_baseline: also run the label-shuffled baseline (doubles the time).
+        block_size: rows per block for the block-level scores (20, as the LLM sees).
+
+    Returns:
+        A :class:`C2STResult`.
+
+    Raises:
+        DataError: the tables differ in columns or types (message names them).
+        ConfigError: unknown classifier, or too few rows for the folds and blocks.
+    """
+    if classifier not in CLASSIFIERS:
+        raise ConfigError(f"unknown C2ST classifier {classifier!r}; fix: use one of {CLASSIFIERS}")
+    if n_folds < 2:
+        raise ConfigError(f"n_folds={n_folds} must be at least 2; fix: use 5 (the default)")
+    schema = resolve_schema(real, synthetic, kinds)
+    rng = np.random.default_rng(seed)
+    n = min(len(real), len(synthetic), max_rows or len(real) + len(synthetic))
+    if n < n_folds * block_size:
+        raise ConfigError(f"C2ST needs at least n_folds × block_size = {n_folds * block_size} rows per "
+                          f"table, got {n}; fix: pass larger tables or lower n_folds/block_size")
+    real_rows, syn_rows = seeded_rows(real, n, rng), seeded_rows(synthetic, n, rng)
+    x_real, x_syn, n_scaled = classifier_matrices(real_rows, syn_rows, schema)
+    features = np.vstack([x_real, x_syn])
+    labels = np.concatenate([np.zeros(n, dtype=int), np.ones(n, dtype=int)])
+    model = make_classifier(classifier, n_scaled, seed)
+    proba, fold_of = out_of_fold_proba(model, features, labels, n_folds=n_folds, seed=seed)
+    auc, fold_aucs = cv_auc(labels, proba, fold_of)
+
+    right = (proba >= 0.5).astype(int) == labels
+    fold_acc = np.array([right[fold_of == f].mean() for f in range(n_folds)])
+    first = fold_of == 0
+    test = stats.binomtest(int(right[first].sum()), int(first.sum()), 0.5)
+    ci = test.proportion_ci(confidence_level=0.95, method="exact")
+
+    shuffled = None
+    if shuffled_baseline:
+        permuted = rng.permutation(labels)
+        proba_perm, fold_perm = out_of_fold_proba(model, features, permuted, n_folds=n_folds, seed=seed)
+        shuffled, _ = cv_auc(permuted, proba_perm, fold_perm)
+
+    scores, block_labels, block_folds = block_scores(proba, labels, fold_of, rng, block_size)
+    block_auc, _ = cv_auc(block_labels, scores, block_folds)
+    called_syn = scores >= 0.5
+    p_real = float((~called_syn[block_labels == 0]).mean())
+    p_syn = float(called_syn[block_labels == 1].mean())
+    return C2STResult(
+        classifier=classifier, auc=auc, fold_aucs=fold_aucs,
+        accuracy=fold_corrected_interval(float(right.mean()), fold_acc, len(labels)),
+        heldout_accuracy=Estimate(float(right[first].mean()), float(ci.low), float(ci.high),
+                                  int(first.sum())),
+        accuracy_p_value=float(test.pvalue),
+        balanced_accuracy=float(balanced_accuracy_score(labels, (proba >= 0.5).astype(int))),
+        shuffled_auc=shuffled, block_auc=block_auc,
+        block_accuracy=wilson_interval(int((called_syn == (block_labels == 1)).sum()), len(block_labels)),
+        block_drs=min(p_real, p_syn), n_real=n, seed=seed, notes=schema.notes)
+
+
+def sdmetrics_logistic_detection(
+    real: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, max_rows: int | None = 5000,
+    kinds: dict[str, str] | None = None,
+) -> tuple[float, str]:
+    """SDMetrics' ``LogisticDetection`` score (sdmetrics 0.32), for comparability with SDV users.
+
+    Its 3-fold split is unseeded upstream (``StratifiedKFold(shuffle=True)`` draws from numpy's global state),
+    so numpy's global state is seeded with ``seed`` around the call and restored afterwards. Categorical
+    columns are passed as strings so SDMetrics one-hot encodes them (integer codes would count as numbers).
+
+    Args:
+        real: real rows; synthetic: synthetic rows (same schema).
+        seed: seed of the row sample and of numpy's global state during the call.
+        max_rows: rows drawn from each table (same draw as :func:`c2st` with the same seed); None/0 = all.
+        kinds: declared column kinds, or None to infer.
+
+    Returns:
+        (score, note): score = 1 − mean over folds of (max(AUC, 0.5) × 2 − 1): 1 = indistinguishable,
+        0 = perfectly separable; NaN when SDMetrics cannot compute it (e.g. its encoder, fitted on the real
+        rows only, meets a synthetic category it never saw), with the reason in ``note`` ("" otherwise).
+    """
+    from sdmetrics.errors import IncomputableMetricError
+    from sdmetrics.single_table import LogisticDetection
+
+    schema = resolve_schema(real, synthetic, kinds)
+    rng = np.random.default_rng(seed)
+    n = min(len(real), len(synthetic), max_rows or len(real) + len(synthetic))
+    tables = [seeded_rows(t, n, rng)[list(schema.columns)] for t in (real, synthetic)]
+    for table in tables:
+        for col in schema.categorical:
+            table[col] = table[col].map(lambda v: v if pd.isna(v) else str(v)).astype("object")
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            score = float(LogisticDetection.compute(tables[0], tables[1]))
+        # SDMetrics' LogisticRegression keeps sklearn's 100 iterations; say so rather than print warnings
+        unconverged = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        return score, (f"lbfgs stopped at SDMetrics' 100 iterations in {unconverged} of 3 folds"
+                       if unconverged else "")
+    except (ValueError, IncomputableMetricError) as err:
+        return float("nan"), f"SDMetrics LogisticDetection not computable: {str(err)[:200]}"
+    finally:
+        np.random.set_state(state)
+
+
+def paper_c2st(
+    real: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, max_rows: int = 5000,
+) -> PaperC2STResult:
+    """The paper's "C2ST", reproduced: numeric columns only, the first rows, one seeded 70/30 split.
+
+    As in its code: numeric columns of ``real`` (``select_dtypes("number")``), missing values filled by the
+    real means, the first min(len(real), len(synthetic), 5000) rows of each table, stacked (label 1 = real),
+    one shuffle (the paper's ``np.random.permutation`` was unseeded; here ``RandomState(seed)``, i.e. the
+    paper's code after ``np.random.seed(seed)``), the first 70 % to train, StandardScaler fitted on them,
+    ``LogisticRegression(max_iter=1000, C=1.0, random_state=42, solver="lbfgs")``.
+
+    Returns:
+        A :class:`PaperC2STResult`.
+    """
+    check_compatible(real, synthetic)
+    columns = tuple(str(c) for c in real.select_dtypes(include=[np.number]).columns)
+    if not columns:
+        nan = float("nan")
+        return PaperC2STResult(Estimate(nan, nan, nan, 0), nan, nan, nan, nan, 0, 0, (), seed)
+    real_num = real[list(columns)].astype("float64")  # float first: nullable Int64 cannot hold a mean
+    means = real_num.mean()
+    x_real = real_num.fillna(means).to_numpy()
+    x_syn = synthetic[list(columns)].apply(pd.to_numeric, errors="coerce").astype("float64").fillna(means)
+    x_syn = x_syn.to_numpy()
+    n = min(len(x_real), len(x_syn), max_rows)
+    features = np.vstack([x_real[:n], x_syn[:n]])
+    labels = np.hstack([np.ones(n), np.zeros(n)])
+    order = np.random.RandomState(seed).permutation(len(features))
+    features, labels = features[order], labels[order]
+    split = int(0.7 * len(features))
+    scaler = StandardScaler().fit(features[:split])
+    model = LogisticRegression(max_iter=1000, C=1.0, random_state=42, solver="lbfgs")
+    model.fit(scaler.transform(features[:split]), labels[:split])
+    x_test, y_test = scaler.transform(features[split:]), labels[split:]
+    predicted, proba = model.predict(x_test), model.predict_proba(x_test)[:, 1]
+    acc_real = float((predicted[y_test == 1] == 1).mean()) if (y_test == 1).any() else 0.0
+    acc_syn = float((predicted[y_test == 0] == 0).mean()) if (y_test == 0).any() else 0.0
+    return PaperC2STResult(
+        auc=delong_auc(y_test, proba), accuracy=float((predicted == y_test).mean()), accuracy_real=acc_real,
+        accuracy_synthetic=acc_syn, balanced_accuracy=(acc_real + acc_syn) / 2, n_train=split,
+        n_test=len(y_test), columns=columns, seed=seed)
