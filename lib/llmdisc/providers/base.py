@@ -100,3 +100,36 @@ class Provider(abc.ABC):
 
     async def aclose(self) -> None:
         """Release connections or the loaded model."""
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """True when ``url`` points at this machine (``localhost``, 127.0.0.0/8 or ``::1``)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url or "").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def api_key_from_env(names: tuple[str, ...], *, provider: str) -> str:
+    """Return the first non-empty API key among the environment variables ``names``.
+
+    Raises:
+        ProviderAuthError: none is set; the message names every variable (never a value).
+    """
+    import os
+
+    from llmdisc.providers.errors import ProviderAuthError
+
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    listed = " or ".join(f"${n}" for n in names)
+    raise ProviderAuthError(f"the {provider} provider needs an API key and {listed} is not set; fix: "
+                            f"export {names[0]}=<your key> (keys are read from the environment only)")

@@ -1,0 +1,23 @@
+"""Test and benchmark helpers: loopback HTTP servers speaking each provider's real wire protocol.
+
+Import from here::
+
+    from llmdisc.testing import OpenAIWireServer, OllamaWireServer, GeminiWireServer, Fault
+"""
+
+from llmdisc.testing.wire_base import (
+    VALID_VERDICT,
+    Fault,
+    RecordedRequest,
+    WireAnswer,
+    WireChat,
+    WireServer,
+    answer_from_provider,
+    fixed_answer,
+)
+from llmdisc.testing.wire_servers import GeminiWireServer, OllamaWireServer, OpenAIWireServer, ollama_digest
+
+__all__ = [
+    "VALID_VERDICT", "Fault", "RecordedRequest", "WireAnswer", "WireChat", "WireServer", "answer_from_provider",
+    "fixed_answer", "GeminiWireServer", "OllamaWireServer", "OpenAIWireServer", "ollama_digest",
+]
