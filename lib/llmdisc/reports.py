@@ -14,8 +14,6 @@ import re
 import sys
 from pathlib import Path
 
-import nbformat
-
 from llmdisc.paths import figures_dir, project_root, relative_to_root, reports_dir, results_dir, shared_dir
 
 _KEY_PATTERN = re.compile(r"AIza[0-9A-Za-z_-]{30,}|sk-[A-Za-z0-9_-]{20,}|gsk_[A-Za-z0-9]{20,}")
@@ -53,6 +51,8 @@ def scrub_text(text: str) -> str:
 
 def scrub_notebook(path: Path | str) -> None:
     """Rewrite an executed notebook in place with :func:`scrub_text` applied to sources, outputs and metadata."""
+    import nbformat  # imported here: it pulls in jsonschema, slow to import for callers of scrub_text only
+
     path = Path(path)
     if not path.exists():
         return

@@ -121,9 +121,14 @@ def default_out_path(name: str) -> Path:
 
 
 def _split_key(dataset_key: str) -> tuple[str, str]:
+    """(dataset, encoding) of a compendium key; a key of a user's own table (``llmdisc audit``) is kept
+    whole, with encoding ``"as-given"``."""
     from llmdisc.data import parse_dataset_key
 
-    return parse_dataset_key(dataset_key)
+    try:
+        return parse_dataset_key(dataset_key)
+    except ConfigError:
+        return dataset_key, "as-given"
 
 
 # --------------------------------------------------------------------------- the runner
