@@ -8,7 +8,6 @@ per-cell look at the answers (n valid per label, p_REAL, p_SYN, DRS, invalid/err
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -19,7 +18,7 @@ from llmdisc import CONDITIONS, SYNTHESIZERS
 from llmdisc.cache import ResponseCache, public_base_url
 from llmdisc.errors import ConfigError
 from llmdisc.providers.base import GenerateConfig, Provider
-from llmdisc.trials import RunSummary, default_out_path, run_name, run_trials
+from llmdisc.trials import RunSummary, default_out_path, run_name, run_sync, run_trials
 
 CELL_KEY = ("dataset_key", "synthetic_method", "condition", "provider", "model")
 """Columns of a cell in :func:`cell_table`: never pooled across datasets, providers or models."""
@@ -147,14 +146,7 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
         finally:
             await provider.aclose()
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="llmdisc-trials") as pool:
-        return pool.submit(lambda: asyncio.run(main())).result()
+    return run_sync(main)
 
 
 def cell_table(trials: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:

@@ -24,7 +24,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Coroutine, Mapping, Sequence, TypeVar
 
 import pandas as pd
 
@@ -36,6 +36,8 @@ from llmdisc.providers.base import GenerateConfig, Provider
 from llmdisc.records import TrialRecord, load_trials, read_trial_file, write_trial_file_atomically
 from llmdisc.retries import RequestBudget, call_with_retries
 from llmdisc.sampling import TrialSpec
+
+T = TypeVar("T")
 
 __all__ = ["RunAborted", "RunSummary", "TrialRecord", "default_out_path", "load_trials", "run_name",
            "run_trials", "run_trials_sync"]
@@ -411,16 +413,21 @@ class _GaveUp(LlmdiscError):
         self.count, self.last = count, last
 
 
-def run_trials_sync(specs: Sequence[TrialSpec], **kwargs: Any) -> RunSummary:
-    """Blocking :func:`run_trials` for notebooks and scripts (same arguments, same result).
+def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run ``make_coroutine()`` to completion from synchronous code, also inside a running event loop.
 
-    Without a running event loop it uses :func:`asyncio.run`; inside one (Jupyter) it runs a fresh
-    loop in a worker thread and waits for it, so no loop patching is needed. Provider clients are
-    bound to the loop they first ran in: create the provider for one call, or close it after.
+    Without a running loop it uses :func:`asyncio.run`; inside one (Jupyter) it runs a fresh loop in a
+    worker thread and waits for it, so no loop patching is needed. Provider clients are bound to the
+    loop they first ran in: create the provider inside the coroutine, or close it after.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_trials(specs, **kwargs))
+        return asyncio.run(make_coroutine())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="llmdisc-trials") as pool:
-        return pool.submit(lambda: asyncio.run(run_trials(specs, **kwargs))).result()
+        return pool.submit(lambda: asyncio.run(make_coroutine())).result()
+
+
+def run_trials_sync(specs: Sequence[TrialSpec], **kwargs: Any) -> RunSummary:
+    """Blocking :func:`run_trials` for notebooks and scripts (same arguments, same result; see :func:`run_sync`)."""
+    return run_sync(lambda: run_trials(specs, **kwargs))

@@ -7,7 +7,6 @@ the same audit resumes (answered trials are skipped, error trials retried, cache
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import Counter
 from pathlib import Path
@@ -19,7 +18,7 @@ from llmdisc import LABELS
 from llmdisc.cache import ResponseCache
 from llmdisc.providers.base import GenerateConfig, Provider
 from llmdisc.sampling import TrialSpec, derive_seed
-from llmdisc.trials import RunSummary, run_name, run_trials
+from llmdisc.trials import RunSummary, run_name, run_sync, run_trials
 
 AUDIT_DATASET_KEY = "audit"
 """The ``dataset_key`` (and ``dataset``) of audit trial records."""
@@ -130,15 +129,7 @@ def run_audit_trials(
         finally:
             await provider.aclose()
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    import concurrent.futures
-
-    # Inside a running loop (Jupyter): run the audit's own loop in a worker thread.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(main())).result()
+    return run_sync(main)
 
 
 def condition_scores(trials: pd.DataFrame, *, seed: int) -> list[dict[str, Any]]:
