@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -30,7 +31,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FEEDBACK = re.compile(r"correct|wrong|right answer|accuracy|score|DRS|✓|✔|✅|❌|✗", re.IGNORECASE)
 PAIRS = 2  # 4 steps: 3 before the browser is closed, 1 after it is reopened
-SCREENSHOT = Path("/tmp/llmdisc_label_app_c2.png")
+ARTEFACTS = Path(tempfile.gettempdir())  # screenshots kept for a person to look at after a run
+SCREENSHOT = ARTEFACTS / "llmdisc_label_app_c2.png"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 """Streamlit's root element once the script run is over: before that, the previous step's widgets may
 still be on the page (stale), and a click on them would be lost when the new step replaces them."""
@@ -107,7 +109,7 @@ def _answer(page, step: int, verdict: str, confidence: int,  # type: ignore[no-u
     try:
         _wait_idle(page, following)
     except Exception:
-        page.screenshot(path="/tmp/llmdisc_label_app_failure.png", full_page=True)
+        page.screenshot(path=str(ARTEFACTS / "llmdisc_label_app_failure.png"), full_page=True)
         raise
 
 
@@ -144,8 +146,8 @@ def test_a_session_survives_a_closed_browser_and_shows_feedback_only_at_the_end(
                 _answer(page, step, "SYNTHETIC" if step % 3 else "REAL", 40 + step, seen)
             _wait_idle(page, "mean_confidence")  # the summary table itself, not only its title
             final = page.locator("body").inner_text()
-            Path("/tmp/llmdisc_label_app_final.txt").write_text(final, encoding="utf-8")
-            page.screenshot(path="/tmp/llmdisc_label_app_final.png", full_page=True)
+            (ARTEFACTS / "llmdisc_label_app_final.txt").write_text(final, encoding="utf-8")
+            page.screenshot(path=str(ARTEFACTS / "llmdisc_label_app_final.png"), full_page=True)
         finally:
             browser.close()
 
