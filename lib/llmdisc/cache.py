@@ -22,7 +22,6 @@ Modes:
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import threading
@@ -33,7 +32,7 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
-from llmdisc.manifest import canonical_json
+from llmdisc.manifest import canonical_json, sha256_json
 from llmdisc.paths import project_root, relative_to_root
 from llmdisc.providers.base import Completion, GenerateConfig, PromptRequest
 
@@ -135,7 +134,7 @@ def cache_key(
         user=user, json_schema=json_schema, temperature=temperature, seed=seed, max_tokens=max_tokens,
         replicate=replicate, sample_seed=sample_seed,
     )
-    return hashlib.sha256(canonical_json(parts).encode("utf-8")).hexdigest()
+    return sha256_json(parts)
 
 
 def request_cache_key(

@@ -136,8 +136,8 @@ def label_bias(cells: pd.DataFrame) -> plt.Figure:
         frame = frame.assign(conf=frame["mean_confidence"] / 100, lo=frame["real_prediction_rate"],
                              hi=frame["real_prediction_rate"])
         _bars(ax, frame, "real_prediction_rate", "lo", "hi", "n_valid")
+        synths = _order(frame["synthetic_method"])
         for _, row in frame.iterrows():
-            synths = _order(frame["synthetic_method"])
             ax.plot(synths.index(row["synthetic_method"]) + (-0.2 if row["condition"] == "C1" else 0.2),
                     row["conf"], marker="D", color="black", ms=4)
         ax.set_title(f"{dataset} — {model}", fontsize=9)
@@ -224,19 +224,26 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
     return fig
 
 
+def _diagonal_axes(ax: plt.Axes, xlabel: str, ylabel: str, title: str, *, xlim: tuple[float, float],
+                   ylim: tuple[float, float]) -> None:
+    """Unit-square axes with the y = x reference line (agreement, perfect calibration)."""
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=6)
+    ax.set_title(title)
+
+
 def human_vs_llm(pairs: pd.DataFrame) -> plt.Figure:
     """Human DRS against LLM DRS per cell (columns human_drs, llm_drs, model, condition, label)."""
     fig, ax = plt.subplots(figsize=(4.5, 4.2))
     for (model, cond), frame in pairs.groupby(["model", "condition"]):
         ax.scatter(frame["human_drs"], frame["llm_drs"], label=f"{model} {cond}",
                    color=CONDITION_COLOURS.get(cond, PALETTE[3]), marker="o" if cond == "C1" else "s")
-    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("human DRS (pooled annotators)")
-    ax.set_ylabel("LLM DRS")
-    ax.legend(fontsize=6)
-    ax.set_title("Human vs LLM, per cell")
+    _diagonal_axes(ax, "human DRS (pooled annotators)", "LLM DRS", "Human vs LLM, per cell",
+                   xlim=(-0.05, 1.05), ylim=(-0.05, 1.05))
     return fig
 
 
@@ -250,13 +257,8 @@ def calibration(bins: pd.DataFrame) -> plt.Figure:
                 label=model)
         for _, row in frame.iterrows():
             ax.annotate(f"n={int(row['n'])}", (row["mean_confidence"], row["accuracy"]), fontsize=6)
-    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("stated confidence (mean in bin, /100)")
-    ax.set_ylabel("observed accuracy")
-    ax.legend(fontsize=6)
-    ax.set_title("Confidence calibration")
+    _diagonal_axes(ax, "stated confidence (mean in bin, /100)", "observed accuracy", "Confidence calibration",
+                   xlim=(0, 1.02), ylim=(-0.02, 1.02))
     return fig
 
 
