@@ -230,6 +230,7 @@ def execute(run: NotebookRun, executed_dir: Path, *, log: Callable[[str], None] 
     """Run one notebook through papermill in the ``llmdisc`` kernel; return seconds; raise NotebookFailed."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
+    from traitlets.config import Config
 
     from llmdisc.reports import scrub_notebook
 
@@ -241,7 +242,10 @@ def execute(run: NotebookRun, executed_dir: Path, *, log: Callable[[str], None] 
         # papermill stores these paths in the executed notebook; scrub_notebook makes them root-relative.
         papermill.execute_notebook(
             str(root / run.notebook), str(out), parameters=run.parameters, kernel_name="llmdisc",
-            cwd=str(root / "notebooks"), progress_bar=False, log_output=False)
+            cwd=str(root / "notebooks"), progress_bar=False, log_output=False,
+            # Executed cells carry the data: encrypt the kernel's loopback ZMQ channels with CurveZMQ keys
+            # when the kernelspec supports it (ipykernel >= 7.3 does, and warns on every start otherwise).
+            config=Config({"KernelManager": {"transport_encryption": "auto"}}))
     except PapermillExecutionError as exc:
         scrub_notebook(out)
         raise NotebookFailed(

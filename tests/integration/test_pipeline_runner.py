@@ -107,3 +107,16 @@ def test_unknown_parameter_is_refused_before_anything_runs(project):
     with pytest.raises(ConfigError, match=r"has no parameter\(s\) \['z'\]; it declares \['x'\]"):
         run_plan(plan, project / "reports" / "executed" / "t", log=lambda s: None)
     assert not (project / "out").exists()
+
+
+def test_kernel_channels_carry_curve_keys_and_no_plaintext_warning(project, capfd):
+    # The executed cells hold the data; the kernel's loopback channels must not be plain text.
+    _notebook(project / "notebooks" / "enc.ipynb", "z: int = 0",
+              "from ipykernel.connect import get_connection_info\n"
+              "from llmdisc.paths import project_root\n"
+              "info = get_connection_info(unpack=True)\n"
+              "(project_root() / 'enc.txt').write_text(str(bool(info.get('curve_secretkey'))))")
+    run_plan([NotebookRun("enc", "01", "notebooks/enc.ipynb", {"z": 0})], project / "reports" / "executed" / "t",
+             log=lambda s: None)
+    assert (project / "enc.txt").read_text() == "True"
+    assert "without encryption" not in capfd.readouterr().err
