@@ -7,6 +7,12 @@ response reports (``modelVersion``) is recorded. The model asked for is the only
 paper's code silently retried failures on another model and logged them as the first (PROTOCOL §8
 row 6); here a failure is an error for the trial runner to retry on the *same* model or record.
 
+``max_tokens`` caps the *answer*. Gemini 2.5 models think by default and count the thinking tokens
+against ``maxOutputTokens``, so a 512-token cap alone ends most answers empty or cut (finish reason
+``MAX_TOKENS``). The request therefore adds :data:`THINKING_HEADROOM_TOKENS` on top, the documented cap
+of 2.5 Flash's default ("dynamic") thinking; the model keeps its default thinking, as the paper ran it.
+The thinking tokens used are recorded (``metadata["thoughts_tokens"]``).
+
 The SDK is given no retry options (it then makes one attempt). The client object is kept on the
 provider: a temporary client is closed by garbage collection mid-call (FEASIBILITY).
 """
@@ -32,6 +38,8 @@ from llmdisc.providers.errors import (
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+THINKING_HEADROOM_TOKENS = 8192
+"""Tokens added to ``max_tokens`` for thinking: the cap of Gemini 2.5 Flash's default dynamic thinking."""
 
 
 class GeminiProvider(Provider):
@@ -95,7 +103,8 @@ class GeminiProvider(Provider):
 
         client = self._get_client()
         settings: dict[str, Any] = {"system_instruction": request.system, "temperature": config.temperature,
-                                    "seed": config.seed, "max_output_tokens": config.max_tokens}
+                                    "seed": config.seed,
+                                    "max_output_tokens": config.max_tokens + THINKING_HEADROOM_TOKENS}
         if request.json_schema is not None:
             settings.update(response_mime_type="application/json", response_json_schema=request.json_schema)
         start = time.perf_counter()
@@ -120,6 +129,7 @@ class GeminiProvider(Provider):
             completion_tokens=usage.candidates_token_count if usage else None,
             latency_s=latency,
             metadata={"finish_reason": finish, "response_id": response.response_id,
+                      "thoughts_tokens": usage.thoughts_token_count if usage else None,
                       "block_reason": str(feedback.block_reason.value) if feedback and feedback.block_reason
                       else None},
         )

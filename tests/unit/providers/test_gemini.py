@@ -16,7 +16,7 @@ from llmdisc.providers.errors import (
     RateLimited,
     TransientProviderError,
 )
-from llmdisc.providers.gemini import GeminiProvider
+from llmdisc.providers.gemini import THINKING_HEADROOM_TOKENS, GeminiProvider
 from llmdisc.testing import VALID_VERDICT, Fault, GeminiWireServer
 
 MODEL = "gemini-2.5-flash"
@@ -47,7 +47,9 @@ async def test_valid_answer_version_and_the_request_the_sdk_sent(server, provide
     assert sent.path == f"/v1beta/models/{MODEL}:generateContent"
     assert sent.headers["x-goog-api-key"] == KEY
     generation = sent.body["generationConfig"]
-    assert generation["temperature"] == 0 and generation["seed"] == 5 and generation["maxOutputTokens"] == 400
+    # The answer's 400 tokens plus the thinking headroom: 2.5 models count thinking against this cap.
+    assert generation["temperature"] == 0 and generation["seed"] == 5
+    assert generation["maxOutputTokens"] == 400 + THINKING_HEADROOM_TOKENS
     assert generation["responseMimeType"] == "application/json"
     assert generation["responseJsonSchema"] == ANSWER_JSON_SCHEMA
     assert sent.body["systemInstruction"]["parts"][0]["text"] == "You judge tables."
