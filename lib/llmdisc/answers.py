@@ -43,7 +43,8 @@ REASONING_MAX_CHARS = 600
 LIST_MAX_ITEMS = 4
 """Cap on the number of ``red_flags`` / ``supporting_evidence`` items."""
 ITEM_MAX_CHARS = 120
-"""Cap on each list item (characters). With the caps above an answer stays under ~500 tokens."""
+"""Cap on each list item (characters). With the caps above, a grammar-constrained answer ends after about
+1,000 tokens even when a small model loops inside a list (measured; see ``GenerateConfig.max_tokens``)."""
 
 _Item = Annotated[str, StringConstraints(max_length=ITEM_MAX_CHARS)]
 

@@ -44,8 +44,10 @@ class GenerateConfig:
     """Sampling temperature; 0 as in the paper."""
     seed: int = 0
     """Provider-side sampling seed, where the service accepts one."""
-    max_tokens: int = 512
-    """Cap on generated tokens."""
+    max_tokens: int = 2048
+    """Cap on generated tokens. Set above the longest answer the schema's caps allow in practice, so that
+    the caps, not this limit, end a looping answer: the embedded model's looping answers ended at 1,036
+    tokens, complete and valid, where a 512-token cap cut a quarter of the default run's answers."""
 
 
 @dataclass

@@ -8,7 +8,7 @@ paper's code silently retried failures on another model and logged them as the f
 row 6); here a failure is an error for the trial runner to retry on the *same* model or record.
 
 ``max_tokens`` caps the *answer*. Gemini 2.5 models think by default and count the thinking tokens
-against ``maxOutputTokens``, so a 512-token cap alone ends most answers empty or cut (finish reason
+against ``maxOutputTokens``, so an answer-sized cap alone can end answers empty or cut (finish reason
 ``MAX_TOKENS``). The request therefore adds :data:`THINKING_HEADROOM_TOKENS` on top, the documented cap
 of 2.5 Flash's default ("dynamic") thinking; the model keeps its default thinking, as the paper ran it.
 The thinking tokens used are recorded (``metadata["thoughts_tokens"]``).
