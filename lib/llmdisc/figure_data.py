@@ -79,6 +79,42 @@ def baseline_headlines(baselines_dir: Path | None = None) -> pd.DataFrame:
     return table.rename(columns={"dataset_key": "dataset", "synthesizer": "synthetic_method"})
 
 
+def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Directional agreement of the LLM's DRS with each baseline metric, over the synthesizers.
+
+    Args:
+        cells: per-cell LLM scores (:func:`llm_cells`; columns ``CELLS`` and ``drs``).
+        baselines: one row per dataset × synthetic_method with the ``metrics`` columns
+            (:func:`baseline_headlines`).
+        metrics: baseline columns to compare, e.g. ``c2st_auc_hist_gb`` (higher = easier to tell apart)
+            or ``dcr_share_closer`` (higher = synthetic records sit closer to the training data).
+
+    Returns:
+        One row per dataset × condition × provider × model × metric: ``n_synthesizers`` (cells with a DRS
+        and the metric), ``kendall_tau`` (Kendall's τ-b between DRS and the metric across synthesizers:
+        +1 = the LLM orders the releases as the metric does, −1 = reversed) and ``tau_note`` saying why τ
+        is missing (fewer than 2 synthesizers, or one side constant, e.g. a DRS of 0 everywhere). With three
+        synthesizers τ takes only the values ±1, ±1/3: a direction, not a test.
+    """
+    from scipy import stats
+
+    keys = ["dataset", "condition", "provider", "model"]
+    merged = cells.merge(baselines, on=["dataset", "synthetic_method"], how="inner")
+    rows = []
+    for key, group in merged.groupby(keys, sort=True):
+        for metric in metrics:
+            pair = group[["drs", metric]].astype(float).dropna()
+            note = ""
+            if len(pair) < 2:
+                note = "fewer than 2 synthesizers"
+            elif pair["drs"].nunique() < 2 or pair[metric].nunique() < 2:
+                note = "constant " + ("DRS" if pair["drs"].nunique() < 2 else metric)
+            tau = float("nan") if note else float(stats.kendalltau(pair["drs"], pair[metric]).statistic)
+            rows.append({**dict(zip(keys, key)), "metric": metric, "n_synthesizers": len(pair),
+                         "kendall_tau": tau, "tau_note": note})
+    return pd.DataFrame(rows, columns=[*keys, "metric", "n_synthesizers", "kendall_tau", "tau_note"])
+
+
 def protocol_effect_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Effective N per cell: our runs (by sampling mode) and, when ``../shared`` is present, the paper's trials."""
     parts = []

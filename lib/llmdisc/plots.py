@@ -194,15 +194,27 @@ def seed_stability(stability: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequence[str]) -> plt.Figure:
-    """LLM DRS (per model, per condition) against baseline metrics, one point per synthesizer.
+DATASET_MARKERS = ("o", "s", "^", "D", "v", "P")
+METRIC_LABELS = {"c2st_auc_hist_gb": "C2ST ROC-AUC (gradient boosting)",
+                 "c2st_auc_logistic": "C2ST ROC-AUC (logistic regression)",
+                 "dcr_share_closer": "DCR: share of synthetic rows closer than holdout"}
 
-    ``baselines``: one row per dataset × synthetic_method with the columns named in ``metrics``
-    (e.g. C2ST ROC-AUC, DCR share). Directional agreement = the same ordering of synthesizers.
+
+def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequence[str],
+                     agreement: pd.DataFrame | None = None) -> plt.Figure:
+    """LLM DRS against baseline metrics: one panel per model × metric, one point per synthesizer.
+
+    Colour = condition, marker = dataset, vertical bars = the DRS's 95 % interval. ``agreement``
+    (:func:`llmdisc.figure_data.baseline_agreement`) puts each series' Kendall τ in the legend.
     """
     merged = cells.merge(baselines, on=["dataset", "synthetic_method"], how="inner")
     models = sorted({model_label(p, m) for p, m in zip(merged["provider"], merged["model"])})
-    fig, axes = _grid(max(len(metrics) * max(len(models), 1), 1))
+    datasets = sorted(merged["dataset"].unique())
+    taus = {} if agreement is None else {
+        (model_label(r.provider, r.model), r.dataset, r.condition, r.metric):
+            (f"τ={r.kendall_tau:+.2f}" if not pd.isna(r.kendall_tau) else f"τ n/a: {r.tau_note}")
+        for r in agreement.itertuples()}
+    fig, axes = _grid(max(len(metrics) * max(len(models), 1), 1), width=4.6, height=3.6)
     k = 0
     for model in models:
         sub = merged[[model_label(p, m) == model for p, m in zip(merged["provider"], merged["model"])]]
@@ -210,17 +222,22 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
             ax = axes[k]
             k += 1
             for (cond, dataset), frame in sub.groupby(["condition", "dataset"]):
+                tau = taus.get((model, dataset, cond, metric))
                 ax.errorbar(frame[metric], frame["drs"],
                             yerr=[frame["drs"] - frame["drs_ci_low"], frame["drs_ci_high"] - frame["drs"]],
-                            fmt="o", capsize=2, label=f"{dataset} {cond}",
-                            color=CONDITION_COLOURS.get(cond, PALETTE[3]))
+                            fmt=DATASET_MARKERS[datasets.index(dataset) % len(DATASET_MARKERS)], capsize=2,
+                            color=CONDITION_COLOURS.get(cond, PALETTE[3]), alpha=0.85,
+                            label=f"{dataset} {cond}" + (f" ({tau})" if tau else ""))
                 for _, row in frame.iterrows():
-                    ax.annotate(row["synthetic_method"], (row[metric], row["drs"]), fontsize=6)
-            ax.set_xlabel(metric)
-            ax.set_ylabel("LLM DRS")
+                    ax.annotate(row["synthetic_method"], (row[metric], row["drs"]), fontsize=6,
+                                xytext=(3, 4), textcoords="offset points", rotation=30)
+            ax.axhline(0.5, ls="--", color="grey", lw=0.8)
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_xlabel(METRIC_LABELS.get(metric, metric))
+            ax.set_ylabel("LLM DRS" if k % 3 == 1 else "")
             ax.set_title(model, fontsize=9)
-            ax.legend(fontsize=6)
-    fig.suptitle("LLM DRS against classifier and distance baselines")
+            ax.legend(fontsize=6, loc="upper left")
+    fig.suptitle("LLM DRS against classifier and distance baselines (τ = Kendall, across synthesizers)")
     return fig
 
 

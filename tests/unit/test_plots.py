@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from llmdisc import plots
+from llmdisc import figure_data, plots
 
 
 @pytest.fixture()
@@ -51,10 +51,36 @@ def test_other_figures_draw(cells, tmp_path):
     assert labels == ["ctgan (p=0.005)", "tvae (p n/a)"]
     base = pd.DataFrame({"dataset": "adult", "synthetic_method": ["gaussian_copula", "ctgan", "tvae"],
                          "c2st_auc": [0.52, 0.56, 0.75]})
-    assert plots.llm_vs_baselines(cells, base, ["c2st_auc"]).axes[0].get_xlabel() == "c2st_auc"
+    agreement = figure_data.baseline_agreement(cells.assign(drs=np.where(cells.synthetic_method == "tvae", 0.9, 0.4)
+                                                            + np.where(cells.synthetic_method == "ctgan", 0.1, 0)),
+                                               base, ["c2st_auc"])
+    figure = plots.llm_vs_baselines(cells, base, ["c2st_auc"], agreement)
+    assert figure.axes[0].get_xlabel() == "c2st_auc" and figure.axes[0].get_ylim() == (-0.05, 1.05)
+    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["adult C1 (τ=+1.00)",
+                                                                                 "adult C2 (τ=+1.00)"]
     bins = pd.DataFrame({"model": "m1", "mean_confidence": [0.55, 0.95], "accuracy": [0.5, 0.6], "n": [3, 9]})
     assert plots.calibration(bins).axes[0].get_title() == "Confidence calibration"
     census = cells.assign(dataset=np.where(cells.index % 2, "census-codes", "census-labels"))
     assert plots.encoding_effect(census).axes
     eff = pd.DataFrame({"protocol": ["paper (fixed)", "ours (fresh)"], "n_valid": [10, 8], "effective_n": [3, 8]})
     assert plots.protocol_effect(eff).axes[0].get_xlabel() == "valid trials in the cell"
+
+
+def test_baseline_agreement_orders_synthesizers_and_names_why_tau_is_missing():
+    base = pd.DataFrame({"dataset": "adult", "synthetic_method": ["gaussian_copula", "ctgan", "tvae"],
+                         "auc": [0.6, 0.7, 0.9]})
+    rows = []
+    for cond, drs in (("C1", [0.1, 0.3, 0.5]), ("C2", [0.5, 0.3, 0.1]), ("C3", [0.0, 0.0, 0.0])):
+        rows += [{"dataset": "adult", "synthetic_method": s, "condition": cond, "provider": "p", "model": "m",
+                  "drs": d} for s, d in zip(base["synthetic_method"], drs)]
+    rows.append({"dataset": "census", "synthetic_method": "tvae", "condition": "C1", "provider": "p",
+                 "model": "m", "drs": 0.4})
+    cells = pd.DataFrame(rows)
+    base = pd.concat([base, pd.DataFrame({"dataset": ["census"], "synthetic_method": ["tvae"], "auc": [0.8]})])
+    table = figure_data.baseline_agreement(cells, base, ["auc"]).set_index(["dataset", "condition"])
+    assert table.loc[("adult", "C1"), "kendall_tau"] == pytest.approx(1.0)
+    assert table.loc[("adult", "C2"), "kendall_tau"] == pytest.approx(-1.0)
+    assert np.isnan(table.loc[("adult", "C3"), "kendall_tau"])
+    assert table.loc[("adult", "C3"), "tau_note"] == "constant DRS"
+    assert table.loc[("census", "C1"), "tau_note"] == "fewer than 2 synthesizers"
+    assert table.loc[("census", "C1"), "n_synthesizers"] == 1
