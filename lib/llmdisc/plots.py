@@ -197,7 +197,7 @@ def seed_stability(stability: pd.DataFrame) -> plt.Figure:
 DATASET_MARKERS = ("o", "s", "^", "D", "v", "P")
 METRIC_LABELS = {"c2st_auc_hist_gb": "C2ST ROC-AUC (gradient boosting)",
                  "c2st_auc_logistic": "C2ST ROC-AUC (logistic regression)",
-                 "dcr_share_closer": "DCR: share of synthetic rows closer than holdout"}
+                 "dcr_share_closer": "DCR: share of synthetic rows below the holdout median"}
 
 
 def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequence[str],
