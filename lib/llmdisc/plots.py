@@ -234,7 +234,7 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
             ax.axhline(0.5, ls="--", color="grey", lw=0.8)
             ax.set_ylim(-0.05, 1.05)
             ax.set_xlabel(METRIC_LABELS.get(metric, metric))
-            ax.set_ylabel("LLM DRS" if k % 3 == 1 else "")
+            ax.set_ylabel("LLM DRS" if ax.get_subplotspec().is_first_col() else "")
             ax.set_title(model, fontsize=9)
             ax.legend(fontsize=6, loc="upper left")
     fig.suptitle("LLM DRS against classifier and distance baselines (τ = Kendall, across synthesizers)")
