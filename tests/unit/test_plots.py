@@ -51,10 +51,10 @@ def test_other_figures_draw(cells, tmp_path):
     assert labels == ["ctgan (p=0.005)", "tvae (p n/a)"]
     base = pd.DataFrame({"dataset": "adult", "synthetic_method": ["gaussian_copula", "ctgan", "tvae"],
                          "c2st_auc": [0.52, 0.56, 0.75]})
-    agreement = figure_data.baseline_agreement(cells.assign(drs=np.where(cells.synthetic_method == "tvae", 0.9, 0.4)
-                                                            + np.where(cells.synthetic_method == "ctgan", 0.1, 0)),
-                                               base, ["c2st_auc"])
-    figure = plots.llm_vs_baselines(cells, base, ["c2st_auc"], agreement)
+    drs = cells["synthetic_method"].map({"gaussian_copula": 0.4, "ctgan": 0.5, "tvae": 0.9})
+    ordered = cells.assign(drs=drs, drs_ci_low=drs - 0.1, drs_ci_high=drs + 0.05)
+    agreement = figure_data.baseline_agreement(ordered, base, ["c2st_auc"])
+    figure = plots.llm_vs_baselines(ordered, base, ["c2st_auc"], agreement)
     assert figure.axes[0].get_xlabel() == "c2st_auc" and figure.axes[0].get_ylim() == (-0.05, 1.05)
     assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["adult C1 (τ=+1.00)",
                                                                                  "adult C2 (τ=+1.00)"]
