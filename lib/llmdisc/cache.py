@@ -75,7 +75,19 @@ def cache_key_parts(
 ) -> dict[str, Any]:
     """Return the dictionary that :func:`cache_key` hashes (useful to see why two keys differ).
 
-    Args: see :func:`cache_key`.
+    Args:
+        provider: registry name of the provider (``local``, ``ollama``, ...).
+        model: model id asked for.
+        model_digest: weights hash / digest / version known before the call (None if unknown).
+        base_url: service URL (credentials and query strings are stripped before hashing).
+        system: full system prompt text.
+        user: full user prompt text.
+        json_schema: the answer schema sent to the provider (None for free text).
+        temperature: sampling temperature.
+        seed: provider-side sampling seed.
+        max_tokens: cap on generated tokens.
+        replicate: replicate index, so repeated identical calls stay distinct (Inspect's epoch).
+        sample_seed: the trial's sample seed (already implied by the user text; kept for traceability).
 
     Returns:
         A JSON-serialisable dict with one entry per part of the key.
@@ -95,46 +107,16 @@ def cache_key_parts(
     }
 
 
-def cache_key(
-    *,
-    provider: str,
-    model: str,
-    model_digest: str | None,
-    base_url: str | None,
-    system: str,
-    user: str,
-    json_schema: Mapping[str, Any] | None,
-    temperature: float,
-    seed: int,
-    max_tokens: int,
-    replicate: int,
-    sample_seed: int | None = None,
-) -> str:
+def cache_key(**parts: Any) -> str:
     """Return the cache key of one call: sha256 (hex, 64 chars) of the canonical JSON of its parts.
 
     Args:
-        provider: registry name of the provider (``local``, ``ollama``, ...).
-        model: model id asked for.
-        model_digest: weights hash / digest / version known before the call (None if unknown).
-        base_url: service URL (credentials and query strings are stripped before hashing).
-        system: full system prompt text.
-        user: full user prompt text.
-        json_schema: the answer schema sent to the provider (None for free text).
-        temperature: sampling temperature.
-        seed: provider-side sampling seed.
-        max_tokens: cap on generated tokens.
-        replicate: replicate index, so repeated identical calls stay distinct (Inspect's epoch).
-        sample_seed: the trial's sample seed (already implied by the user text; kept for traceability).
+        **parts: the keyword arguments of :func:`cache_key_parts` (an unknown or missing one is a TypeError).
 
     Returns:
         64 lowercase hex characters.
     """
-    parts = cache_key_parts(
-        provider=provider, model=model, model_digest=model_digest, base_url=base_url, system=system,
-        user=user, json_schema=json_schema, temperature=temperature, seed=seed, max_tokens=max_tokens,
-        replicate=replicate, sample_seed=sample_seed,
-    )
-    return sha256_json(parts)
+    return sha256_json(cache_key_parts(**parts))
 
 
 def request_cache_key(

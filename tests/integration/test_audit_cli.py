@@ -79,6 +79,12 @@ def _audit(files: dict[str, Path], out: Path, *extra: str, synthetic: str = "mar
     )
 
 
+def _gated_audit(files: dict[str, Path], out: Path, base_url: str) -> int:
+    """Three trials per label against the OpenAI wire server, with the release gate at DRS 0.5."""
+    return _audit(files, out, "--provider", "openai", "--base-url", base_url, "--trials", "3",
+                  "--fail-above", "0.5", "--no-checks")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -87,19 +93,7 @@ def _free_port() -> int:
 
 def test_gate_exit_status_follows_the_drs_upper_bound(adult_files: dict[str, Path], tmp_path: Path) -> None:
     with OpenAIWireServer(responder=verdict_by_mark) as server:
-        status = _audit(
-            adult_files,
-            tmp_path / "right",
-            "--provider",
-            "openai",
-            "--base-url",
-            server.base_url,
-            "--trials",
-            "3",
-            "--fail-above",
-            "0.5",
-            "--no-checks",
-        )
+        status = _gated_audit(adult_files, tmp_path / "right", server.base_url)
     assert status == 3  # every sample told apart: DRS 1, bound 1 > 0.5
     audit = json.loads((tmp_path / "right" / "audit.json").read_text(encoding="utf-8"))
     assert [c["drs"] for c in audit["conditions"]] == [1.0, 1.0]
@@ -113,19 +107,7 @@ def test_gate_exit_status_follows_the_drs_upper_bound(adult_files: dict[str, Pat
     }
     assert "Release gate FAILED" in (tmp_path / "right" / "report.html").read_text(encoding="utf-8")
     with OpenAIWireServer(responder=always_real) as server:
-        status = _audit(
-            adult_files,
-            tmp_path / "blind",
-            "--provider",
-            "openai",
-            "--base-url",
-            server.base_url,
-            "--trials",
-            "3",
-            "--fail-above",
-            "0.5",
-            "--no-checks",
-        )
+        status = _gated_audit(adult_files, tmp_path / "blind", server.base_url)
     assert status == 0  # p_SYN = 0, so DRS = 0 with a zero-width interval
     audit = json.loads((tmp_path / "blind" / "audit.json").read_text(encoding="utf-8"))
     assert audit["drs_upper_bound"] == 0.0 and audit["gate"]["passed"] is True
