@@ -1,5 +1,5 @@
 """``python -m llmdisc``: the command-line interface."""
 
-from llmdisc.cli import main
+from llmdisc.cli.main import main
 
 raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Errors of ``llmdisc audit`` and the exit status each one maps to.
 
-``llmdisc.cli.main`` prints any :class:`~llmdisc.errors.LlmdiscError` as one line and exits with the
+``llmdisc.cli.main.main`` prints any :class:`~llmdisc.errors.LlmdiscError` as one line and exits with the
 error's ``exit_status`` attribute (2 when absent); the audit's errors carry distinct statuses so that a
 release pipeline can tell a bad input from an unreachable provider. :data:`EXIT_STATUSES` is the table the
 command's ``--help`` prints.
@@ -89,8 +89,8 @@ def exit_status_for(exc: BaseException) -> int:
         Its ``exit_status`` attribute when it has one; 9 for an unreachable provider or a run that stopped
         because the provider kept failing; 10 for other provider errors and offline cache misses; 2 otherwise.
     """
-    from llmdisc.providers.errors import ProviderUnreachableError, TransientProviderError
-    from llmdisc.trials import RunAborted
+    from llmdisc.discrimination.providers.errors import ProviderUnreachableError, TransientProviderError
+    from llmdisc.discrimination.runner import RunAborted
 
     status = getattr(exc, "exit_status", None)
     if isinstance(status, int):

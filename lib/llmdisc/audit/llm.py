@@ -1,7 +1,7 @@
 """The LLM part of an audit: balanced trials on one ``release`` cell, their scores, and what the LLM cited.
 
-Trials run through the compendium's runner (:func:`llmdisc.trials.run_trials`): one record per line in
-``DIR/trials/<run>.jsonl``, answers cached in a :class:`~llmdisc.cache.ResponseCache`, and a re-run of
+Trials run through the compendium's runner (:func:`llmdisc.discrimination.runner.run_trials`): one record per line in
+``DIR/trials/<run>.jsonl``, answers cached in a :class:`~llmdisc.discrimination.cache.ResponseCache`, and a re-run of
 the same audit resumes (answered trials are skipped, error trials retried, cached calls re-used).
 """
 
@@ -15,10 +15,10 @@ from typing import Any, Sequence
 import pandas as pd
 
 from llmdisc import LABELS
-from llmdisc.cache import ResponseCache
-from llmdisc.providers.base import GenerateConfig, Provider
-from llmdisc.sampling import TrialSpec, derive_seed
-from llmdisc.trials import RunSummary, run_name, run_sync, run_trials
+from llmdisc.discrimination.cache import ResponseCache
+from llmdisc.discrimination.providers.base import GenerateConfig, Provider
+from llmdisc.discrimination.runner import RunSummary, run_name, run_sync, run_trials
+from llmdisc.discrimination.samples import TrialSpec, derive_seed
 
 AUDIT_DATASET_KEY = "audit"
 """The ``dataset_key`` (and ``dataset``) of audit trial records."""
@@ -31,7 +31,7 @@ PROMPT_VARIANT = "neutral"
 def audit_trial_queue(trials_per_label: int, conditions: Sequence[str], *, run_seed: int) -> list[TrialSpec]:
     """Balanced queue of one ``release`` cell: ``trials_per_label`` per true label per condition.
 
-    Mirrors :func:`llmdisc.sampling.build_trial_queue` (paired: trial ``i`` shows the same rows under C1 and
+    Mirrors :func:`llmdisc.discrimination.samples.build_trial_queue` (paired: trial ``i`` shows the same rows under C1 and
     C2; every trial its own sample, seed ``derive_seed(run_seed, "audit", "release", label, i)``), whose
     synthesizer check admits only the compendium's synthesizers.
 
@@ -106,7 +106,7 @@ def run_audit_trials(
     """Run (or resume) the audit's trials; blocking. The provider is closed afterwards.
 
     Raises:
-        RunAborted, ProviderError, CacheMissError: as :func:`llmdisc.trials.run_trials` (finished
+        RunAborted, ProviderError, CacheMissError: as :func:`llmdisc.discrimination.runner.run_trials` (finished
         trials kept).
     """
     tables = {AUDIT_DATASET_KEY: {"real": real, RELEASE: synthetic}}
@@ -133,7 +133,7 @@ def run_audit_trials(
 
 
 def condition_scores(trials: pd.DataFrame, *, seed: int) -> list[dict[str, Any]]:
-    """Score each condition of the audit's trials with :func:`llmdisc.metrics.score_cells`.
+    """Score each condition of the audit's trials with :func:`llmdisc.scoring.metrics.score_cells`.
 
     Returns:
         One dict per condition: ``condition``, n_total/n_valid/n_invalid/n_error, n_valid_real/syn, p_real,
@@ -141,7 +141,7 @@ def condition_scores(trials: pd.DataFrame, *, seed: int) -> list[dict[str, Any]]
         mean_confidence. DRS 0 = the LLM told nothing apart (or always gave one label), 0.5 = chance-level
         balanced guessing, 1 = every sample told apart.
     """
-    from llmdisc.metrics import CELL_COLUMNS, score_cells
+    from llmdisc.scoring.metrics import CELL_COLUMNS, score_cells
 
     keep = [
         "condition",

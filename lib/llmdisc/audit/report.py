@@ -2,7 +2,7 @@
 
 The HTML page has its CSS inline and its figures embedded as base64 PNG: no external link, script or font,
 so it can be mailed or archived as one file. Every text is escaped, and the page is passed through
-:func:`llmdisc.reports.scrub_text` so no absolute machine path or secret reaches it. Paths inside both
+:func:`llmdisc.pipeline.reports.scrub_text` so no absolute machine path or secret reaches it. Paths inside both
 files are relative to the audit folder.
 """
 
@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
-from llmdisc.reports import scrub_text
+from llmdisc.pipeline.reports import scrub_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:62em;margin:2em auto;

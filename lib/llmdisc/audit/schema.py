@@ -4,7 +4,7 @@ The rule (applied to the rows read from the *real* table, then overridden by ``-
 ``--numerical``):
 
 1. a table whose column set is a dataset the compendium knows (UCI Adult, the ACS Census extract) gets the
-   kinds declared in :func:`llmdisc.data.column_kinds`;
+   kinds declared in :func:`llmdisc.data.datasets.column_kinds`;
 2. otherwise a column is **numerical** when every non-missing value is a number (not a boolean), except an
    integer-valued column with few distinct values — at most :data:`MAX_CATEGORICAL_LEVELS` (20) and at most
    ``max(2, MAX_LEVEL_SHARE × rows)`` (5 % of the non-missing rows) — which is a code and so **categorical**
@@ -72,7 +72,7 @@ def infer_column_kinds(
     Raises:
         ConfigError: an override names an unknown column, or a column is given both kinds.
     """
-    from llmdisc.data import ADULT_COLUMNS, CENSUS_COLUMNS, column_kinds
+    from llmdisc.data.datasets import ADULT_COLUMNS, CENSUS_COLUMNS, column_kinds
 
     columns = [str(c) for c in table.columns]
     for flag, names in (("--categorical", categorical), ("--numerical", numerical)):

@@ -31,7 +31,7 @@ import pandas as pd
 
 from llmdisc.baselines.encoding import TableSchema, resolve_schema
 from llmdisc.errors import ConfigError
-from llmdisc.metrics import Estimate
+from llmdisc.scoring.metrics import Estimate
 
 ATTACKS = ("singling_out", "linkability", "inference")
 

@@ -43,7 +43,7 @@ from sklearn.preprocessing import StandardScaler
 
 from llmdisc.baselines.encoding import check_compatible, classifier_matrices, resolve_schema, seeded_rows
 from llmdisc.errors import ConfigError
-from llmdisc.metrics import Estimate, wilson_interval
+from llmdisc.scoring.metrics import Estimate, wilson_interval
 
 CLASSIFIERS = ("logistic", "hist_gb")
 BLOCK_SIZE = 20

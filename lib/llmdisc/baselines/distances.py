@@ -25,7 +25,7 @@ import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
 from llmdisc.baselines.encoding import TableSchema, category_codes, numeric_matrix, one_hot, resolve_schema
-from llmdisc.metrics import Estimate, wilson_interval
+from llmdisc.scoring.metrics import Estimate, wilson_interval
 
 DEFAULT_BLOCK_ROWS = 32  # measured: small blocks stay in cache (4,000 queries: 3.2 s at 32, 5.4 s at 1024)
 

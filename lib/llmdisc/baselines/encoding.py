@@ -67,7 +67,7 @@ def check_compatible(
     Args:
         real: the real table (its column order is kept).
         synthetic: the table compared with it (a synthetic release or a real holdout).
-        kinds: declared kinds (``llmdisc.data.column_kinds``); None infers them from ``real``'s dtypes.
+        kinds: declared kinds (``llmdisc.data.datasets.column_kinds``); None infers them from ``real``'s dtypes.
             A declared ``numerical`` column must be numeric in both tables.
         names: how the two tables are called in error messages.
 

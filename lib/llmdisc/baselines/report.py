@@ -17,7 +17,7 @@ import pandas as pd
 from llmdisc.baselines.attacks import ATTACKS, anonymeter_attacks
 from llmdisc.baselines.c2st import CLASSIFIERS, c2st, paper_c2st, sdmetrics_logistic_detection
 from llmdisc.baselines.distances import dcr_baseline, paper_linkage
-from llmdisc.metrics import Estimate
+from llmdisc.scoring.metrics import Estimate
 
 RESULT_COLUMNS = ("dataset_key", "synthesizer", "baseline", "variant", "method", "metric",
                   "value", "ci_low", "ci_high", "n", "seed", "note")
@@ -134,7 +134,7 @@ def run_baselines(
         c2st_rows_per_table: rows drawn from each table for the C2STs; None or 0 = all.
         dcr_rows: synthetic and holdout records measured for DCR; None or 0 = all.
         n_attacks: attacks per Anonymeter evaluator; 0 skips Anonymeter.
-        kinds: declared column kinds (``llmdisc.data.column_kinds(dataset_key)``), or None to infer.
+        kinds: declared column kinds (``llmdisc.data.datasets.column_kinds(dataset_key)``), or None to infer.
         classifiers: C2ST classifiers to run.
         attacks: Anonymeter attacks to run.
 

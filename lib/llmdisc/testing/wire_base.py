@@ -294,14 +294,14 @@ class WireServer:
 
 
 def answer_from_provider(provider: Any, config: Any = None) -> Responder:
-    """Return a responder that asks a :class:`~llmdisc.providers.base.Provider` (e.g. the embedded model).
+    """Return a responder that asks a :class:`~llmdisc.discrimination.providers.base.Provider` (e.g. the embedded model).
 
     The provider's coroutine runs in a fresh event loop in the server's request thread, so an Ollama or
     OpenAI wire server can front the embedded model for end-to-end tests of the real client libraries.
     """
     import asyncio
 
-    from llmdisc.providers.base import GenerateConfig, PromptRequest
+    from llmdisc.discrimination.providers.base import GenerateConfig, PromptRequest
 
     def respond(chat: WireChat) -> WireAnswer:
         request = PromptRequest(system=chat.system or "", user=chat.user, json_schema=chat.json_schema)

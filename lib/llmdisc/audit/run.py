@@ -1,0 +1,375 @@
+"""``llmdisc audit``: the compendium's method applied to anyone's synthetic-data release.
+
+:func:`run_audit` reads a bounded, seeded subsample of the real and synthetic tables (CSV or Parquet,
+:mod:`~llmdisc.audit.sources`), settles which columns are categorical (:mod:`~llmdisc.audit.schema`), runs
+balanced LLM trials with fresh samples on one ``release`` cell (:mod:`~llmdisc.audit.llm`; cached and
+resumable), the C2ST / distance / Anonymeter checks (:mod:`~llmdisc.audit.checks`), and writes
+``DIR/audit.json`` and the self-contained ``DIR/report.html`` (:mod:`~llmdisc.audit.report`) with a
+plain-language verdict (:mod:`~llmdisc.audit.verdict`).
+
+Layout of ``DIR``: ``audit.json``, ``report.html``, ``manifest.json``, ``trials/<run>.jsonl`` (one trial
+record per line; a re-run resumes it), ``cache/`` (the response cache: answers about the user's rows stay in
+the audit folder, never in the project's shared cache), ``checks.json`` (the non-LLM checks, re-used by a
+re-run on the same rows and settings).
+
+Privacy of the audit itself: a provider whose ``is_remote`` is True (Gemini; OpenAI-compatible or Ollama
+services at a non-loopback URL) would receive real rows, so it is refused — before any request — unless
+``allow_remote`` is True.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+import llmdisc
+from llmdisc import CONDITIONS
+from llmdisc.audit.errors import RemoteProviderRefused
+from llmdisc.errors import ConfigError
+
+__all__ = ["AuditResult", "run_audit", "DEFAULT_TRIALS", "DEFAULT_MAX_ROWS", "N_ROWS"]
+
+N_ROWS = 20
+"""Rows per LLM sample (as in the study)."""
+DEFAULT_TRIALS = 10
+"""Trials per true label per condition."""
+DEFAULT_MAX_ROWS = 10_000
+"""Rows read from each table (seeded positions): LLM samples, metadata, C2ST and DCR all draw on them."""
+DEFAULT_ATTACKS = 200
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What an audit produced.
+
+    Attributes:
+        out_dir: the audit folder.
+        audit_json: ``out_dir/audit.json``.
+        report_html: ``out_dir/report.html``.
+        summary: everything written into ``audit.json`` (a dict).
+        drs_upper_bound: max over conditions of the DRS 95 % upper bound (1.0 when a condition has no DRS).
+        gate_passed: None without ``fail_above``; else whether ``drs_upper_bound <= fail_above``.
+    """
+
+    out_dir: Path
+    audit_json: Path
+    report_html: Path
+    summary: dict[str, Any]
+    drs_upper_bound: float | None
+    gate_passed: bool | None
+
+
+def _check_options(
+    trials_per_label: int,
+    conditions: Sequence[str],
+    metadata_source: str,
+    fail_above: float | None,
+    max_rows: int,
+    concurrency: int,
+    n_attacks: int,
+) -> None:
+    from llmdisc.discrimination.metadata import METADATA_SOURCES
+
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if not conditions or unknown or len(set(conditions)) != len(conditions):
+        raise ConfigError(
+            f"conditions {list(conditions)} are not a list of distinct C1/C2; fix: pass e.g. "
+            "--conditions C1,C2"
+        )
+    if metadata_source not in METADATA_SOURCES:
+        raise ConfigError(
+            f"metadata source {metadata_source!r} is not known; fix: use one of {METADATA_SOURCES}"
+        )
+    if fail_above is not None and not 0.0 <= fail_above <= 1.0:
+        raise ConfigError(
+            f"--fail-above {fail_above:g} is outside 0..1; fix: give the DRS bound as a fraction "
+            "(e.g. 0.25 for 25 %)"
+        )
+    for name, value, low in (
+        ("--trials", trials_per_label, 1),
+        ("--max-rows", max_rows, N_ROWS),
+        ("--concurrency", concurrency, 1),
+        ("--n-attacks", n_attacks, 0),
+    ):
+        if int(value) < low:
+            raise ConfigError(f"{name} {value} is below {low}; fix: give at least {low}")
+
+
+def open_checked_provider(name: str, model: str | None, base_url: str | None, *, allow_remote: bool) -> Any:
+    """Build the provider and refuse a remote one without ``allow_remote`` — before any request.
+
+    Raises:
+        RemoteProviderRefused: ``provider.is_remote`` and not ``allow_remote`` (the message says why).
+        ConfigError: unknown provider or an option it does not take.
+    """
+    from llmdisc.discrimination.cache import public_base_url
+    from llmdisc.discrimination.trial_runs import open_provider
+
+    provider = open_provider(name, model or "", base_url or "")
+    if provider.is_remote and not allow_remote:
+        where = public_base_url(provider.base_url) or "a service off this machine"
+        raise RemoteProviderRefused(
+            f"provider {name!r} would send rows of the REAL table to {where}, which is not this "
+            "machine; nothing "
+            "was sent. fix: add --allow-remote if your data-protection rules permit sending real "
+            "records to that "
+            "service, or use --provider local (the embedded model) or a loopback --base-url"
+        )
+    return provider
+
+
+def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
+    digest = hashlib.sha256(json.dumps(kinds, sort_keys=True).encode())
+    for role in sorted(tables):
+        table = tables[role]
+        digest.update(role.encode())
+        digest.update(json.dumps([str(t) for t in table.dtypes]).encode())
+        digest.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _checks_cached(path: Path, key: str, compute: Any) -> dict[str, Any]:
+    if path.exists():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            if stored.get("key") == key:
+                return dict(stored["checks"], reused=True)
+        except (ValueError, KeyError):
+            pass  # an unreadable store is recomputed
+    checks = compute()
+    from llmdisc.audit.report import _clean
+
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"key": key, "checks": _clean(checks)}, indent=1), encoding="utf-8")
+    tmp.replace(path)
+    return dict(checks, reused=False)
+
+
+def run_audit(
+    real: Path | str,
+    synthetic: Path | str,
+    *,
+    out_dir: Path | str,
+    holdout: Path | str | None = None,
+    provider: str = "local",
+    model: str | None = None,
+    base_url: str | None = None,
+    trials_per_label: int = DEFAULT_TRIALS,
+    conditions: Sequence[str] = CONDITIONS,
+    metadata_source: str = "real",
+    categorical: Sequence[str] = (),
+    numerical: Sequence[str] = (),
+    seed: int = 0,
+    allow_remote: bool = False,
+    cache_mode: str = "fill",
+    concurrency: int = 1,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    n_attacks: int = DEFAULT_ATTACKS,
+    fail_above: float | None = None,
+    run_checks: bool = True,
+    progress: bool = True,
+) -> AuditResult:
+    """Audit a synthetic release against its real data and write ``audit.json`` and ``report.html``.
+
+    Args:
+        real: the real table the release was made from (CSV or Parquet).
+        synthetic: the synthetic release (same columns).
+        out_dir: the audit folder (created); a re-run into it resumes the trials and re-uses the cache.
+        holdout: optional real records the synthesizer never saw: enables the DCR comparison and Anonymeter.
+        provider: ``local`` (embedded model, default), ``ollama``, ``gemini`` or ``openai``.
+        model: model id (None: the provider's default).
+        base_url: service URL for ``openai``/``gemini``, host for ``ollama``.
+        trials_per_label: trials per true label per condition (balanced).
+        conditions: ``C1`` (table only) and/or ``C2`` (table + metadata).
+        metadata_source: what C2's metadata describes: ``real`` (the real rows read), ``source`` (the table
+            the sample came from), ``sample`` (the shown rows).
+        categorical: columns forced categorical.
+        numerical: columns forced numerical.
+        seed: run seed: row reads, every trial's sample and every check derive from it.
+        allow_remote: permit a remote provider (real rows leave this machine).
+        cache_mode: ``fill``, ``offline`` (no provider call; a miss is an error) or ``refresh``.
+        concurrency: most provider calls in flight.
+        max_rows: rows read from each table (seeded positions); at least 20.
+        n_attacks: Anonymeter attacks per evaluator (with a holdout); 0 skips Anonymeter.
+        fail_above: DRS bound in [0, 1] for the release gate (recorded; the CLI turns it into exit status 3).
+        run_checks: False skips C2ST/DCR/Anonymeter (the report says so).
+        progress: show the trial progress bar.
+
+    Returns:
+        The :class:`AuditResult`.
+
+    Raises:
+        RemoteProviderRefused (exit 8), InputMissingError (4), InputUnparsableError (5),
+        ColumnMismatchError (6),
+        TooFewRowsError (7), ProviderError/RunAborted (9 unreachable, 10 otherwise), ConfigError (2): see
+        :data:`llmdisc.audit.errors.EXIT_STATUSES`. Finished trials stay in ``out_dir/trials`` on every error.
+    """
+    from llmdisc.audit import checks as checks_module
+    from llmdisc.audit import llm, report
+    from llmdisc.audit.schema import check_same_columns, harmonise, infer_column_kinds
+    from llmdisc.audit.sources import open_table, read_sample
+    from llmdisc.audit.verdict import make_verdict
+    from llmdisc.discrimination.cache import ResponseCache, public_base_url
+    from llmdisc.discrimination.records import load_trials
+    from llmdisc.discrimination.samples import derive_seed
+    from llmdisc.manifest import write_manifest
+
+    conditions = list(conditions)
+    _check_options(
+        trials_per_label, conditions, metadata_source, fail_above, max_rows, concurrency, n_attacks
+    )
+    answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote)
+    out_dir = Path(out_dir)
+
+    paths = {"real": real, "synthetic": synthetic, **({"holdout": holdout} if holdout is not None else {})}
+    sources = {role: open_table(path) for role, path in paths.items()}
+    for role in ("synthetic", "holdout"):
+        if role in sources:
+            check_same_columns(
+                sources["real"].columns,
+                sources[role].columns,
+                other=role,
+                real_name=sources["real"].path.name,
+                other_name=sources[role].path.name,
+            )
+    rows, positions = {}, {}
+    for role, source in sources.items():
+        rows[role], positions[role] = read_sample(
+            source, max_rows, derive_seed(seed, "audit-read", role), min_rows=N_ROWS, what=role
+        )
+    kinds, how = infer_column_kinds(rows["real"], categorical=categorical, numerical=numerical)
+    tables = harmonise(rows, kinds)
+    digest = _data_digest(tables, kinds)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cache = ResponseCache(out_dir / "cache", mode=cache_mode)
+    specs = llm.audit_trial_queue(trials_per_label, conditions, run_seed=seed)
+    trial_path = llm.trial_file(out_dir / "trials", answerer, provider, metadata_source, seed, digest)
+    parameters: dict[str, Any] = {
+        "provider": provider,
+        "model": answerer.model,
+        "base_url": public_base_url(answerer.base_url),
+        "trials_per_label": trials_per_label,
+        "conditions": conditions,
+        "metadata_source": metadata_source,
+        "prompt_variant": llm.PROMPT_VARIANT,
+        "n_rows": N_ROWS,
+        "seed": seed,
+        "max_rows": max_rows,
+        "cache_mode": cache_mode,
+        "concurrency": concurrency,
+        "n_attacks": n_attacks,
+        "allow_remote": allow_remote,
+        "categorical": list(categorical),
+        "numerical": list(numerical),
+        "fail_above": fail_above,
+    }
+    summary = llm.run_audit_trials(
+        specs,
+        provider=answerer,
+        real=tables["real"],
+        synthetic=tables["synthetic"],
+        metadata_source=metadata_source,
+        out_path=trial_path,
+        cache=cache,
+        concurrency=concurrency,
+        progress=progress,
+        parameters={"audit": parameters, "data_digest": digest},
+    )
+    trials = load_trials(trial_path)
+    trials = trials[trials["trial_id"].isin({s.trial_id for s in specs})]
+    conditions_scored = llm.condition_scores(trials, seed=seed)
+
+    checks = None
+    if run_checks:
+        key = hashlib.sha256(json.dumps([digest, seed, n_attacks, holdout is not None]).encode()).hexdigest()
+        checks = _checks_cached(
+            out_dir / "checks.json",
+            key,
+            lambda: checks_module.run_checks(
+                tables["real"],
+                tables["synthetic"],
+                tables.get("holdout"),
+                kinds,
+                seed=seed,
+                n_attacks=n_attacks,
+            ),
+        )
+    verdict = make_verdict(conditions_scored, checks)
+    gate_passed = None
+    if fail_above is not None:
+        gate_passed = verdict.drs_upper_bound is not None and verdict.drs_upper_bound <= fail_above
+
+    result: dict[str, Any] = {
+        "llmdisc_version": llmdisc.__version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "parameters": parameters,
+        "inputs": {
+            role: {
+                "file": s.path.name,
+                "format": s.format,
+                "n_rows": s.n_rows,
+                "rows_read": int(len(positions[role])),
+            }
+            for role, s in sources.items()
+        },
+        "data_digest": digest,
+        "schema": {
+            "columns": [{"name": c, "kind": kinds[c], "how": how[c]} for c in kinds],
+            "rule": "known datasets: declared kinds; otherwise numeric columns are numerical except integer "
+            "columns with at most 20 distinct values and at most max(2, 5 % of rows) distinct values, "
+            "which are categorical codes; text, booleans and dates are categorical; --categorical / "
+            "--numerical override",
+        },
+        "trials": {
+            "file": trial_path.relative_to(out_dir).as_posix(),
+            "n_planned": summary.n_planned,
+            "n_resumed": summary.n_skipped,
+            "n_run": summary.n_run,
+            "n_cache_hits": summary.n_cache_hits,
+            "file_counts": summary.file_counts,
+            "cache": "cache/",
+        },
+        "conditions": conditions_scored,
+        "drs_upper_bound": verdict.drs_upper_bound,
+        "cited_columns": llm.cited_columns(trials, list(kinds)),
+        "red_flags": llm.frequent_red_flags(trials),
+        "checks": checks,
+        "verdict": {
+            "headline": verdict.headline,
+            "details": list(verdict.details),
+            "thin_evidence": verdict.thin_evidence,
+        },
+        "gate": None
+        if fail_above is None
+        else {"fail_above": fail_above, "drs_upper_bound": verdict.drs_upper_bound, "passed": gate_passed},
+    }
+    audit_json = report.write_audit_json(result, out_dir / "audit.json")
+    report_html = report.write_report_html(result, out_dir / "report.html")
+    write_manifest(
+        out_dir,
+        "audit",
+        outputs=[audit_json, report_html, trial_path],
+        parameters=parameters,
+        seed=seed,
+        metrics={
+            "drs_upper_bound": verdict.drs_upper_bound,
+            "gate_passed": gate_passed,
+            **{f"drs_{r['condition']}": r["drs"] for r in conditions_scored},
+        },
+        extra={"data_digest": digest},
+    )
+    return AuditResult(
+        out_dir=out_dir,
+        audit_json=audit_json,
+        report_html=report_html,
+        summary=result,
+        drs_upper_bound=verdict.drs_upper_bound,
+        gate_passed=gate_passed,
+    )

@@ -1,0 +1,1 @@
+"""Sub-commands of the ``llmdisc`` CLI, one module each (see :mod:`llmdisc.cli.main`)."""

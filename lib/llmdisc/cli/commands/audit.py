@@ -1,0 +1,179 @@
+r"""``llmdisc audit``: audit a synthetic-data release with an LLM discriminator, C2ST and distance checks.
+
+Example::
+
+    llmdisc audit --real real.csv --synthetic release.parquet --holdout holdout.csv \
+        --out audit/ --fail-above 0.3
+
+Writes ``DIR/audit.json`` and the self-contained ``DIR/report.html`` (see :mod:`llmdisc.audit`).
+
+Exit statuses (also printed by ``--help``):
+
+====  =========================================================================================
+0     audit written; the --fail-above gate (if any) passed
+2     bad command-line option or value (e.g. --fail-above outside 0..1, unknown provider)
+3     audit written, but the DRS upper bound exceeds --fail-above
+4     an input file does not exist
+5     an input file cannot be parsed, or its format is not supported (Excel)
+6     the columns of the real and synthetic (or holdout) tables differ, or a column's type does
+7     a table has fewer rows than one LLM sample
+8     the provider would send real rows off this machine and --allow-remote was not given
+9     the provider cannot be reached or stopped answering; finished trials stay cached
+10    the provider refused (missing key, unknown model) or --cache-mode offline missed
+130   interrupted; finished trials stay cached and a re-run resumes
+====  =========================================================================================
+
+``--fail-above X`` takes a fraction in [0, 1] (0.25 = 25 %); a value above 1 is refused (exit 2) rather than
+read as a percentage, so a gate is never silently 100 times looser than meant. The DRS upper bound is the
+largest 95 % upper bound over the conditions run; a condition without a DRS (no valid answer for a label)
+counts as 1, so an audit that measured nothing never passes a gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from llmdisc import CONDITIONS
+
+
+def _list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _epilog() -> str:
+    from llmdisc.audit.errors import EXIT_STATUSES
+
+    lines = ["exit statuses:"] + [f"  {code:>3}  {meaning}" for code, meaning in EXIT_STATUSES]
+    lines += [
+        "",
+        "Real rows are sent only to a local model unless --allow-remote is given (gemini, or an "
+        "openai/ollama URL that is not loopback).",
+    ]
+    return "\n".join(lines)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``audit``."""
+    from llmdisc.audit import DEFAULT_ATTACKS, DEFAULT_MAX_ROWS, DEFAULT_TRIALS
+
+    parser = subparsers.add_parser(
+        "audit",
+        help="audit a synthetic release: LLM discriminator + C2ST + distances → audit.json, report.html",
+        description="Ask an LLM whether fresh 20-row samples are REAL or SYNTHETIC (balanced, seeded, "
+        "cached and resumable), run the classifier two-sample test and distance checks, and write "
+        "DIR/audit.json and a self-contained DIR/report.html with a plain-language verdict.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--real", required=True, help="the real table (CSV, CSV.gz or Parquet)")
+    parser.add_argument("--synthetic", required=True, help="the synthetic release (same columns)")
+    parser.add_argument(
+        "--holdout", help="real records the synthesizer never saw (enables the DCR comparison and Anonymeter)"
+    )
+    parser.add_argument(
+        "--provider",
+        default="local",
+        choices=("local", "ollama", "gemini", "openai"),
+        help="who answers (default: local, the embedded model; nothing leaves this machine)",
+    )
+    parser.add_argument("--model", help="model id (default: the provider's)")
+    parser.add_argument("--base-url", help="service URL (openai/gemini) or host (ollama)")
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=DEFAULT_TRIALS,
+        help=f"trials per true label per condition (default {DEFAULT_TRIALS})",
+    )
+    parser.add_argument(
+        "--conditions",
+        type=_list,
+        default=list(CONDITIONS),
+        help="C1 (table only), C2 (table + metadata); comma-separated (default C1,C2)",
+    )
+    parser.add_argument(
+        "--metadata-source",
+        default="real",
+        choices=("real", "sample", "source"),
+        help="what C2's metadata describes (default real)",
+    )
+    parser.add_argument("--categorical", type=_list, default=[], help="columns to treat as categorical")
+    parser.add_argument("--numerical", type=_list, default=[], help="columns to treat as numerical")
+    parser.add_argument("--seed", type=int, default=0, help="run seed of every draw (default 0)")
+    parser.add_argument("--out", default="audit", help="audit folder (default ./audit); a re-run resumes it")
+    parser.add_argument(
+        "--fail-above",
+        type=float,
+        help="exit 3 when the DRS 95%% upper bound (max over conditions) exceeds this fraction 0..1",
+    )
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="permit sending real rows to a remote provider"
+    )
+    parser.add_argument(
+        "--cache-mode",
+        default="fill",
+        choices=("fill", "offline", "refresh"),
+        help="response cache: fill (default), offline (no call; a miss is an error), refresh",
+    )
+    parser.add_argument("--concurrency", type=int, default=1, help="provider calls in flight (default 1)")
+    parser.add_argument(
+        "--max-rows",
+        type=int,
+        default=DEFAULT_MAX_ROWS,
+        help=f"rows read from each table at seeded positions (default {DEFAULT_MAX_ROWS})",
+    )
+    parser.add_argument(
+        "--n-attacks",
+        type=int,
+        default=DEFAULT_ATTACKS,
+        help=f"Anonymeter attacks per evaluator with --holdout; 0 skips (default {DEFAULT_ATTACKS})",
+    )
+    parser.add_argument("--no-checks", action="store_true", help="skip the C2ST, DCR and Anonymeter checks")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the audit; return 0, or 3 when the gate fails (errors carry their exit status, see above)."""
+    from llmdisc.audit import run_audit
+    from llmdisc.audit.errors import EXIT_GATE, EXIT_OK, exit_status_for
+    from llmdisc.errors import LlmdiscError
+    from llmdisc.paths import relative_to_root
+
+    try:
+        result = run_audit(
+            args.real,
+            args.synthetic,
+            out_dir=args.out,
+            holdout=args.holdout,
+            provider=args.provider,
+            model=args.model,
+            base_url=args.base_url,
+            trials_per_label=args.trials,
+            conditions=args.conditions,
+            metadata_source=args.metadata_source,
+            categorical=args.categorical,
+            numerical=args.numerical,
+            seed=args.seed,
+            allow_remote=args.allow_remote,
+            cache_mode=args.cache_mode,
+            concurrency=args.concurrency,
+            max_rows=args.max_rows,
+            n_attacks=args.n_attacks,
+            fail_above=args.fail_above,
+            run_checks=not args.no_checks,
+            progress=not args.no_progress,
+        )
+    except LlmdiscError as exc:
+        exc.exit_status = exit_status_for(exc)  # type: ignore[attr-defined]  # read by llmdisc.cli.main.main
+        raise
+    print(result.summary["verdict"]["headline"])
+    print(f"wrote {relative_to_root(result.audit_json)} and {relative_to_root(result.report_html)}")
+    if result.gate_passed is False:
+        print(
+            f"release gate FAILED: DRS upper bound {result.drs_upper_bound:.3f} > --fail-above "
+            f"{args.fail_above:g}",
+            file=sys.stderr,
+        )
+        return EXIT_GATE
+    return EXIT_OK

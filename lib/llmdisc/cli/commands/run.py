@@ -1,0 +1,45 @@
+"""``llmdisc run --config configs/default.yaml``: the whole compendium through papermill."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``run``."""
+    parser = subparsers.add_parser(
+        "run", help="run the numbered notebooks over a configuration's grid (skips unchanged stages)")
+    parser.add_argument("--config", default="configs/default.yaml", help="YAML run configuration")
+    parser.add_argument("--force", action="store_true", help="re-run every notebook, changed or not")
+    parser.add_argument("--only", default="", help="comma-separated stages to run, e.g. 01,02")
+    parser.add_argument("--no-html", action="store_true", help="skip rendering reports/html")
+    parser.add_argument("--plan", action="store_true", help="print the notebook runs and exit")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from llmdisc.pipeline.config import load_config
+    from llmdisc.pipeline.runs import plan_run, run_pipeline
+
+    config = load_config(args.config)
+    if args.plan:
+        for run in plan_run(config):
+            print(f"{run.run_id}: {run.notebook} {run.parameters}")
+        return 0
+    only = [s.strip() for s in args.only.split(",") if s.strip()] or None
+    started = time.perf_counter()
+    outcomes = run_pipeline(config, force=args.force, only=only)
+    if not args.no_html:
+        from llmdisc.pipeline.readme import update_readme
+        from llmdisc.pipeline.reports import render_html
+
+        index = render_html(config.name)
+        print(f"[html] {index.relative_to(index.parents[2]).as_posix()}")
+        if update_readme():
+            print("[readme] results table refreshed from results/tables")
+    ran = sum(o["status"] == "ran" for o in outcomes)
+    skipped = sum(o["status"] == "skipped" for o in outcomes)
+    print(f"llmdisc run {config.name}: {ran} notebooks ran, {skipped} skipped, "
+          f"{time.perf_counter() - started:.0f} s in all")
+    return 0

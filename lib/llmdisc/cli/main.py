@@ -1,0 +1,53 @@
+"""``llmdisc`` command line: one sub-command per stage, discovered from :mod:`llmdisc.cli.commands`.
+
+Each module in ``llmdisc/cli/commands/`` defines ``add_parser(subparsers)`` which registers its
+sub-command and sets ``func`` (a callable taking the parsed arguments and returning an exit status).
+Heavy imports (SDV, torch, the LLM runtime) happen inside those functions, so ``--help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from typing import Sequence
+
+import llmdisc
+import llmdisc.cli.commands
+from llmdisc.errors import LlmdiscError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the top-level parser with every discovered sub-command registered."""
+    parser = argparse.ArgumentParser(
+        prog="llmdisc",
+        description="LLM-as-a-Discriminator: ask LLMs whether table samples are REAL or SYNTHETIC, "
+        "and turn the answers into a privacy signal for a synthetic-data release.",
+    )
+    parser.add_argument("--version", action="version", version=f"llmdisc {llmdisc.__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(llmdisc.cli.commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"llmdisc.cli.commands.{info.name}")
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (errors of llmdisc print one clear line, status 2)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        status = args.func(args)
+    except LlmdiscError as exc:
+        print(f"llmdisc {args.command}: error: {exc}", file=sys.stderr)
+        return int(getattr(exc, "exit_status", 2))
+    except KeyboardInterrupt:
+        print("interrupted; finished work is kept and a re-run resumes", file=sys.stderr)
+        return 130
+    return int(status or 0)

@@ -1,1 +1,0 @@
-"""Sub-commands of the ``llmdisc`` CLI, one module each (see :mod:`llmdisc.cli`)."""

@@ -1,0 +1,59 @@
+"""Stages 03–04, the LLM discriminator: samples, prompts, providers, cached and resumable trials.
+
+Reads the real holdout/train tables (:mod:`llmdisc.data`) and the releases (:mod:`llmdisc.synthesis`); draws a
+fresh seeded 20-row sample per trial (:mod:`~llmdisc.discrimination.samples`), renders the C1/C2 prompt
+(:mod:`~llmdisc.discrimination.prompts`, ``templates/``, the metadata block of
+:mod:`~llmdisc.discrimination.metadata`), asks a provider (:mod:`~llmdisc.discrimination.providers`) through the
+response cache and the one retry loop, parses the JSON verdict (:mod:`~llmdisc.discrimination.answers`) and writes
+one :class:`TrialRecord` per line to ``results/trials/<run>.jsonl`` (:mod:`~llmdisc.discrimination.runner`; a
+re-run resumes). :func:`run_configured` is one configured run as notebook 04 and ``llmdisc trials`` describe it.
+"""
+
+from llmdisc.discrimination.answers import ANSWER_JSON_SCHEMA, ParsedAnswer, VerdictAnswer, parse_answer
+from llmdisc.discrimination.cache import ResponseCache, cache_key, request_cache_key
+from llmdisc.discrimination.metadata import METADATA_SOURCES, metadata_block, metadata_statistics
+from llmdisc.discrimination.prompts import (
+    PROMPT_VARIANTS,
+    build_prompt,
+    estimate_tokens,
+    prompt_hash,
+    render_table,
+    system_prompt,
+)
+from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest, Provider
+from llmdisc.discrimination.providers.registry import PROVIDERS, get_provider
+from llmdisc.discrimination.records import CELL_KEY, TRIAL_COLUMNS, TrialRecord, load_trials
+from llmdisc.discrimination.retries import RequestBudget, call_with_retries
+from llmdisc.discrimination.runner import RunAborted, RunSummary, run_name, run_trials, run_trials_sync
+from llmdisc.discrimination.samples import (
+    SAMPLING_MODES,
+    TrialSpec,
+    build_trial_queue,
+    derive_seed,
+    sample_rows,
+)
+from llmdisc.discrimination.trial_inputs import (
+    MetadataCache,
+    PreparedPrompt,
+    prepare_prompt,
+    token_overview,
+    trial_metadata_text,
+)
+from llmdisc.discrimination.trial_runs import (
+    TrialRunConfig,
+    load_trial_tables,
+    open_provider,
+    record_run_metrics,
+    run_configured,
+)
+
+__all__ = [
+    "ANSWER_JSON_SCHEMA", "CELL_KEY", "METADATA_SOURCES", "PROMPT_VARIANTS", "PROVIDERS", "SAMPLING_MODES",
+    "TRIAL_COLUMNS", "Completion", "GenerateConfig", "MetadataCache", "ParsedAnswer", "PreparedPrompt",
+    "PromptRequest", "Provider", "RequestBudget", "ResponseCache", "RunAborted", "RunSummary", "TrialRecord",
+    "TrialRunConfig", "TrialSpec", "VerdictAnswer", "build_prompt", "build_trial_queue", "cache_key",
+    "call_with_retries", "derive_seed", "estimate_tokens", "get_provider", "load_trial_tables", "load_trials",
+    "metadata_block", "metadata_statistics", "open_provider", "parse_answer", "prepare_prompt", "prompt_hash",
+    "record_run_metrics", "render_table", "request_cache_key", "run_configured", "run_name", "run_trials",
+    "run_trials_sync", "sample_rows", "system_prompt", "token_overview", "trial_metadata_text",
+]

@@ -1,0 +1,296 @@
+"""Content-addressed store of completed LLM responses (modelled on Inspect AI's ``model/_cache.py``).
+
+The key is the sha256 of the canonical JSON of everything that can change an answer: provider, model id
+and its digest/version, base URL, the full messages (system and user text), the answer schema,
+temperature, seed, max tokens, the replicate index and the trial's sample seed. Values are completed
+responses only (text, model version, token counts, latency): a failure is never stored, so a retry is a
+fresh call, and no secret is ever stored (the base URL enters the key only as a hash, with any
+user-info or query string removed first).
+
+Storage: JSONL shards ``<dir>/<first two hex digits of the key>.jsonl`` under ``.llmdisc-cache/`` at the
+project root (``LLMDISC_CACHE_DIR`` overrides). Each line is ``{"key": ..., "value": {...}, "stored": ...}``;
+a later line for the same key supersedes an earlier one (that is how ``refresh`` overwrites). A corrupt
+line is skipped and counted (:attr:`ResponseCache.corrupt_lines`), never a crash: the cache is an
+optimisation.
+
+Modes:
+    ``fill`` (default): read hits, store new responses.
+    ``offline``: read hits; a miss raises :class:`~llmdisc.errors.CacheMissError` (reproduction without keys).
+    ``refresh``: ignore hits, store new responses (they supersede the old ones).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import threading
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest
+from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
+from llmdisc.manifest import canonical_json, sha256_json
+from llmdisc.paths import project_root, relative_to_root
+
+CACHE_MODES = ("fill", "offline", "refresh")
+CACHE_DIR_ENV = "LLMDISC_CACHE_DIR"
+DEFAULT_CACHE_DIRNAME = ".llmdisc-cache"
+
+
+def default_cache_dir() -> Path:
+    """Return ``$LLMDISC_CACHE_DIR`` if set, else ``<project root>/.llmdisc-cache``."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    return Path(env) if env else project_root() / DEFAULT_CACHE_DIRNAME
+
+
+def public_base_url(base_url: str | None) -> str | None:
+    """Return ``base_url`` without user-info, query or fragment (where a key could hide); None stays None."""
+    if not base_url:
+        return None
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def cache_key_parts(
+    *,
+    provider: str,
+    model: str,
+    model_digest: str | None,
+    base_url: str | None,
+    system: str,
+    user: str,
+    json_schema: Mapping[str, Any] | None,
+    temperature: float,
+    seed: int,
+    max_tokens: int,
+    replicate: int,
+    sample_seed: int | None = None,
+) -> dict[str, Any]:
+    """Return the dictionary that :func:`cache_key` hashes (useful to see why two keys differ).
+
+    Args:
+        provider: registry name of the provider (``local``, ``ollama``, ...).
+        model: model id asked for.
+        model_digest: weights hash / digest / version known before the call (None if unknown).
+        base_url: service URL (credentials and query strings are stripped before hashing).
+        system: full system prompt text.
+        user: full user prompt text.
+        json_schema: the answer schema sent to the provider (None for free text).
+        temperature: sampling temperature.
+        seed: provider-side sampling seed.
+        max_tokens: cap on generated tokens.
+        replicate: replicate index, so repeated identical calls stay distinct (Inspect's epoch).
+        sample_seed: the trial's sample seed (already implied by the user text; kept for traceability).
+
+    Returns:
+        A JSON-serialisable dict with one entry per part of the key.
+    """
+    return {
+        "provider": provider,
+        "model": model,
+        "model_digest": model_digest,
+        "base_url": public_base_url(base_url),
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        "json_schema": json_schema,
+        "temperature": float(temperature),
+        "seed": int(seed),
+        "max_tokens": int(max_tokens),
+        "replicate": int(replicate),
+        "sample_seed": None if sample_seed is None else int(sample_seed),
+    }
+
+
+def cache_key(**parts: Any) -> str:
+    """Return the cache key of one call: sha256 (hex, 64 chars) of the canonical JSON of its parts.
+
+    Args:
+        **parts: the keyword arguments of :func:`cache_key_parts` (an unknown or missing one is a TypeError).
+
+    Returns:
+        64 lowercase hex characters.
+    """
+    return sha256_json(cache_key_parts(**parts))
+
+
+def request_cache_key(
+    identity: Mapping[str, Any],
+    request: PromptRequest,
+    config: GenerateConfig,
+    *,
+    replicate: int,
+    sample_seed: int | None = None,
+) -> str:
+    """:func:`cache_key` of a call described by a provider's ``identity()``, a request and a config."""
+    return cache_key(
+        provider=str(identity.get("provider")), model=str(identity.get("model")),
+        model_digest=identity.get("model_digest"), base_url=identity.get("base_url"),
+        system=request.system, user=request.user, json_schema=request.json_schema,
+        temperature=config.temperature, seed=config.seed, max_tokens=config.max_tokens,
+        replicate=replicate, sample_seed=sample_seed,
+    )
+
+
+def _ends_mid_line(path: Path) -> bool:
+    """True when ``path`` exists, is non-empty and its last byte is not a newline."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
+
+
+@dataclass
+class CacheStats:
+    """Counters of one :class:`ResponseCache` since it was opened."""
+
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+    corrupt_lines: int = 0
+
+
+@dataclass
+class _Shard:
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class ResponseCache:
+    """A directory of JSONL shards mapping :func:`cache_key` to completed responses.
+
+    Thread-safe within one process (a lock guards shard loading and appends); several processes may
+    share a directory, since each store is one ``write`` of one line in append mode and a later line
+    for the same key simply supersedes an earlier one.
+
+    Args:
+        path: cache directory (created on first write); None: :func:`default_cache_dir`.
+        mode: ``fill``, ``offline`` or ``refresh`` (see the module docstring).
+
+    Raises:
+        ConfigError: unknown mode.
+    """
+
+    def __init__(self, path: Path | str | None = None, mode: str = "fill") -> None:
+        if mode not in CACHE_MODES:
+            raise ConfigError(f"cache mode {mode!r} is unknown; fix: use one of {', '.join(CACHE_MODES)}")
+        self.path = Path(path) if path is not None else default_cache_dir()
+        self.mode = mode
+        self.stats = CacheStats()
+        self._shards: dict[str, _Shard] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def corrupt_lines(self) -> int:
+        """Number of unreadable lines skipped so far."""
+        return self.stats.corrupt_lines
+
+    def _shard_path(self, key: str) -> Path:
+        return self.path / f"{key[:2]}.jsonl"
+
+    def _load_shard(self, key: str) -> _Shard:
+        prefix = key[:2]
+        shard = self._shards.get(prefix)
+        if shard is not None:
+            return shard
+        shard = _Shard()
+        path = self._shard_path(key)
+        corrupt = 0
+        if path.exists():
+            with open(path, "rb") as fh:
+                for raw in fh:
+                    try:
+                        line = json.loads(raw.decode("utf-8"))
+                        entry_key, value = line["key"], line["value"]
+                        if not (isinstance(entry_key, str) and isinstance(value, dict) and "text" in value):
+                            raise ValueError("not a cache entry")
+                    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                        corrupt += 1
+                        continue
+                    shard.entries[entry_key] = value
+        if corrupt:
+            self.stats.corrupt_lines += corrupt
+            warnings.warn(f"response cache shard {relative_to_root(path)}: {corrupt} corrupt line(s) "
+                          "skipped; they count as misses and are rewritten on the next store", LlmdiscWarning,
+                          stacklevel=3)
+        self._shards[prefix] = shard
+        return shard
+
+    def get(self, key: str) -> Completion | None:
+        """Return the stored completion for ``key``, or None on a miss (always None in ``refresh`` mode).
+
+        Raises:
+            CacheMissError: ``offline`` mode and no entry for ``key``.
+        """
+        if self.mode == "refresh":
+            self.stats.misses += 1
+            return None
+        with self._lock:
+            value = self._load_shard(key).entries.get(key)
+        if value is None:
+            self.stats.misses += 1
+            if self.mode == "offline":
+                raise CacheMissError(
+                    f"offline cache mode: no stored response for key {key[:16]}… in "
+                    f"{relative_to_root(self.path)}; fix: run once with cache mode 'fill' (needs the "
+                    "provider), or point LLMDISC_CACHE_DIR at the cache that holds this run's answers")
+            return None
+        self.stats.hits += 1
+        return Completion(
+            text=value["text"], model=value.get("model", ""), model_version=value.get("model_version"),
+            prompt_tokens=value.get("prompt_tokens"), completion_tokens=value.get("completion_tokens"),
+            latency_s=value.get("latency_s"), metadata={"cache": "read"},
+        )
+
+    def put(self, key: str, completion: Completion) -> None:
+        """Store a completed response (appends one line; supersedes any earlier entry for ``key``).
+
+        Only the answer text, model id, model version, token counts and latency are kept: provider
+        metadata is dropped so that nothing secret can reach the file.
+
+        Raises:
+            TypeError: ``completion`` is not a :class:`Completion` (a failure must never be cached).
+        """
+        if not isinstance(completion, Completion):
+            raise TypeError(f"only a Completion can be cached, got {type(completion).__name__}; "
+                            "failures are never cached so that a retry makes a fresh call")
+        value = {
+            "text": completion.text, "model": completion.model, "model_version": completion.model_version,
+            "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+            "latency_s": completion.latency_s,
+        }
+        line = json.dumps({"key": key, "value": value,
+                           "stored": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
+                          ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self._lock:
+            shard = self._load_shard(key)
+            self.path.mkdir(parents=True, exist_ok=True)
+            shard_path = self._shard_path(key)
+            if _ends_mid_line(shard_path):
+                line = "\n" + line  # a torn last line (killed writer) must not swallow this entry
+            with open(shard_path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+            shard.entries[key] = value
+            self.stats.writes += 1
+
+    def __len__(self) -> int:
+        """Number of distinct keys stored on disk (loads every shard)."""
+        with self._lock:
+            if self.path.is_dir():
+                for shard_file in self.path.glob("*.jsonl"):
+                    self._load_shard(shard_file.stem.ljust(2, "0"))
+            return sum(len(s.entries) for s in self._shards.values())
+
+    def describe(self) -> dict[str, Any]:
+        """Mode, root-relative directory and counters, for manifests and logs."""
+        return {"mode": self.mode, "path": relative_to_root(self.path), **asdict(self.stats)}

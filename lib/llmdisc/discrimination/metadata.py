@@ -1,0 +1,203 @@
+"""The C2 metadata block: distributional statistics of a table as deterministic text (PROTOCOL §4).
+
+Reproduces the paper's ``metadata.py`` (``extract_metadata`` + ``metadata_to_text``) line for line:
+shape; missing values per column (or "No missing values detected."); per column ``dtype``, unique
+count and % missing; numeric columns: mean, std, min, p25, median, p75, max, skewness, excess
+kurtosis (pandas' bias-corrected ``skew``/``kurt``), all rounded to 4 dp, and a Shapiro–Wilk p on a
+seeded subsample of at most 500 values (pandas ``sample(random_state=42)``, as the paper) tagged
+normal/non-normal at 0.05; categorical columns: the top-5 value shares (%, 1 dp) and the Shannon
+entropy (natural log, 4 dp); Pearson correlations of numeric column pairs, sorted by |r|, top 15.
+
+Where the paper's code had no defined behaviour we choose, and say so in the text:
+* Shapiro–Wilk needs more than 8 non-missing values (the paper's rule) and a non-constant column;
+  otherwise the line reads ``Shapiro-Wilk p=n/a (...)``.
+* An all-missing categorical column prints ``top values: none (all values missing)`` and no entropy.
+* Undefined correlations (a constant or all-missing column) are left out of the ranking.
+* Ties between equally frequent categories keep their order of first appearance in the table, and
+  the entropy is exact (the paper added 1e-9 to each count: a change below 1e-8).
+
+Which table the block describes is the caller's threat-model choice (``METADATA_SOURCES``; see
+:mod:`llmdisc.discrimination.trial_inputs`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+METADATA_SOURCES = ("source", "real", "sample")
+"""``source``: the whole table the sample came from (the paper's; label-revealing); ``real``: the whole
+real table, shown with every sample (published official statistics); ``sample``: the shown rows only."""
+
+SHAPIRO_MIN_VALUES = 9
+"""Shapiro–Wilk is computed only on more than 8 non-missing values (the paper's rule; SciPy needs 3)."""
+TOP_VALUES_SHOWN = 5
+TOP_CORRELATIONS_SHOWN = 15
+
+
+def _numeric_columns(table: pd.DataFrame) -> list[str]:
+    return table.select_dtypes(include=[np.number]).columns.tolist()
+
+
+def _categorical_columns(table: pd.DataFrame) -> list[str]:
+    return table.select_dtypes(include=["object", "category", "bool", "string"]).columns.tolist()
+
+
+def _shapiro(values: pd.Series, seed: int, max_rows: int) -> tuple[float | None, str | None]:
+    """Return (p, None) or (None, why not computed)."""
+    clean = values.dropna()
+    if len(clean) < SHAPIRO_MIN_VALUES:
+        return None, f"fewer than {SHAPIRO_MIN_VALUES} values"
+    if clean.nunique() < 2:
+        return None, "constant column"
+    subsample = clean.sample(min(max_rows, len(clean)), random_state=seed)
+    with warnings.catch_warnings():
+        # SciPy warns for n > 5000 and for near-constant data; the subsample and the check above cover both.
+        warnings.simplefilter("ignore", UserWarning)
+        return float(stats.shapiro(subsample.astype(float)).pvalue), None
+
+
+def _value_shares(values: pd.Series) -> list[tuple[str, float]]:
+    """Shares of each non-missing value, most frequent first, ties in order of first appearance."""
+    counts = values.value_counts(sort=False, dropna=True)
+    if counts.empty:
+        return []
+    order = np.argsort(-counts.to_numpy(), kind="stable")
+    counts = counts.iloc[order]
+    total = counts.sum()
+    return [(str(k), float(v) / float(total)) for k, v in counts.items()]
+
+
+def metadata_statistics(table: pd.DataFrame, *, shapiro_seed: int = 42,
+                        shapiro_rows: int = 500) -> dict[str, Any]:
+    """Compute the numbers behind :func:`metadata_block` (unrounded).
+
+    Args:
+        table: Any table (whole real or synthetic table, or a sample of it).
+        shapiro_seed: ``random_state`` of the Shapiro–Wilk subsample (the paper's 42).
+        shapiro_rows: Size cap of that subsample (the paper's 500).
+
+    Returns:
+        A JSON-serialisable dict: ``shape`` {rows, columns}; ``missing`` {column: % missing} for columns
+        with any; ``columns`` {column: {dtype, kind ("numeric" | "categorical" | "other"), n_unique,
+        missing_pct (0–100), and for numeric: mean, std (ddof 1), min, p25, median, p75, max, skewness,
+        kurtosis (excess), shapiro_p (or None) and shapiro_skipped (reason or None); for categorical:
+        top_values [[value, share 0–1], ...] (all values, most frequent first) and entropy (nats, None
+        when all missing)}}; ``correlations`` [[col_a, col_b, r], ...] over numeric pairs (upper
+        triangle, table order), sorted by |r| rounded to 4 dp descending, undefined r left out.
+        NaN stands for an undefined statistic (e.g. the mean of an all-missing column).
+    """
+    numeric = _numeric_columns(table)
+    categorical = _categorical_columns(table)
+    columns: dict[str, Any] = {}
+    for col in table.columns:
+        series = table[col]
+        info: dict[str, Any] = {
+            "dtype": str(series.dtype),
+            "kind": "numeric" if col in numeric else "categorical" if col in categorical else "other",
+            "n_unique": int(series.nunique()),
+            "missing_pct": float(series.isna().mean() * 100) if len(series) else 0.0,
+        }
+        if col in numeric:
+            values = series.astype(float)
+            with warnings.catch_warnings():
+                # An all-missing column has undefined statistics (NaN, printed "nan"): expected, not alarming.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                info.update(mean=float(values.mean()), std=float(values.std()), min=float(values.min()),
+                            p25=float(values.quantile(0.25)), median=float(values.median()),
+                            p75=float(values.quantile(0.75)), max=float(values.max()),
+                            skewness=float(values.skew()), kurtosis=float(values.kurt()))
+            info["shapiro_p"], info["shapiro_skipped"] = _shapiro(values, shapiro_seed, shapiro_rows)
+        elif col in categorical:
+            shares = _value_shares(series)
+            info["top_values"] = [[value, share] for value, share in shares]
+            info["entropy"] = float(stats.entropy([s for _, s in shares])) if shares else None
+        columns[str(col)] = info
+    correlations: list[list[Any]] = []
+    if len(numeric) >= 2:
+        matrix = table[numeric].astype(float).corr()
+        for i, col_a in enumerate(numeric):
+            for col_b in numeric[i + 1:]:
+                r = float(matrix.loc[col_a, col_b])
+                if not math.isnan(r):
+                    correlations.append([str(col_a), str(col_b), r])
+        # Stable sort on the 4-dp magnitude, as the paper's sorted() over its rounded matrix.
+        correlations.sort(key=lambda pair: abs(round(pair[2], 4)), reverse=True)
+    missing = {name: info["missing_pct"] for name, info in columns.items() if info["missing_pct"] > 0}
+    return {"shape": {"rows": int(table.shape[0]), "columns": int(table.shape[1])}, "missing": missing,
+            "columns": columns, "correlations": correlations}
+
+
+def _num(value: float) -> str:
+    """The paper's number format: Python's ``str`` of the value rounded to 4 dp (``17.0``, ``38.4379``)."""
+    return str(round(value, 4))
+
+
+def render_metadata(statistics: dict[str, Any], *, include_row_count: bool = True) -> str:
+    """Render :func:`metadata_statistics` output as the paper's text block (no trailing newline).
+
+    Args:
+        statistics: The dict returned by :func:`metadata_statistics`.
+        include_row_count: If False the shape line gives the column count only (the ``neutral`` prompt
+            never shows the dataset size).
+    """
+    shape = statistics["shape"]
+    lines = ["=== DATASET METADATA ==="]
+    lines.append(f"Shape: {shape['rows']} rows × {shape['columns']} columns" if include_row_count
+                 else f"Shape: {shape['columns']} columns")
+    if statistics["missing"]:
+        lines.append("\n--- Missing Values ---")
+        lines.extend(f"  {col}: {round(pct, 2)}% missing" for col, pct in statistics["missing"].items())
+    else:
+        lines.append("\nNo missing values detected.")
+    lines.append("\n--- Column Profiles ---")
+    for col, info in statistics["columns"].items():
+        lines.append(f"\n[{col}]  dtype={info['dtype']}  unique={info['n_unique']}  "
+                     f"missing={round(info['missing_pct'], 2)}%")
+        if info["kind"] == "numeric":
+            lines.append(f"  mean={_num(info['mean'])}  std={_num(info['std'])}  min={_num(info['min'])}  "
+                         f"p25={_num(info['p25'])}  median={_num(info['median'])}  p75={_num(info['p75'])}  "
+                         f"max={_num(info['max'])}")
+            lines.append(f"  skewness={_num(info['skewness'])}  kurtosis={_num(info['kurtosis'])}")
+            p = info["shapiro_p"]
+            if p is not None:
+                p4 = round(p, 4)
+                lines.append(f"  Shapiro-Wilk p={p4} ({'normal' if p4 > 0.05 else 'non-normal'})")
+            else:
+                lines.append(f"  Shapiro-Wilk p=n/a ({info['shapiro_skipped']})")
+        elif info["kind"] == "categorical":
+            top = info["top_values"][:TOP_VALUES_SHOWN]
+            if not top:
+                lines.append("  top values: none (all values missing)")
+                continue
+            # The paper rounded shares to 4 dp and then printed them with one decimal of percent.
+            shares = "  ".join(f"{value}={round(share, 4):.1%}" for value, share in top)
+            lines.append(f"  top values: {shares}")
+            lines.append(f"  entropy={_num(info['entropy'])}")
+    if statistics["correlations"]:
+        lines.append("\n--- Numeric Correlations (Pearson r) ---")
+        lines.extend(f"  {a} × {b}: r={round(r, 4):.4f}"
+                     for a, b, r in statistics["correlations"][:TOP_CORRELATIONS_SHOWN])
+    return "\n".join(lines)
+
+
+def metadata_block(table: pd.DataFrame, *, shapiro_seed: int = 42, shapiro_rows: int = 500,
+                   include_row_count: bool = True) -> str:
+    """Return the metadata block of ``table`` as shown in C2 prompts (deterministic text).
+
+    Args:
+        table: The table the statistics describe (see ``METADATA_SOURCES`` for which one to pass).
+        shapiro_seed: Seed of the Shapiro–Wilk subsample (the paper's 42).
+        shapiro_rows: Cap on that subsample (the paper's 500).
+        include_row_count: False drops the row count from the shape line (``neutral`` prompts).
+
+    Returns:
+        The text block, starting ``=== DATASET METADATA ===``, without a trailing newline.
+    """
+    return render_metadata(metadata_statistics(table, shapiro_seed=shapiro_seed, shapiro_rows=shapiro_rows),
+                           include_row_count=include_row_count)

@@ -1,0 +1,1 @@
+"""LLM providers behind one small async interface; see :mod:`llmdisc.discrimination.providers.base`."""

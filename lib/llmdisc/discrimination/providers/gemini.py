@@ -1,0 +1,185 @@
+"""``gemini``: Google's Gemini API through ``google-genai`` (async client, API version ``v1beta``).
+
+The request is ``POST /v1beta/models/{model}:generateContent`` with ``systemInstruction``, ``contents``
+and ``generationConfig`` (``temperature``, ``seed``, ``maxOutputTokens``, ``responseMimeType:
+application/json`` and ``responseJsonSchema`` = the answer's plain JSON Schema). The model version the
+response reports (``modelVersion``) is recorded. The model asked for is the only one ever called: the
+paper's code silently retried failures on another model and logged them as the first (PROTOCOL §8
+row 6); here a failure is an error for the trial runner to retry on the *same* model or record.
+
+``max_tokens`` caps the *answer*. Gemini 2.5 models think by default and count the thinking tokens
+against ``maxOutputTokens``, so an answer-sized cap alone can end answers empty or cut (finish reason
+``MAX_TOKENS``). The request therefore adds :data:`THINKING_HEADROOM_TOKENS` on top, the documented cap
+of 2.5 Flash's default ("dynamic") thinking; the model keeps its default thinking, as the paper ran it.
+The thinking tokens used are recorded (``metadata["thoughts_tokens"]``).
+
+The SDK is given no retry options (it then makes one attempt). The client object is kept on the
+provider: a temporary client is closed by garbage collection mid-call (FEASIBILITY).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from llmdisc.discrimination.providers.base import (
+    Completion,
+    GenerateConfig,
+    PromptRequest,
+    Provider,
+    api_key_from_env,
+)
+from llmdisc.discrimination.providers.errors import (
+    ModelNotFoundError,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderError,
+    error_for_status,
+    malformed_body,
+    parse_duration,
+    parse_retry_after,
+    redact,
+    transport_error,
+)
+
+KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+THINKING_HEADROOM_TOKENS = 8192
+"""Tokens added to ``max_tokens`` for thinking: the cap of Gemini 2.5 Flash's default dynamic thinking."""
+
+
+class GeminiProvider(Provider):
+    """Gemini ``generateContent``.
+
+    Args:
+        model: Model id (``gemini-2.5-flash`` in the paper).
+        base_url: API root (default Google's; tests point it at a loopback server).
+        timeout_s: Seconds before one call is abandoned (then a retryable error).
+        max_connections: Concurrent calls the trial runner may make.
+    """
+
+    name = "gemini"
+    is_remote = True
+
+    def __init__(self, model: str, *, base_url: str | None = None, timeout_s: float = 120.0,
+                 max_connections: int = 4) -> None:
+        super().__init__(model, base_url=(base_url or DEFAULT_BASE_URL).rstrip("/"), max_connections=max_connections)
+        self.timeout_s = timeout_s
+        self._client: Any = None
+        self._key: str | None = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            self._key = api_key_from_env(KEY_VARIABLES, provider="gemini")
+            try:
+                from google import genai
+                from google.genai import types
+            except ImportError as exc:  # pragma: no cover - google-genai is pinned in requirements.txt
+                raise ProviderConfigError("the gemini provider needs `google-genai`; fix: "
+                                          "pip install -r requirements.txt") from exc
+            # api_version is pinned: google-genai 3.x defaults to v1, where responseJsonSchema is missing.
+            options = types.HttpOptions(base_url=self.base_url, api_version="v1beta",
+                                        timeout=int(self.timeout_s * 1000))
+            self._client = genai.Client(api_key=self._key, http_options=options)
+        return self._client
+
+    def _classify(self, exc: BaseException) -> ProviderError:
+        from google.genai import errors
+
+        if isinstance(exc, errors.APIError):
+            detail = redact(str(exc.message or exc.status or exc), self._key)
+            body = exc.details if isinstance(exc.details, dict) else {}
+            error = body.get("error", body) if isinstance(body, dict) else {}
+            if exc.code == 400 and _mentions(error, "API_KEY_INVALID"):  # Google sends a bad key as 400
+                return ProviderAuthError(f"gemini rejected the API key (HTTP 400 API_KEY_INVALID); fix: check "
+                                         f"${KEY_VARIABLES[0]} (or ${KEY_VARIABLES[1]})")
+            retry_after = _retry_delay(error)
+            if retry_after is None and exc.response is not None:
+                retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            return error_for_status(int(exc.code or 0), detail, provider=self.name, model=self.model,
+                                    retry_after=retry_after, key_env=KEY_VARIABLES[0])
+        found = transport_error(exc, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s)
+        if found is not None:
+            return found
+        return malformed_body(self.name, self.base_url, f"{type(exc).__name__}: {redact(str(exc), self._key)[:200]}")
+
+    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
+        """Send one ``generateContent``; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+        from google.genai import types
+
+        client = self._get_client()
+        settings: dict[str, Any] = {"system_instruction": request.system, "temperature": config.temperature,
+                                    "seed": config.seed,
+                                    "max_output_tokens": config.max_tokens + THINKING_HEADROOM_TOKENS}
+        if request.json_schema is not None:
+            settings.update(response_mime_type="application/json", response_json_schema=request.json_schema)
+        start = time.perf_counter()
+        try:
+            response = await client.aio.models.generate_content(
+                model=self.model, contents=request.user, config=types.GenerateContentConfig(**settings))
+        except Exception as exc:  # noqa: BLE001 - every failure is classified, none swallowed
+            raise self._classify(exc) from None
+        latency = time.perf_counter() - start
+        candidates = response.candidates or []
+        finish = str(candidates[0].finish_reason.value) if candidates and candidates[0].finish_reason else None
+        parts = (candidates[0].content.parts or []) if candidates and candidates[0].content else []
+        # A blocked or truncated answer comes back as an empty/partial text: the parser judges it.
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        usage = response.usage_metadata
+        feedback = response.prompt_feedback
+        return Completion(
+            text=text,
+            model=self.model,
+            model_version=response.model_version,
+            prompt_tokens=usage.prompt_token_count if usage else None,
+            completion_tokens=usage.candidates_token_count if usage else None,
+            latency_s=latency,
+            metadata={"finish_reason": finish, "response_id": response.response_id,
+                      "thoughts_tokens": usage.thoughts_token_count if usage else None,
+                      "block_reason": str(feedback.block_reason.value) if feedback and feedback.block_reason
+                      else None},
+        )
+
+    async def check(self) -> None:
+        """Key present (named when missing), server reachable, model known (``GET /v1beta/models/{model}``).
+
+        Raises:
+            ProviderAuthError: neither ``GEMINI_API_KEY`` nor ``GOOGLE_API_KEY`` is set, or the key is rejected.
+            ModelNotFoundError: the model does not exist; the message lists the models the key can use.
+        """
+        client = self._get_client()
+        try:
+            await client.aio.models.get(model=self.model)
+            return
+        except Exception as exc:  # noqa: BLE001 - classified below
+            error = self._classify(exc)
+        if not isinstance(error, ModelNotFoundError):
+            raise error
+        names: list[str] = []
+        try:
+            async for entry in await client.aio.models.list():
+                names.append(str(entry.name).removeprefix("models/"))
+        except Exception:  # noqa: BLE001 - the listing only decorates the message
+            pass
+        listed = ", ".join(sorted(names)) or "(could not list models)"
+        raise ModelNotFoundError(f"gemini has no model {self.model!r} at {self.base_url}; available: {listed}; "
+                                 "fix: pass one of those (no other model is ever substituted)")
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
+        if self._client is not None:
+            await self._client.aio.aclose()
+            self._client = None
+
+
+def _mentions(error: Any, word: str) -> bool:
+    return word in str(error)
+
+
+def _retry_delay(error: Any) -> float | None:
+    """Seconds from a ``google.rpc.RetryInfo`` detail of a Google error body, if present."""
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details or []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            return parse_duration(detail.get("retryDelay"))
+    return None

@@ -1,0 +1,198 @@
+"""``openai``: any OpenAI-compatible Chat Completions endpoint (Groq, vLLM, llama.cpp's server, LM Studio).
+
+The official ``openai`` async client is used with ``max_retries=0`` (the trial runner owns retries).
+The paper's LLaMA ran on Groq: ``get_provider("openai", "llama-3.1-8b-instant",
+base_url="https://api.groq.com/openai/v1", api_key_env="GROQ_API_KEY")``.
+
+Constrained output (decision): ``response_format="auto"`` (default) first sends
+``{"type": "json_schema", "json_schema": {"name": "verdict", "schema": ..., "strict": false}}``
+(non-strict: strict mode rejects ``maxLength``). If the service answers HTTP 400 naming
+``response_format``/``json_schema`` (models without structured outputs, e.g. some Groq models), the
+provider switches — once, for the rest of its life — to ``{"type": "json_object"}``, whose prompt
+already spells out the JSON fields, and every completion records which format was used in
+``Completion.metadata["response_format"]``. ``"json_schema"`` or ``"json_object"`` force one format.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from llmdisc.discrimination.providers.base import (
+    Completion,
+    GenerateConfig,
+    PromptRequest,
+    Provider,
+    api_key_from_env,
+    is_loopback_url,
+)
+from llmdisc.discrimination.providers.errors import (
+    ModelNotFoundError,
+    ProviderConfigError,
+    ProviderError,
+    error_for_status,
+    malformed_body,
+    parse_retry_after,
+    redact,
+    transport_error,
+)
+
+ResponseFormat = Literal["auto", "json_schema", "json_object"]
+_FORMATS = ("auto", "json_schema", "json_object")
+
+
+class OpenAICompatibleProvider(Provider):
+    """Chat Completions over the ``openai`` SDK.
+
+    Args:
+        model: Model id as the service names it (``llama-3.1-8b-instant`` on Groq).
+        base_url: Root of the API, ending in ``/v1`` (default ``https://api.openai.com/v1``).
+        api_key_env: Environment variable holding the key (``OPENAI_API_KEY``; ``GROQ_API_KEY`` for Groq).
+            A loopback ``base_url`` may run without a key.
+        timeout_s: Seconds before one call is abandoned (then a retryable error).
+        max_connections: Concurrent calls the trial runner may make to this provider.
+        response_format: ``auto``, ``json_schema`` or ``json_object`` (see the module docstring).
+    """
+
+    name = "openai"
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 timeout_s: float = 120.0, max_connections: int = 4,
+                 response_format: ResponseFormat = "auto") -> None:
+        if response_format not in _FORMATS:
+            raise ProviderConfigError(f"response_format={response_format!r} is not one of {_FORMATS}; fix: "
+                                      "pick one (auto tries json_schema, then json_object)")
+        base_url = (base_url or "https://api.openai.com/v1").rstrip("/")
+        super().__init__(model, base_url=base_url, max_connections=max_connections)
+        # A loopback server (llama.cpp, vLLM on this machine) keeps prompts here (``llmdisc audit`` reads this).
+        self.is_remote = not is_loopback_url(base_url)  # type: ignore[misc]
+        self.api_key_env = api_key_env
+        self.timeout_s = timeout_s
+        self.response_format: ResponseFormat = response_format
+        self._client: Any = None
+        self._key: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        """True when the base URL is on this machine (prompts do not leave it)."""
+        return is_loopback_url(self.base_url)
+
+    def _api_key(self) -> str:
+        if self._key is None:
+            try:
+                self._key = api_key_from_env((self.api_key_env,), provider=f"openai-compatible ({self.base_url})")
+            except ProviderError:
+                if not self.is_local:
+                    raise
+                self._key = "no-key-needed-for-loopback"  # local servers ignore it; the SDK insists on one
+        return self._key
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            try:
+                import openai
+            except ImportError as exc:  # pragma: no cover - openai is pinned in requirements.txt
+                raise ProviderConfigError("the openai provider needs the `openai` package; fix: "
+                                          "pip install -r requirements.txt") from exc
+            self._client = openai.AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0,
+                                              timeout=self.timeout_s)
+        return self._client
+
+    def _classify(self, exc: Exception) -> ProviderError:
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            detail = redact(_error_message(exc), self._key)
+            return error_for_status(exc.status_code, detail, provider=self.name, model=self.model,
+                                    retry_after=retry_after, key_env=self.api_key_env)
+        found = transport_error(exc, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s)
+        if found is not None:
+            return found
+        return malformed_body(self.name, self.base_url, f"{type(exc).__name__}: {redact(str(exc), self._key)[:200]}")
+
+    def _format(self, request: PromptRequest) -> dict[str, Any] | None:
+        if request.json_schema is None:
+            return None
+        if self.response_format == "json_object":
+            return {"type": "json_object"}
+        return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": request.json_schema,
+                                                      "strict": False}}
+
+    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
+        """Send one chat completion; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+        import openai
+
+        client = self._get_client()
+        messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": config.temperature,
+                                  "seed": config.seed, "max_tokens": config.max_tokens}
+        fmt = self._format(request)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        start = time.perf_counter()
+        try:
+            response = await client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if not (self.response_format == "auto" and fmt and fmt["type"] == "json_schema"
+                    and _rejects_schema(exc)):
+                raise self._classify(exc) from None
+            self.response_format = "json_object"  # remembered: later calls go straight to json_object
+            return await self.complete(request, config)
+        except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
+            raise self._classify(exc) from None
+        latency = time.perf_counter() - start
+        if isinstance(response, str) or not getattr(response, "choices", None):
+            raise malformed_body(self.name, self.base_url, "no `choices` in the response")
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        return Completion(
+            text=(choice.message.content if choice.message is not None else None) or "",
+            model=self.model,
+            model_version=getattr(response, "model", None),
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            latency_s=latency,
+            metadata={"finish_reason": choice.finish_reason, "response_format": fmt["type"] if fmt else None,
+                      "system_fingerprint": getattr(response, "system_fingerprint", None)},
+        )
+
+    async def check(self) -> None:
+        """Key present (unless loopback), server reachable, model listed by ``GET /models``.
+
+        Raises:
+            ProviderAuthError, ProviderUnreachableError, ModelNotFoundError (listing the server's models).
+        """
+        import openai
+
+        client = self._get_client()
+        try:
+            page = await client.models.list()
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self._classify(exc) from None
+        available = sorted(m.id for m in getattr(page, "data", []) or [])
+        if available and self.model not in available:
+            raise ModelNotFoundError(f"the openai-compatible server at {self.base_url} has no model {self.model!r}; "
+                                     f"it lists: {', '.join(available)}; fix: pass one of these as the model")
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(body.get("message"), str):
+            return str(body["message"])
+    return str(getattr(exc, "message", exc))
+
+
+def _rejects_schema(exc: Any) -> bool:
+    text = _error_message(exc).lower()
+    return "response_format" in text or "json_schema" in text

@@ -1,0 +1,79 @@
+"""Provider names → classes, with lazy imports (a missing SDK fails only when its provider is used).
+
+>>> provider = get_provider("openai", "llama-3.1-8b-instant",
+...                         base_url="https://api.groq.com/openai/v1", api_key_env="GROQ_API_KEY")
+
+Options per provider (keyword arguments of each class):
+
+- ``local``: ``gguf_path``, ``sha256``, ``threads``, ``n_ctx``, ``cache_prompt``
+  (:class:`~llmdisc.discrimination.providers.embedded.EmbeddedProvider`);
+- ``ollama``: ``host``, ``num_ctx``, ``timeout_s``, ``max_connections``
+  (:class:`~llmdisc.discrimination.providers.ollama.OllamaProvider`);
+- ``gemini``: ``base_url``, ``timeout_s``, ``max_connections`` (:class:`~llmdisc.discrimination.providers.gemini.GeminiProvider`);
+- ``openai``: ``base_url``, ``api_key_env``, ``timeout_s``, ``max_connections``, ``response_format``
+  (:class:`~llmdisc.discrimination.providers.openai_compat.OpenAICompatibleProvider`);
+- ``replay``: ``path``, ``pick``, ``max_connections`` (:class:`~llmdisc.discrimination.providers.replay.ReplayProvider`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from llmdisc.discrimination.providers.base import Provider
+from llmdisc.errors import ConfigError
+
+PROVIDERS = ("local", "ollama", "gemini", "openai", "replay")
+"""Registry names, in the order the docs list them."""
+
+DEFAULT_MODELS = {"local": "smollm2-135m-instruct-q4_1", "ollama": "llama3.1:8b", "gemini": "gemini-2.5-flash",
+                  "openai": "llama-3.1-8b-instant"}
+"""Model used when none is given (``replay`` takes any model unless one is given)."""
+
+_CLASSES = {
+    "local": ("llmdisc.discrimination.providers.embedded", "EmbeddedProvider"),
+    "ollama": ("llmdisc.discrimination.providers.ollama", "OllamaProvider"),
+    "gemini": ("llmdisc.discrimination.providers.gemini", "GeminiProvider"),
+    "openai": ("llmdisc.discrimination.providers.openai_compat", "OpenAICompatibleProvider"),
+    "replay": ("llmdisc.discrimination.providers.replay", "ReplayProvider"),
+}
+
+
+def provider_class(name: str) -> type[Provider]:
+    """Return the class registered as ``name``.
+
+    Raises:
+        ConfigError: unknown name; the message lists :data:`PROVIDERS`.
+    """
+    if name not in _CLASSES:
+        raise ConfigError(f"unknown provider {name!r}; fix: use one of {', '.join(PROVIDERS)}")
+    module_name, class_name = _CLASSES[name]
+    cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
+def provider_options(name: str) -> tuple[str, ...]:
+    """Names of the keyword options ``get_provider(name, ...)`` accepts besides the model."""
+    parameters = inspect.signature(provider_class(name).__init__).parameters
+    return tuple(p for p in parameters if p not in ("self", "model"))
+
+
+def get_provider(name: str, model: str | None = None, **options: Any) -> Provider:
+    """Build the provider ``name`` for ``model`` (default :data:`DEFAULT_MODELS`) with its options.
+
+    Options whose value is None are dropped, so configuration layers can pass every key.
+
+    Raises:
+        ConfigError: unknown provider name (lists :data:`PROVIDERS`) or an option the provider does not
+            take (lists the ones it takes).
+    """
+    cls = provider_class(name)
+    accepted = provider_options(name)
+    given = {key: value for key, value in options.items() if value is not None}
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        raise ConfigError(f"provider {name!r} takes no option {', '.join(unknown)}; fix: use only "
+                          f"{', '.join(accepted)}")
+    chosen = model if model is not None else DEFAULT_MODELS.get(name)
+    return cls(chosen, **given) if chosen is not None else cls(**given)

@@ -1,0 +1,144 @@
+"""``replay``: answer from recorded trials, so a run can be reproduced without a key, a server or a model.
+
+The source is a trials JSONL file (``results/trials/<run>.jsonl``, one TrialRecord per line) or a folder
+of them. A record answers a request when its ``prompt_hash`` equals
+:func:`~llmdisc.discrimination.providers.base.request_hash` of the request (and its ``model`` equals the provider's
+model, when one is given) and it holds an answer (``raw_text`` not null: ``error`` trials have none).
+A request without a match raises :class:`~llmdisc.errors.CacheMissError` naming the hash and the files.
+
+Several records for one prompt (replicates, or the paper's repeated prompt) are served by ``pick``:
+``first`` (default) always returns the first in file order; ``cycle`` returns them in turn, which
+replays a recorded run's answer distribution when the requests come in the recorded order.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from llmdisc.discrimination.providers.base import (
+    Completion,
+    GenerateConfig,
+    PromptRequest,
+    Provider,
+    request_hash,
+)
+from llmdisc.discrimination.providers.errors import ProviderConfigError
+from llmdisc.errors import CacheMissError
+from llmdisc.paths import relative_to_root
+
+Pick = Literal["first", "cycle"]
+
+
+class ReplayProvider(Provider):
+    """Serve recorded answers.
+
+    Args:
+        model: Only replay records of this model (None: any model).
+        path: A trials ``.jsonl`` file or a folder searched recursively for ``*.jsonl``.
+        pick: ``first`` or ``cycle`` (see the module docstring).
+    """
+
+    name = "replay"
+    is_remote = False
+
+    def __init__(self, model: str | None = None, *, path: str | Path | None = None, pick: Pick = "first",
+                 max_connections: int = 8) -> None:
+        super().__init__(model or "*", base_url=None, max_connections=max_connections)
+        if path is None:
+            raise ProviderConfigError("the replay provider needs path=<trials .jsonl file or folder>; fix: pass "
+                                      "the results/trials file of the run to replay")
+        if pick not in ("first", "cycle"):
+            raise ProviderConfigError(f"pick={pick!r} is not 'first' or 'cycle'; fix: pass one of them")
+        self.path = Path(path)
+        self.pick: Pick = pick
+        self.model_filter = model
+        self._index: dict[str, list[dict[str, Any]]] | None = None
+        self._files: list[Path] = []
+        self._served: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.skipped_lines = 0
+        """Lines that were not JSON objects (counted, not fatal)."""
+
+    def _source_files(self) -> list[Path]:
+        if self.path.is_file():
+            return [self.path]
+        if self.path.is_dir():
+            files = sorted(self.path.rglob("*.jsonl"))
+            if files:
+                return files
+            raise ProviderConfigError(f"the replay folder {relative_to_root(self.path)} holds no .jsonl file; fix: "
+                                      "point path= at a results/trials folder or file")
+        raise ProviderConfigError(f"the replay source {relative_to_root(self.path)} does not exist; fix: pass an "
+                                  "existing trials .jsonl file or folder")
+
+    def _load(self) -> dict[str, list[dict[str, Any]]]:
+        with self._lock:
+            if self._index is None:
+                index: dict[str, list[dict[str, Any]]] = {}
+                self._files = self._source_files()
+                for file in self._files:
+                    with open(file, encoding="utf-8") as handle:
+                        for line in handle:
+                            if not line.strip():
+                                continue
+                            try:
+                                record = json.loads(line)
+                            except ValueError:
+                                self.skipped_lines += 1  # e.g. a line cut off by a kill: skip, as the cache does
+                                continue
+                            if not isinstance(record, dict):
+                                self.skipped_lines += 1
+                                continue
+                            if record.get("raw_text") is None or not record.get("prompt_hash"):
+                                continue
+                            if self.model_filter is not None and record.get("model") != self.model_filter:
+                                continue
+                            index.setdefault(str(record["prompt_hash"]), []).append(record)
+                self._index = index
+            return self._index
+
+    async def check(self) -> None:
+        """The source exists and holds at least one replayable record (of the model, when given)."""
+        index = self._load()
+        if not index:
+            which = f" of model {self.model_filter!r}" if self.model_filter else ""
+            raise CacheMissError(f"{self._describe_files()} hold no replayable record{which} (none with a "
+                                 "prompt_hash and raw_text); fix: replay a trials file written by `llmdisc` "
+                                 "or drop the model filter")
+
+    def _describe_files(self) -> str:
+        names = [relative_to_root(f) for f in self._files[:3]]
+        more = f" and {len(self._files) - 3} more" if len(self._files) > 3 else ""
+        return ", ".join(names) + more
+
+    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
+        """Return the recorded answer to this exact prompt; see :class:`~llmdisc.discrimination.providers.base.Provider`.
+
+        Raises:
+            CacheMissError: no record has this prompt hash (and model); names the hash and the files.
+        """
+        index = self._load()
+        key = request_hash(request)
+        matches = index.get(key)
+        if not matches:
+            which = f" and model {self.model_filter!r}" if self.model_filter else ""
+            raise CacheMissError(f"no recorded answer for prompt_hash {key}{which} in {self._describe_files()}; "
+                                 "fix: replay the run that produced these prompts (same data, seeds and prompt "
+                                 "variant), or use a live provider")
+        with self._lock:
+            served = self._served.get(key, 0)
+            self._served[key] = served + 1
+        record = matches[served % len(matches)] if self.pick == "cycle" else matches[0]
+        return Completion(
+            text=str(record["raw_text"]),
+            model=str(record.get("model") or self.model),
+            model_version=record.get("model_digest"),
+            prompt_tokens=record.get("prompt_tokens"),
+            completion_tokens=record.get("completion_tokens"),
+            latency_s=0.0,
+            metadata={"replayed_trial_id": record.get("trial_id"), "replayed_provider": record.get("provider"),
+                      "replay_matches": len(matches)},
+        )

@@ -1,0 +1,224 @@
+"""The trial record (docs/ARCHITECTURE.md) and reading ``results/trials/<run>.jsonl`` files back.
+
+One :class:`TrialRecord` per line. A file written by :func:`llmdisc.discrimination.runner.run_trials` holds each
+``trial_id`` exactly once; readers still defend against a torn last line (a writer killed mid-write)
+and against duplicates (the last record of a ``trial_id`` wins), and say what they skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from llmdisc.errors import DataError, LlmdiscWarning
+from llmdisc.paths import relative_to_root
+
+TRIAL_STATUSES = ("valid", "invalid", "error")
+
+CELL_KEY = ("dataset_key", "synthetic_method", "condition", "provider", "model")
+"""Columns of a scoring cell of a trial table: never pooled across datasets, providers or models."""
+
+
+@dataclass
+class TrialRecord:
+    """One trial: the paper's fields first, then ours (docs/ARCHITECTURE.md, "The trial record")."""
+
+    trial_id: str
+    """Deterministic id within the queue: ``dataset_key|synthesizer|condition|label|index|r<replicate>``."""
+    timestamp: str
+    """UTC time the trial finished, ISO 8601."""
+    provider: str
+    """Provider registry name (``local``, ``ollama``, ``gemini``, ``openai``, ``replay``)."""
+    model: str
+    """Model id asked for (never substituted)."""
+    condition: str
+    """``C1`` (table only) or ``C2`` (table + metadata)."""
+    true_label: str
+    """``REAL`` or ``SYNTHETIC``: where the sample came from."""
+    predicted_label: str | None
+    """``REAL``/``SYNTHETIC`` for valid trials, else None."""
+    correct: bool | None
+    """``predicted_label == true_label`` for valid trials, else None."""
+    confidence: int | None
+    """Model's confidence 0–100 for valid trials (None otherwise)."""
+    reasoning: str | None
+    red_flags: list[str]
+    supporting_evidence: list[str]
+    synthetic_method: str
+    """Synthesizer of the cell (also for REAL samples: it names the cell the trial belongs to)."""
+    run_id: str
+    dataset: str
+    """``adult`` or ``census``."""
+    encoding: str
+    """``labels`` or ``codes`` (see :func:`llmdisc.data.datasets.parse_dataset_key`)."""
+    dataset_key: str
+    sampling: str
+    """``fresh`` (a seeded sample per trial) or ``fixed`` (the paper's repeated ``random_state=42`` rows)."""
+    sample_seed: int
+    row_ids: list[int]
+    """Positional row ids of the sample in its source table."""
+    n_rows: int
+    """Rows shown to the model."""
+    prompt_variant: str
+    metadata_source: str
+    prompt_hash: str
+    """sha256 of system text, user text and schema; equal hashes = byte-identical prompts."""
+    model_digest: str | None
+    """Version the service reported with the answer, else the digest/weights hash known beforehand."""
+    latency_s: float | None
+    """Seconds of the successful call (the original call's for cache hits)."""
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    attempts: int
+    """Calls made for this trial (0 for a cache hit; retries included)."""
+    cache_hit: bool
+    status: str
+    """``valid``, ``invalid`` (answered, failed the schema) or ``error`` (no answer after retries)."""
+    invalid_reason: str | None
+    """Parser's named reason (invalid) or ``ErrorClass: message`` (error); None when valid."""
+    raw_text: str | None
+    """The model's answer text exactly as returned (None for errors)."""
+    replicate: int
+    run_seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as a plain dict, in field order."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """One line of JSON (no trailing newline), UTF-8 characters kept."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrialRecord":
+        """Build a record from a dict holding every field (extra keys are an error).
+
+        Raises:
+            DataError: missing or unknown fields, naming them.
+        """
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in data]
+        extra = [k for k in data if k not in names]
+        if missing or extra:
+            raise DataError(f"not a trial record: missing fields {missing}, unknown fields {extra}; "
+                            "fix: write records with llmdisc.discrimination.runner.run_trials (docs/ARCHITECTURE.md lists "
+                            "them)")
+        return cls(**{n: data[n] for n in names})
+
+
+TRIAL_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(TrialRecord))
+"""Column order of :func:`load_trials` (= field order of :class:`TrialRecord`)."""
+
+
+@dataclass
+class TrialFile:
+    """What :func:`read_trial_file` found in one JSONL file."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """One dict per trial_id (the last line of each id wins), in first-seen order."""
+    corrupt_lines: int = 0
+    """Lines that were not a JSON object with a ``trial_id`` (e.g. a torn last line)."""
+    duplicate_lines: int = 0
+    """Lines superseded by a later line of the same ``trial_id``."""
+    ends_mid_line: bool = False
+    """The file's last byte is not a newline (a writer was killed mid-line)."""
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing had to be skipped: the file can be appended to as it is."""
+        return not (self.corrupt_lines or self.duplicate_lines or self.ends_mid_line)
+
+
+def read_trial_file(path: Path | str) -> TrialFile:
+    """Read a trials JSONL file tolerantly (never raises on bad lines; counts them instead).
+
+    Args:
+        path: a ``results/trials/<run>.jsonl`` file; a missing file reads as empty.
+
+    Returns:
+        :class:`TrialFile` with the records and what was skipped.
+    """
+    found = TrialFile()
+    path = Path(path)
+    if not path.exists():
+        return found
+    by_id: dict[str, dict[str, Any]] = {}
+    data = path.read_bytes()
+    found.ends_mid_line = bool(data) and not data.endswith(b"\n")
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict) or not isinstance(record.get("trial_id"), str):
+                raise ValueError("no trial_id")
+        except (ValueError, UnicodeDecodeError):
+            found.corrupt_lines += 1
+            continue
+        if record["trial_id"] in by_id:
+            found.duplicate_lines += 1
+            del by_id[record["trial_id"]]  # re-insert so order follows the superseding line
+        by_id[record["trial_id"]] = record
+    found.records = list(by_id.values())
+    return found
+
+
+def write_trial_file_atomically(path: Path | str, records: Iterable[dict[str, Any]]) -> None:
+    """Replace ``path`` with exactly these records, one per line, via a temporary file and ``os.replace``.
+
+    A crash at any moment leaves either the old file or the new one, never a mix.
+    """
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _trial_files(path_or_dir: Path | str) -> list[Path]:
+    path = Path(path_or_dir)
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.jsonl") if not p.name.endswith(".tmp"))
+    if path.is_file():
+        return [path]
+    raise DataError(f"no trials at {relative_to_root(path)}; fix: run `llmdisc trials run ...` or "
+                    "notebook 04_llm_trials, or pass the path of an existing results/trials/<run>.jsonl file "
+                    "or folder")
+
+
+def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
+    """Load trial records into a DataFrame, one row per trial, columns :data:`TRIAL_COLUMNS`.
+
+    Args:
+        path_or_dir: a ``<run>.jsonl`` file, or a folder searched recursively for ``*.jsonl``.
+
+    Returns:
+        DataFrame with exactly the ARCHITECTURE columns (list columns kept as Python lists). Within a
+        file the last record of a ``trial_id`` wins; torn or corrupt lines are skipped with a
+        :class:`~llmdisc.errors.LlmdiscWarning` naming the file and the count.
+
+    Raises:
+        DataError: the path does not exist.
+    """
+    rows: list[dict[str, Any]] = []
+    for file in _trial_files(path_or_dir):
+        found = read_trial_file(file)
+        if found.corrupt_lines or found.duplicate_lines:
+            warnings.warn(f"{relative_to_root(file)}: skipped {found.corrupt_lines} corrupt line(s) and "
+                          f"{found.duplicate_lines} superseded duplicate(s); re-running the same "
+                          "configuration repairs the file", LlmdiscWarning, stacklevel=2)
+        rows.extend(found.records)
+    frame = pd.DataFrame(rows)
+    for column in TRIAL_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = pd.Series(dtype="object")
+    return frame.loc[:, list(TRIAL_COLUMNS)].reset_index(drop=True)

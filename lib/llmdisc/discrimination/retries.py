@@ -1,0 +1,131 @@
+"""Retries and the request budget of the trial runner: the one retry loop of llmdisc (STYLE §4).
+
+Providers only *classify* failures (:mod:`llmdisc.discrimination.providers.errors`); this module decides what to
+retry (transient errors, 429, no server yet), how long to wait (the service's Retry-After when given,
+else exponential back-off with seeded jitter) and how often to call (a requests-per-minute token
+bucket). :func:`call_with_retries` is what :mod:`llmdisc.discrimination.runner` calls per trial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Awaitable, Callable
+
+import tenacity
+
+from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest, Provider
+from llmdisc.discrimination.providers.errors import ProviderUnreachableError, TransientProviderError
+from llmdisc.errors import ConfigError
+
+retry_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+"""The sleep between retries, looked up at call time: tests swap it for a recorder, as Inspect does."""
+
+MAX_RETRY_WAIT_S = 600.0
+"""Cap on one wait between attempts, Retry-After included (seconds)."""
+
+
+class RetryAfterWait(tenacity.wait.wait_base):
+    """Wait before the next attempt: the service's Retry-After when it gave one, else exponential back-off.
+
+    Back-off is ``min(cap, initial * 2**(attempt-1)) + U(0, jitter)`` seconds with the jitter drawn from
+    a seeded :class:`random.Random` (so even waits are reproducible). A Retry-After (seconds, from
+    :class:`~llmdisc.discrimination.providers.errors.RateLimited` or any transient error carrying one) is honoured
+    exactly, capped at :data:`MAX_RETRY_WAIT_S`.
+    """
+
+    def __init__(self, *, seed: int, initial: float = 1.0, cap: float = 60.0, jitter: float = 1.0) -> None:
+        self.rng = random.Random(seed)
+        self.initial, self.cap, self.jitter = initial, cap, jitter
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            return min(max(float(retry_after), 0.0), MAX_RETRY_WAIT_S)
+        backoff = min(self.cap, self.initial * 2 ** (retry_state.attempt_number - 1))
+        return backoff + self.rng.uniform(0.0, self.jitter)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True for failures worth another attempt: transient errors (5xx, timeouts, 429) and no server yet."""
+    return isinstance(exc, (TransientProviderError, ProviderUnreachableError))
+
+
+class RequestBudget:
+    """Token bucket of ``requests_per_minute`` holding at most ``burst`` tokens (GCRA form; None = unlimited).
+
+    ``acquire()`` returns at once while a token remains, else sleeps until the next one. Each caller
+    reserves its slot before sleeping, so concurrent callers are spaced ``60 / requests_per_minute``
+    seconds apart in arrival order.
+
+    Args:
+        requests_per_minute: the budget (> 0), or None for no limit.
+        burst: tokens available at once (>= 1).
+        clock: monotonic clock in seconds (injectable for tests).
+        sleep: async sleep (injectable for tests).
+    """
+
+    def __init__(self, requests_per_minute: float | None, burst: int = 1, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        if requests_per_minute is not None and requests_per_minute <= 0:
+            raise ConfigError(f"requests_per_minute={requests_per_minute}; "
+                              "fix: give a positive number or None")
+        if burst < 1:
+            raise ConfigError(f"burst={burst}; fix: give an integer of at least 1")
+        self.interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self.tolerance = (burst - 1) * self.interval
+        self._clock, self._sleep = clock, sleep
+        self._tat: float | None = None  # theoretical arrival time of the next request
+
+    async def acquire(self) -> float:
+        """Take one token, waiting if the budget is spent; returns the seconds waited."""
+        if not self.interval:
+            return 0.0
+        now = self._clock()
+        tat = max(self._tat if self._tat is not None else now, now)
+        wait = tat - now - self.tolerance
+        self._tat = tat + self.interval  # reserved before awaiting: concurrent callers queue in order
+        if wait > 0:
+            await self._sleep(wait)
+            return wait
+        return 0.0
+
+
+async def call_with_retries(provider: Provider, request: PromptRequest, config: GenerateConfig, *,
+                            max_attempts: int, budget: RequestBudget, seed: int) -> tuple[Completion, int]:
+    """Call ``provider.complete`` until it answers, a failure is not retryable, or attempts run out.
+
+    Args:
+        provider: the answering model.
+        request: the prompt.
+        config: generation settings.
+        max_attempts: total attempts (1 = no retry; N attempts = N-1 retries).
+        budget: the request budget every attempt draws one token from.
+        seed: seed of the back-off jitter (the trial's sample seed).
+
+    Returns:
+        ``(completion, attempts)``; ``completion.latency_s`` is measured here when the provider left it None.
+
+    Raises:
+        Exception: the last failure, with an ``attempts`` attribute holding the attempts made.
+    """
+    attempts = 0
+    retrying = tenacity.AsyncRetrying(
+        stop=tenacity.stop_after_attempt(max_attempts), wait=RetryAfterWait(seed=seed),
+        retry=tenacity.retry_if_exception(is_retryable), sleep=lambda s: retry_sleep(s), reraise=True)
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts = attempt.retry_state.attempt_number
+                await budget.acquire()
+                started = time.perf_counter()
+                completion = await provider.complete(request, config)
+                if completion.latency_s is None:
+                    completion.latency_s = time.perf_counter() - started
+    except Exception as exc:  # the caller records it; the attempt count travels with it
+        exc.attempts = attempts  # type: ignore[attr-defined]
+        raise
+    return completion, attempts

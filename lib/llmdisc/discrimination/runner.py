@@ -1,0 +1,438 @@
+"""The resumable, concurrent trial runner (stage 04): specs in, one :class:`TrialRecord` per line out.
+
+For each :class:`~llmdisc.discrimination.samples.TrialSpec` the runner builds the prompt
+(:func:`llmdisc.discrimination.trial_inputs.prepare_prompt`), looks the call up in the response cache, otherwise
+asks the provider — with at most ``min(concurrency, provider.max_connections)`` calls in flight, a
+requests-per-minute budget, and retries in ONE place (providers only classify failures, STYLE §4) —
+parses the answer (:func:`llmdisc.discrimination.answers.parse_answer`) and appends the record to
+``results/trials/<run>.jsonl``, flushed and fsynced at once.
+
+Resume rule: running the same configuration again skips every ``trial_id`` already recorded as
+``valid`` or ``invalid`` (an answer is final) and re-runs trials recorded as ``error`` (no answer
+is transient: quota, outage). Before running, the file is rewritten atomically without those error
+records and without a torn last line, so the file holds each ``trial_id`` exactly once, also after a
+kill at any point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as _dt
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Coroutine, Mapping, Sequence, TypeVar
+
+import pandas as pd
+
+from llmdisc.discrimination.cache import ResponseCache, public_base_url, request_cache_key
+from llmdisc.discrimination.providers.base import GenerateConfig, Provider
+from llmdisc.discrimination.records import (
+    TrialRecord,
+    load_trials,
+    read_trial_file,
+    write_trial_file_atomically,
+)
+from llmdisc.discrimination.retries import RequestBudget, call_with_retries
+from llmdisc.discrimination.samples import TrialSpec
+from llmdisc.errors import CacheMissError, ConfigError, LlmdiscError, ProviderError
+from llmdisc.manifest import read_manifest, sha256_json, write_manifest
+from llmdisc.paths import relative_to_root, results_dir
+
+T = TypeVar("T")
+
+__all__ = ["RunAborted", "RunSummary", "TrialRecord", "default_out_path", "load_trials", "run_name",
+           "run_trials", "run_trials_sync"]
+
+
+class RunAborted(ProviderError):
+    """The run stopped early because the provider kept failing; every finished trial is kept.
+
+    Attributes:
+        summary: the :class:`RunSummary` of what was done before stopping.
+    """
+
+    def __init__(self, message: str, summary: "RunSummary") -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+@dataclass
+class RunSummary:
+    """Counts of one call of :func:`run_trials` (``n_*`` of this call; ``file_*`` of the whole file)."""
+
+    run_id: str
+    out_path: Path
+    manifest_path: Path
+    n_planned: int
+    """Specs passed in."""
+    n_skipped: int
+    """Specs already answered in the file (resumed)."""
+    n_run: int = 0
+    """Trials finished in this call."""
+    n_valid: int = 0
+    n_invalid: int = 0
+    n_error: int = 0
+    n_cache_hits: int = 0
+    n_retried_errors: int = 0
+    """Error records of earlier calls removed and run again."""
+    n_repaired_lines: int = 0
+    """Torn or duplicate lines dropped from the file before resuming."""
+    file_counts: dict[str, int] = field(default_factory=dict)
+    """status -> count over the planned trials in the file after this call."""
+    wall_s: float = 0.0
+    stopped: str | None = None
+    """Why the run ended early (None: it finished)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly view (paths root-relative)."""
+        data = asdict(self)
+        data["out_path"] = relative_to_root(self.out_path)
+        data["manifest_path"] = relative_to_root(self.manifest_path)
+        return data
+
+
+# --------------------------------------------------------------------------- naming
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "default"
+
+
+def run_name(dataset_keys: Sequence[str], provider: str, model: str, variant: str, metadata_source: str,
+             sampling: str, seed: int, *, n_rows: int = 20,
+             generate_config: GenerateConfig = GenerateConfig(), base_url: str | None = None) -> str:
+    """Deterministic run name from the configuration that changes answers.
+
+    Readable parts (datasets, provider, model, variant, metadata source, sampling, seed) plus 8 hex
+    digits of sha256 over them and the rest (rows per sample, temperature, seed, max tokens, base
+    URL). Synthesizers, conditions and trials per label are left out on purpose: running with more of
+    them extends (resumes into) the same file.
+
+    Returns:
+        e.g. ``adult__local-smollm2-135m-instruct-q4_1__neutral-real-fresh__s0__1a2b3c4d``.
+    """
+    config = {"dataset_keys": list(dataset_keys), "provider": provider, "model": model, "variant": variant,
+              "metadata_source": metadata_source, "sampling": sampling, "seed": int(seed),
+              "n_rows": int(n_rows), "generate_config": asdict(generate_config),
+              "base_url": public_base_url(base_url)}
+    digest = sha256_json(config)[:8]
+    return (f"{'+'.join(map(_slug, dataset_keys))}__{_slug(provider)}-{_slug(model)}__"
+            f"{_slug(variant)}-{_slug(metadata_source)}-{_slug(sampling)}__s{int(seed)}__{digest}")
+
+
+def default_out_path(name: str) -> Path:
+    """``results/trials/<name>.jsonl``."""
+    return results_dir() / "trials" / f"{name}.jsonl"
+
+
+def _split_key(dataset_key: str) -> tuple[str, str]:
+    """(dataset, encoding) of a compendium key; a key of a user's own table (``llmdisc audit``) is kept
+    whole, with encoding ``"as-given"``."""
+    from llmdisc.data.datasets import parse_dataset_key
+
+    try:
+        return parse_dataset_key(dataset_key)
+    except ConfigError:
+        return dataset_key, "as-given"
+
+
+# --------------------------------------------------------------------------- the runner
+@dataclass
+class _Context:
+    provider: Provider
+    identity: dict[str, Any]
+    tables: Mapping[str, Mapping[str, pd.DataFrame]]
+    variant: str
+    metadata_source: str
+    cache: ResponseCache | None
+    config: GenerateConfig
+    n_rows: int
+    max_attempts: int
+    budget: RequestBudget
+    run_id: str
+    metadata_cache: Any
+
+
+async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
+    from llmdisc.discrimination.answers import parse_answer
+    from llmdisc.discrimination.trial_inputs import prepare_prompt
+
+    try:
+        cell = ctx.tables[spec.dataset_key]
+        real, synthetic = cell["real"], cell[spec.synthesizer]
+    except KeyError as exc:
+        wanted = f"{{{spec.dataset_key!r}: {{'real': ..., {spec.synthesizer!r}: ...}}}}"
+        raise ConfigError(f"tables has no {exc.args[0]!r} for trial {spec.trial_id}; fix: pass "
+                          f"tables={wanted}") from None
+    prepared = prepare_prompt(spec, real=real, synthetic=synthetic, variant=ctx.variant,
+                              metadata_source=ctx.metadata_source, n_rows=ctx.n_rows,
+                              metadata_cache=ctx.metadata_cache)
+    key = request_cache_key(ctx.identity, prepared.request, ctx.config, replicate=spec.replicate,
+                            sample_seed=prepared.sample_seed)
+    completion = ctx.cache.get(key) if ctx.cache is not None else None  # offline miss raises: fatal
+    cache_hit, attempts, failure = completion is not None, 0, None
+    if completion is None:
+        try:
+            completion, attempts = await call_with_retries(
+                ctx.provider, prepared.request, ctx.config, max_attempts=ctx.max_attempts, budget=ctx.budget,
+                seed=prepared.sample_seed)
+        except CacheMissError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every provider failure becomes an error record
+            failure, attempts = exc, getattr(exc, "attempts", 1)
+        else:
+            if ctx.cache is not None:
+                ctx.cache.put(key, completion)  # only completed responses are ever cached
+    dataset, encoding = _split_key(spec.dataset_key)
+    base = dict(
+        trial_id=spec.trial_id,
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
+        provider=ctx.identity["provider"], model=ctx.identity["model"], condition=spec.condition,
+        true_label=spec.true_label, synthetic_method=spec.synthesizer, run_id=ctx.run_id, dataset=dataset,
+        encoding=encoding, dataset_key=spec.dataset_key, sampling=spec.sampling,
+        sample_seed=prepared.sample_seed, row_ids=list(prepared.row_ids), n_rows=len(prepared.row_ids),
+        prompt_variant=ctx.variant, metadata_source=ctx.metadata_source, prompt_hash=prepared.prompt_hash,
+        attempts=attempts, cache_hit=cache_hit, replicate=spec.replicate, run_seed=spec.run_seed)
+    if completion is None:
+        return TrialRecord(**base, predicted_label=None, correct=None, confidence=None, reasoning=None,
+                           red_flags=[], supporting_evidence=[],
+                           model_digest=ctx.identity.get("model_digest"),
+                           latency_s=None, prompt_tokens=None, completion_tokens=None, status="error",
+                           invalid_reason=f"{type(failure).__name__}: {failure}", raw_text=None)
+    parsed = parse_answer(completion.text)
+    return TrialRecord(
+        **base, predicted_label=parsed.verdict if parsed.valid else None,
+        correct=(parsed.verdict == spec.true_label) if parsed.valid else None,
+        confidence=parsed.confidence if parsed.valid else None, reasoning=parsed.reasoning,
+        red_flags=list(parsed.red_flags), supporting_evidence=list(parsed.supporting_evidence),
+        model_digest=completion.model_version or ctx.identity.get("model_digest"),
+        latency_s=completion.latency_s, prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens, status="valid" if parsed.valid else "invalid",
+        invalid_reason=None if parsed.valid else parsed.invalid_reason, raw_text=completion.text)
+
+
+def _public_identity(provider: Provider) -> dict[str, Any]:
+    identity = dict(provider.identity())
+    identity["base_url"] = public_base_url(identity.get("base_url"))
+    return identity
+
+
+def _prepare_file(out_path: Path, manifest_path: Path, specs: Sequence[TrialSpec],
+                  config_sha256: str) -> tuple[list[dict[str, Any]], int, int]:
+    """Repair and trim the run file before (re)starting; returns (kept planned records, retried, repaired)."""
+    found = read_trial_file(out_path)
+    manifest = read_manifest(manifest_path)
+    recorded = (manifest or {}).get("config_sha256")
+    if found.records and recorded is not None and recorded != config_sha256:
+        raise ConfigError(
+            f"{relative_to_root(out_path)} holds trials of a different configuration (provider, model, "
+            "prompt variant, metadata source, rows or generation settings differ from its manifest); fix: "
+            "write to another file (run_name(...) names one per configuration) or delete this file to start "
+            "over")
+    planned = {spec.trial_id for spec in specs}
+    retried = [r for r in found.records if r["trial_id"] in planned and r.get("status") == "error"]
+    keep = [r for r in found.records if not (r["trial_id"] in planned and r.get("status") == "error")]
+    repaired = found.corrupt_lines + found.duplicate_lines
+    if retried or not found.clean:
+        write_trial_file_atomically(out_path, keep)  # the file never holds a trial twice
+    return [r for r in keep if r["trial_id"] in planned], len(retried), repaired
+
+
+async def run_trials(
+    specs: Sequence[TrialSpec],
+    *,
+    provider: Provider,
+    tables: Mapping[str, Mapping[str, pd.DataFrame]],
+    variant: str,
+    metadata_source: str,
+    out_path: Path | str,
+    cache: ResponseCache | None,
+    concurrency: int = 4,
+    requests_per_minute: float | None = None,
+    max_attempts: int = 5,
+    generate_config: GenerateConfig = GenerateConfig(),
+    n_rows: int = 20,
+    progress: bool = True,
+    max_consecutive_failures: int = 5,
+    parameters: Mapping[str, Any] | None = None,
+    input_files: Sequence[Path | str] = (),
+) -> RunSummary:
+    """Run (or resume) trials and append one record per finished trial to ``out_path``.
+
+    Args:
+        specs: the trial queue (:func:`llmdisc.discrimination.samples.build_trial_queue`); trial ids must be unique.
+        provider: the answering model (its ``check()`` runs once first, except in ``offline`` cache mode,
+            where no call is made and no key is needed).
+        tables: ``dataset_key -> {"real": DataFrame, "<synthesizer>": DataFrame, ...}``.
+        variant: prompt variant (``paper``/``neutral``).
+        metadata_source: ``source``/``real``/``sample`` (C2 only).
+        out_path: the run file, usually ``results/trials/<run_name(...)>.jsonl``; a manifest
+            ``<run>.manifest.json`` is written beside it.
+        cache: response cache (None: no caching).
+        concurrency: most calls in flight (also capped by ``provider.max_connections``).
+        requests_per_minute: provider call budget (None: unlimited); retries count.
+        max_attempts: attempts per trial for retryable failures (1 = no retry).
+        generate_config: temperature, seed, max tokens.
+        n_rows: rows per sample.
+        progress: show a tqdm bar (valid / invalid / error / cached counts and ETA).
+        max_consecutive_failures: provider errors in a row (after retries) that end the run.
+        parameters: extra parameters to record in the manifest (the notebook's / CLI's).
+        input_files: data files the tables came from (hashed into the manifest).
+
+    Returns:
+        :class:`RunSummary`.
+
+    Raises:
+        RunAborted: the provider failed ``max_consecutive_failures`` trials in a row; names the provider and
+            the last failure; every finished trial is kept and a re-run resumes.
+        CacheMissError: ``offline`` cache mode and a call is not in the cache (finished trials kept).
+        ConfigError: bad arguments, duplicate trial ids, missing tables, or ``out_path`` written by another
+            configuration.
+        ProviderError: ``provider.check()`` failed (missing key, unreachable server) — before any trial.
+    """
+    from tqdm import tqdm  # plain text bar: works in terminals and in papermill-run notebooks alike
+
+    from llmdisc.discrimination.trial_inputs import MetadataCache
+
+    for name, value in (("concurrency", concurrency), ("max_attempts", max_attempts),
+                        ("max_consecutive_failures", max_consecutive_failures), ("n_rows", n_rows)):
+        if int(value) < 1:
+            raise ConfigError(f"{name}={value}; fix: give an integer of at least 1")
+    from llmdisc.discrimination.metadata import METADATA_SOURCES
+    from llmdisc.discrimination.prompts import PROMPT_VARIANTS
+
+    for name, value, allowed in (("variant", variant, PROMPT_VARIANTS),
+                                 ("metadata_source", metadata_source, METADATA_SOURCES)):
+        if value not in allowed:
+            raise ConfigError(f"{name}={value!r} is not known; fix: use one of {', '.join(allowed)}")
+    ids = [spec.trial_id for spec in specs]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("specs hold duplicate trial_ids; fix: build them once with build_trial_queue(...)")
+    started = time.perf_counter()
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    run_id = out_path.stem
+    manifest_path = out_path.with_name(f"{run_id}.manifest.json")
+    identity = _public_identity(provider)
+    answer_config = {"provider_identity": identity, "variant": variant, "metadata_source": metadata_source,
+                     "n_rows": int(n_rows), "generate_config": asdict(generate_config)}
+    config_sha256 = sha256_json(answer_config)
+    if cache is None or cache.mode != "offline":
+        await provider.check()  # a missing key or server is named before anything starts
+    kept, n_retried, n_repaired = _prepare_file(out_path, manifest_path, specs, config_sha256)
+    done = {record["trial_id"] for record in kept}
+    todo = [spec for spec in specs if spec.trial_id not in done]
+    summary = RunSummary(run_id=run_id, out_path=out_path, manifest_path=manifest_path, n_planned=len(specs),
+                         n_skipped=len(done), n_retried_errors=n_retried, n_repaired_lines=n_repaired)
+    statuses = [str(record.get("status")) for record in kept]
+    run_seeds = sorted({spec.run_seed for spec in specs})
+    recorded_parameters = {
+        **dict(parameters or {}), **answer_config, "concurrency": concurrency,
+        "requests_per_minute": requests_per_minute, "max_attempts": max_attempts,
+        "max_consecutive_failures": max_consecutive_failures, "n_trials": len(specs), "run_seeds": run_seeds,
+        "sampling_modes": sorted({spec.sampling for spec in specs}),
+        "trial_ids_sha256": sha256_json(sorted(ids))}
+
+    def write_run_manifest(state: str) -> None:
+        summary.file_counts = {s: statuses.count(s) for s in ("valid", "invalid", "error")}
+        summary.wall_s = time.perf_counter() - started
+        write_manifest(out_path.parent, "04_llm_trials", inputs=input_files, outputs=[out_path],
+                       parameters=recorded_parameters, seed=run_seeds[0] if len(run_seeds) == 1 else None,
+                       metrics={**summary.file_counts, "n_planned": len(specs)},
+                       extra={"run_id": run_id, "state": state, "config_sha256": config_sha256,
+                              "provider": identity, "cache": cache.describe() if cache else None,
+                              "summary": summary.as_dict()},
+                       name=manifest_path.name)
+
+    out_path.touch(exist_ok=True)
+    write_run_manifest("running")  # before any trial: a resumed file always has its configuration beside it
+    ctx = _Context(provider=provider, identity=identity, tables=tables, variant=variant,
+                   metadata_source=metadata_source, cache=cache, config=generate_config, n_rows=int(n_rows),
+                   max_attempts=int(max_attempts), budget=RequestBudget(requests_per_minute), run_id=run_id,
+                   metadata_cache=MetadataCache())
+    bar = tqdm(total=len(todo), desc=run_id[:40], unit="trial", disable=not progress, mininterval=1.0)
+    failures_in_a_row, last_failure = 0, ""
+    pending = iter(todo)  # shared by the workers: each next() hands one spec to one worker
+
+    with open(out_path, "a", encoding="utf-8") as sink:
+
+        async def worker() -> None:
+            nonlocal failures_in_a_row, last_failure
+            for spec in pending:
+                record = await _run_one(ctx, spec)
+                sink.write(record.to_json() + "\n")  # no await between write and fsync: never torn by cancel
+                sink.flush()
+                os.fsync(sink.fileno())
+                statuses.append(record.status)
+                summary.n_run += 1
+                summary.n_cache_hits += int(record.cache_hit)
+                setattr(summary, f"n_{record.status}", getattr(summary, f"n_{record.status}") + 1)
+                bar.update(1)
+                bar.set_postfix(valid=summary.n_valid, invalid=summary.n_invalid, error=summary.n_error,
+                                cached=summary.n_cache_hits, refresh=False)
+                if record.status == "error":
+                    failures_in_a_row, last_failure = failures_in_a_row + 1, str(record.invalid_reason)
+                    if failures_in_a_row >= max_consecutive_failures:
+                        raise _GaveUp(failures_in_a_row, last_failure)
+                elif not record.cache_hit:
+                    failures_in_a_row = 0
+
+        n_workers = max(1, min(int(concurrency), int(provider.max_connections), len(todo)))
+        tasks = [asyncio.create_task(worker()) for _ in range(n_workers)] if todo else []
+        try:
+            if tasks:
+                finished, unfinished = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for task in unfinished:
+                    task.cancel()
+                await asyncio.gather(*unfinished, return_exceptions=True)
+                for task in finished:
+                    if task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
+        except _GaveUp as gave_up:
+            summary.stopped = (
+                f"provider {identity['provider']!r} (model {identity['model']!r}) failed {gave_up.count} "
+                f"trials in a row after retries; last failure: {gave_up.last}. The run stopped; "
+                f"{len(statuses)} finished trial(s) are kept in {relative_to_root(out_path)}; fix: check the "
+                "provider (key, quota, server, model), then run the same configuration again to resume "
+                "(error trials are retried)")
+            write_run_manifest("stopped")
+            raise RunAborted(summary.stopped, summary) from None
+        except BaseException as exc:
+            summary.stopped = f"{type(exc).__name__}: {exc}"
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            write_run_manifest("stopped")
+            raise
+        finally:
+            bar.close()
+    write_run_manifest("finished")
+    return summary
+
+
+class _GaveUp(LlmdiscError):
+    def __init__(self, count: int, last: str) -> None:
+        super().__init__(f"{count} failures in a row; last: {last}")
+        self.count, self.last = count, last
+
+
+def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run ``make_coroutine()`` to completion from synchronous code, also inside a running event loop.
+
+    Without a running loop it uses :func:`asyncio.run`; inside one (Jupyter) it runs a fresh loop in a
+    worker thread and waits for it, so no loop patching is needed. Provider clients are bound to the
+    loop they first ran in: create the provider inside the coroutine, or close it after.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coroutine())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="llmdisc-trials") as pool:
+        return pool.submit(lambda: asyncio.run(make_coroutine())).result()
+
+
+def run_trials_sync(specs: Sequence[TrialSpec], **kwargs: Any) -> RunSummary:
+    """Blocking :func:`run_trials` for notebooks and scripts (same arguments, same result; see :func:`run_sync`)."""
+    return run_sync(lambda: run_trials(specs, **kwargs))

@@ -1,0 +1,198 @@
+"""Turn a :class:`~llmdisc.discrimination.samples.TrialSpec` and the tables into the exact request sent to a model.
+
+The trial runner calls :func:`prepare_prompt` once per trial; everything that makes the prompt
+(source table, row draw, metadata source, prompt variant) is decided here, so the same spec and
+tables always give the same bytes and the same ``prompt_hash``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from llmdisc.discrimination.metadata import METADATA_SOURCES, metadata_block
+from llmdisc.discrimination.prompts import build_prompt, estimate_tokens, prompt_hash
+from llmdisc.discrimination.providers.base import PromptRequest
+from llmdisc.discrimination.samples import TrialSpec, sample_rows
+from llmdisc.errors import ConfigError, DataError
+
+
+@dataclass(frozen=True)
+class PreparedPrompt:
+    """The request of one trial and what the trial record stores about it."""
+
+    request: PromptRequest
+    """System text, user text and answer schema."""
+    prompt_hash: str
+    """sha256 of the request (:func:`llmdisc.discrimination.prompts.prompt_hash`)."""
+    row_ids: list[int]
+    """Positional ids of the shown rows in the source table, in the order shown."""
+    sample_seed: int
+    """Seed of the row draw (from the spec)."""
+    n_total: int
+    """Row count of the source table the rows came from."""
+
+
+@dataclass
+class MetadataCache:
+    """Memoises :func:`~llmdisc.discrimination.metadata.metadata_block` of whole tables, keyed by table identity.
+
+    The whole-table block (``source`` and ``real`` metadata) takes ~1 s on 30k rows and is the same for
+    every trial that shows it, so it is computed once per table object. The cache holds a reference to
+    each table it saw, so an ``id`` is never reused while its entry lives. Do not mutate a table after
+    it has been used with a cache.
+    """
+
+    _entries: dict[tuple[int, bool], tuple[pd.DataFrame, str]] = field(default_factory=dict)
+    hits: int = 0
+    """Number of lookups answered from memory."""
+    misses: int = 0
+    """Number of blocks computed."""
+
+    def block(self, table: pd.DataFrame, *, include_row_count: bool = True) -> str:
+        """Return ``metadata_block(table, include_row_count=...)``, computing it at most once per table."""
+        key = (id(table), include_row_count)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is table:
+            self.hits += 1
+            return entry[1]
+        self.misses += 1
+        text = metadata_block(table, include_row_count=include_row_count)
+        self._entries[key] = (table, text)
+        return text
+
+
+def _metadata_table(metadata_source: str, *, source: pd.DataFrame, real: pd.DataFrame,
+                    sample: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """Return (table the block describes, whether it is a whole table worth caching)."""
+    if metadata_source == "source":
+        return source, True
+    if metadata_source == "real":
+        return real, True
+    return sample, False
+
+
+def prepare_prompt(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame, variant: str,
+                   metadata_source: str, n_rows: int = 20,
+                   metadata_cache: MetadataCache | None = None) -> PreparedPrompt:
+    """Build the prompt of one trial.
+
+    Args:
+        spec: The trial (cell, label, condition, sample seed, sampling mode).
+        real: The real train table of ``spec.dataset_key``.
+        synthetic: The table of ``spec.synthesizer`` for that dataset.
+        variant: Prompt variant, ``paper`` or ``neutral``.
+        metadata_source: For C2, which table the metadata describes: ``source`` (the paper's: the whole
+            table the sample came from, so it differs by label), ``real`` (the whole real table, for every
+            sample), ``sample`` (the shown rows only). Checked for C1 too, though C1 shows no metadata.
+        n_rows: Rows shown (20 in the study).
+        metadata_cache: Optional cache of whole-table blocks shared across trials.
+
+    Returns:
+        The :class:`PreparedPrompt`.
+
+    Raises:
+        ConfigError: unknown metadata source, prompt variant or label.
+        DataError: the source table has fewer than ``n_rows`` rows, or the real and synthetic tables
+            have different columns.
+    """
+    _check_source(metadata_source)
+    source, sample, row_ids = _draw(spec, real=real, synthetic=synthetic, n_rows=n_rows)
+    metadata_text = None
+    if spec.condition == "C2":
+        metadata_text = _metadata_text(metadata_source, variant=variant, source=source, real=real,
+                                       sample=sample, metadata_cache=metadata_cache)
+    request = build_prompt(sample, condition=spec.condition, variant=variant, metadata_text=metadata_text,
+                           n_total=len(source))
+    return PreparedPrompt(request=request, prompt_hash=prompt_hash(request), row_ids=row_ids,
+                          sample_seed=spec.sample_seed, n_total=len(source))
+
+
+def _draw(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame,
+          n_rows: int) -> tuple[pd.DataFrame, pd.DataFrame, list[int]]:
+    """Check the inputs and return (source table, shown rows, their positional ids)."""
+    if spec.true_label not in ("REAL", "SYNTHETIC"):
+        raise ConfigError(f"trial {spec.trial_id} has true_label={spec.true_label!r}; fix: use 'REAL' or "
+                          "'SYNTHETIC'")
+    if list(real.columns) != list(synthetic.columns):
+        raise DataError(f"the real and {spec.synthesizer} tables of {spec.dataset_key} have different "
+                        f"columns ({list(real.columns)} vs {list(synthetic.columns)}); fix: regenerate the "
+                        "synthetic table from this real table (llmdisc synth) so both share one schema")
+    source = real if spec.true_label == "REAL" else synthetic
+    sample, row_ids = sample_rows(source, n_rows, seed=spec.sample_seed, sampling=spec.sampling)
+    return source, sample, row_ids
+
+
+def _metadata_text(metadata_source: str, *, variant: str, source: pd.DataFrame, real: pd.DataFrame,
+                   sample: pd.DataFrame, metadata_cache: MetadataCache | None) -> str:
+    include_rows = variant == "paper"  # the neutral prompt never shows the dataset size
+    table, whole = _metadata_table(metadata_source, source=source, real=real, sample=sample)
+    if whole and metadata_cache is not None:
+        return metadata_cache.block(table, include_row_count=include_rows)
+    return metadata_block(table, include_row_count=include_rows)
+
+
+def trial_metadata_text(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame, variant: str,
+                        metadata_source: str, n_rows: int = 20,
+                        metadata_cache: MetadataCache | None = None) -> str:
+    """Return the metadata block the trial would show under C2 (whatever ``spec.condition`` is).
+
+    Same arguments as :func:`prepare_prompt`; used to put the blocks of a real and a synthetic trial
+    side by side (notebook 03) and by the human labelling app.
+    """
+    _check_source(metadata_source)
+    source, sample, _ = _draw(spec, real=real, synthetic=synthetic, n_rows=n_rows)
+    return _metadata_text(metadata_source, variant=variant, source=source, real=real, sample=sample,
+                          metadata_cache=metadata_cache)
+
+
+def _check_source(metadata_source: str) -> None:
+    if metadata_source not in METADATA_SOURCES:
+        raise ConfigError(f"metadata_source={metadata_source!r} is not known; fix: use one of "
+                          f"{', '.join(map(repr, METADATA_SOURCES))}")
+
+
+def token_overview(specs: Sequence[TrialSpec], *, real: pd.DataFrame, synthetic: pd.DataFrame,
+                   variants: Sequence[str], metadata_sources: Sequence[str], n_rows: int = 20,
+                   metadata_cache: MetadataCache | None = None) -> pd.DataFrame:
+    """Prepare every spec under every variant (and, for C2, every metadata source) and measure the prompts.
+
+    Args:
+        specs: Trials (e.g. a few from :func:`llmdisc.discrimination.samples.build_trial_queue`).
+        real, synthetic: The tables, as for :func:`prepare_prompt`.
+        variants: Prompt variants to render.
+        metadata_sources: Metadata sources to render for C2 trials (C1 rows get ``metadata_source="-"``).
+        n_rows: Rows shown.
+        metadata_cache: Optional shared cache.
+
+    Returns:
+        One row per rendered prompt: trial_id, true_label, condition, variant, metadata_source,
+        system_tokens, user_tokens, total_tokens (estimates, :func:`llmdisc.discrimination.prompts.estimate_tokens`),
+        user_chars and prompt_hash.
+    """
+    cache = metadata_cache if metadata_cache is not None else MetadataCache()
+    rows: list[dict[str, Any]] = []
+    for spec in specs:
+        for variant in variants:
+            for source in (metadata_sources if spec.condition == "C2" else ["-"]):
+                prepared = prepare_prompt(spec, real=real, synthetic=synthetic, variant=variant,
+                                          metadata_source=source if source != "-" else "real", n_rows=n_rows,
+                                          metadata_cache=cache)
+                system_tokens = estimate_tokens(prepared.request.system)
+                user_tokens = estimate_tokens(prepared.request.user)
+                rows.append({"trial_id": spec.trial_id, "true_label": spec.true_label,
+                             "condition": spec.condition, "variant": variant, "metadata_source": source,
+                             "system_tokens": system_tokens, "user_tokens": user_tokens,
+                             "total_tokens": system_tokens + user_tokens,
+                             "user_chars": len(prepared.request.user), "prompt_hash": prepared.prompt_hash})
+    return pd.DataFrame(rows)
+
+
+def describe_prepared(prepared: PreparedPrompt) -> dict[str, Any]:
+    """Return the record fields a prepared prompt contributes (``prompt_hash``, ``row_ids``, ``sample_seed``,
+    ``n_rows``) as a plain dict for the trial record."""
+    return {"prompt_hash": prepared.prompt_hash, "row_ids": list(prepared.row_ids),
+            "sample_seed": prepared.sample_seed, "n_rows": len(prepared.row_ids)}

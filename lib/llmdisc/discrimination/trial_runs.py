@@ -1,0 +1,178 @@
+"""One configured trial run, as notebook 04 and ``llmdisc trials run`` describe it.
+
+:class:`TrialRunConfig` holds the notebook's parameters; :func:`run_configured` loads the real and
+synthetic tables of one dataset key, builds the balanced queue, opens the provider and the response
+cache, and runs (or resumes) ``results/trials/<run_name>.jsonl``. The first per-cell look at the
+answers is :func:`llmdisc.scoring.tables.cell_table` (scoring reads trials; trials never import scoring).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from llmdisc import CONDITIONS, SYNTHESIZERS
+from llmdisc.discrimination.cache import ResponseCache, public_base_url
+from llmdisc.discrimination.providers.base import GenerateConfig, Provider
+from llmdisc.discrimination.runner import RunSummary, default_out_path, run_name, run_sync, run_trials
+from llmdisc.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TrialRunConfig:
+    """The parameters of one run (the notebook's ``parameters`` cell, the CLI's flags)."""
+
+    dataset_key: str = "adult"
+    """``adult``, ``census-codes`` or ``census-labels``."""
+    synthesizers: tuple[str, ...] = SYNTHESIZERS
+    provider: str = "local"
+    """``local``, ``ollama``, ``gemini``, ``openai`` or ``replay``."""
+    model: str = ""
+    """Model id; empty = the provider's default (``llmdisc.discrimination.providers.registry.DEFAULT_MODELS``)."""
+    trials_per_label: int = 2
+    conditions: tuple[str, ...] = CONDITIONS
+    variant: str = "neutral"
+    metadata_source: str = "real"
+    sampling: str = "fresh"
+    seed: int = 0
+    """Run seed: every sample seed derives from it."""
+    concurrency: int = 1
+    cache_mode: str = "fill"
+    """``fill``, ``offline`` (no provider call; a miss is an error) or ``refresh``."""
+    base_url: str = ""
+    """Service URL for ``openai``/``gemini`` (empty = the provider's default); ``ollama`` uses it as host."""
+    replay_path: str = ""
+    """For ``replay``: the recorded trials file or folder to answer from."""
+    quick: bool = False
+    """Smoke-test size: first synthesizer, first condition, one trial per label."""
+    requests_per_minute: float = 0.0
+    """Provider call budget; 0 = unlimited."""
+    max_attempts: int = 5
+    n_rows: int = 20
+
+    def effective(self) -> "TrialRunConfig":
+        """The configuration actually run (``quick`` shrinks it; lists become tuples)."""
+        config = replace(self, synthesizers=tuple(self.synthesizers), conditions=tuple(self.conditions))
+        if self.quick:
+            config = replace(config, synthesizers=config.synthesizers[:1], conditions=config.conditions[:1],
+                             trials_per_label=1)
+        return config
+
+
+Tables = dict[str, dict[str, pd.DataFrame]]
+"""``dataset_key -> {"real": DataFrame, "<synthesizer>": DataFrame, ...}``."""
+
+
+def load_trial_tables(dataset_key: str, synthesizers: Sequence[str]) -> tuple[Tables, list[Path]]:
+    """Read ``data/processed/<key>/train.parquet`` and ``data/synthetic/<key>/<synth>.parquet``.
+
+    Returns:
+        ``({dataset_key: {"real": train, synth: table, ...}}, [the files read])``.
+
+    Raises:
+        DataError: a file is missing (the message names the command that writes it).
+    """
+    from llmdisc.data.datasets import load_processed, processed_dir
+    from llmdisc.synthesis.releases import load_synthetic, synthetic_path
+
+    cell: dict[str, pd.DataFrame] = {"real": load_processed(dataset_key, "train")}
+    files = [processed_dir(dataset_key) / "train.parquet"]
+    for synthesizer in synthesizers:
+        cell[synthesizer] = load_synthetic(dataset_key, synthesizer)
+        files.append(synthetic_path(dataset_key, synthesizer))
+    return {dataset_key: cell}, files
+
+
+def open_provider(name: str, model: str = "", base_url: str = "", replay_path: str = "") -> Provider:
+    """``get_provider(name, model or default, base_url=...)``; ``base_url`` is ``host`` for ollama.
+
+    Raises:
+        ConfigError: unknown provider, or an option it does not take (e.g. a base URL for ``local``).
+    """
+    from llmdisc.discrimination.providers.registry import get_provider
+
+    options: dict[str, Any] = {}
+    if base_url:
+        options["host" if name == "ollama" else "base_url"] = base_url
+    if replay_path:
+        options["path"] = replay_path
+    return get_provider(name, model or None, **options)
+
+
+def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None, progress: bool = True,
+                   cache: ResponseCache | None = None) -> RunSummary:
+    """Run (or resume) the trials of one configuration; blocking, also inside Jupyter.
+
+    Args:
+        config: the parameters (``quick`` applied here).
+        out_path: run file; default ``results/trials/<run_name(...)>.jsonl``.
+        progress: show the progress bar.
+        cache: response cache; default ``ResponseCache(mode=config.cache_mode)`` at the default location.
+
+    Returns:
+        The :class:`~llmdisc.discrimination.runner.RunSummary` (``out_path`` and ``manifest_path`` say where things went).
+    """
+    from llmdisc.discrimination.samples import build_trial_queue
+
+    config = config.effective()
+    if config.requests_per_minute < 0:
+        raise ConfigError(f"requests_per_minute={config.requests_per_minute}; fix: give 0 (no limit) or more")
+    tables, files = load_trial_tables(config.dataset_key, config.synthesizers)
+    specs = build_trial_queue([config.dataset_key], list(config.synthesizers), list(config.conditions),
+                              config.trials_per_label, run_seed=config.seed, sampling=config.sampling)
+    cache = cache if cache is not None else ResponseCache(mode=config.cache_mode)
+    generate = GenerateConfig()
+
+    async def main() -> RunSummary:
+        provider = open_provider(config.provider, config.model, config.base_url, config.replay_path)
+        try:
+            name = run_name([config.dataset_key], config.provider, provider.model, config.variant,
+                            config.metadata_source, config.sampling, config.seed, n_rows=config.n_rows,
+                            generate_config=generate, base_url=provider.base_url)
+            return await run_trials(
+                specs, provider=provider, tables=tables, variant=config.variant,
+                metadata_source=config.metadata_source, out_path=out_path or default_out_path(name),
+                cache=cache,
+                concurrency=config.concurrency, requests_per_minute=config.requests_per_minute or None,
+                max_attempts=config.max_attempts, generate_config=generate, n_rows=config.n_rows,
+                progress=progress, input_files=files,
+                parameters={**asdict(config), "base_url": public_base_url(config.base_url) or ""})
+        finally:
+            await provider.aclose()
+
+    return run_sync(main)
+
+
+
+def record_run_metrics(manifest_path: Path | str, metrics: dict[str, Any]) -> Path:
+    """Merge key numbers (e.g. per-cell DRS) into a run manifest's ``metrics``, atomically.
+
+    Args:
+        manifest_path: ``results/trials/<run>.manifest.json`` (``RunSummary.manifest_path``).
+        metrics: JSON-serialisable numbers; existing keys of the same name are replaced.
+
+    Returns:
+        The manifest path.
+
+    Raises:
+        DataError: the manifest is missing or unreadable.
+    """
+    import json
+
+    from llmdisc.errors import DataError
+    from llmdisc.manifest import read_manifest
+    from llmdisc.paths import relative_to_root
+
+    path = Path(manifest_path)
+    manifest = read_manifest(path)
+    if manifest is None:
+        raise DataError(f"no run manifest at {relative_to_root(path)}; fix: run the trials first "
+                        "(llmdisc trials run ... or notebook 04), which writes it")
+    manifest["metrics"] = {**manifest.get("metrics", {}), **metrics}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,171 @@
+"""Streamlit page of the human pilot: one step at a time, each answer saved, results only at the end.
+
+Started by ``llmdisc label`` (``streamlit run app.py --server.address 127.0.0.1 -- <options>``); the
+protocol lives in :mod:`llmdisc.human.label_app.session`, this file only draws it. Streamlit re-runs this script
+on every click; the state is read back from the session CSV each time, so a reload, a closed tab or a
+crash resumes at the first unanswered step.
+
+Tables are shown with ``st.code`` (monospaced, verbatim) rather than ``st.markdown`` or ``st.dataframe``:
+the annotator then sees the very characters the LLM receives from ``render_table`` (no HTML
+re-formatting of numbers or of text such as ``<=50K``, no sorting or filtering the LLM cannot do). The C2
+metadata block is the one our default (``neutral``) LLM prompt carries: without the table's row count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from llmdisc.errors import LlmdiscError
+from llmdisc.human.label_app import session as protocol
+
+
+def parse_app_args(argv: list[str]) -> argparse.Namespace:
+    """Parse the options ``llmdisc label`` passes after ``--`` (see :mod:`llmdisc.cli.commands.label`)."""
+    parser = argparse.ArgumentParser(prog="llmdisc-label-app")
+    parser.add_argument("--annotator", required=True)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--synthesizer", required=True)
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--metadata-source", default="real")
+    parser.add_argument("--n-rows", type=int, default=20)
+    parser.add_argument("--session", default="")
+    parser.add_argument("--labels-dir", default="")
+    parser.add_argument("--real", default="")
+    parser.add_argument("--synthetic", default="")
+    return parser.parse_args(argv)
+
+
+@st.cache_resource(show_spinner="Loading the tables…")
+def load_tables(dataset: str, synthesizer: str, real_path: str, synthetic_path: str) -> tuple[pd.DataFrame,
+                                                                                                pd.DataFrame]:
+    """The real train table and the synthetic release (explicit files win over the project's data)."""
+    if real_path:
+        real = protocol.read_table_file(real_path)
+    else:
+        from llmdisc.data.datasets import load_processed
+
+        real = load_processed(dataset, "train")
+    if synthetic_path:
+        synthetic = protocol.read_table_file(synthetic_path)
+    else:
+        from llmdisc.synthesis.releases import load_synthetic
+
+        synthetic = load_synthetic(dataset, synthesizer)
+    return real, synthetic
+
+
+@st.cache_data(show_spinner="Computing the metadata…")
+def whole_table_metadata(dataset: str, synthesizer: str, real_path: str, synthetic_path: str,
+                         which: str) -> str:
+    """Metadata block of the whole real (``which="real"``) or synthetic table, computed once per server."""
+    from llmdisc.discrimination.metadata import metadata_block
+
+    real, synthetic = load_tables(dataset, synthesizer, real_path, synthetic_path)
+    return metadata_block(real if which == "real" else synthetic, include_row_count=False)
+
+
+def _show_summary(config: protocol.SessionConfig, answers: pd.DataFrame) -> None:
+    st.success("Session complete — thank you. Your answers are saved.")
+    st.subheader("Summary per condition")
+    st.caption("Rates are shares (0-1). DRS = min(p_REAL, p_SYN): 0.5 is chance-level, 1 means every sample "
+               "was recognised. Mean confidence is 0-100.")
+    # st.table (plain HTML) rather than st.dataframe (a canvas grid): small, readable, and its text is
+    # accessible to screen readers and to the browser test.
+    st.table(protocol.session_summary(answers, seed=config.seed).round(3).set_index("condition"))
+    st.subheader("Your answers")
+    st.table(answers[["pair_id", "condition", "true_label", "predicted_label", "correct", "confidence",
+                      "elapsed_seconds"]].set_index(["pair_id", "condition"]))
+
+
+def main() -> None:
+    """Draw the current step of the session named by the command-line options."""
+    args = parse_app_args(sys.argv[1:])
+    st.set_page_config(page_title="Real or synthetic? — llmdisc human pilot", layout="wide")
+    config = protocol.SessionConfig(annotator_id=args.annotator, dataset=args.dataset,
+                                    synthesizer=args.synthesizer, n_pairs=args.pairs, seed=args.seed,
+                                    metadata_source=args.metadata_source, n_rows=args.n_rows,
+                                    session=args.session)
+    if args.labels_dir:
+        labels_dir = Path(args.labels_dir)
+    else:
+        from llmdisc.paths import data_dir
+
+        labels_dir = data_dir() / "human"
+    path = protocol.session_path(config, labels_dir)
+    plan = protocol.plan_session(config)
+    steps = protocol.session_steps(plan)
+    answers = protocol.read_session(path)
+    index = protocol.resume_index(config, plan, answers)
+
+    st.title("Real or synthetic?")
+    with st.sidebar:
+        st.markdown(f"**Annotator:** `{config.annotator_id}`  \n**Session:** `{config.session_id}`  \n"
+                    f"**Dataset:** {config.dataset}  \n**Release under test:** {config.synthesizer}")
+        st.markdown(f"**Answers saved:** {len(answers)} of {len(steps)}")
+        st.caption("Each answer is written to disk as soon as you press Save; you can close this page and "
+                   "reopen the same session later. Results are shown only after the last answer.")
+    if index >= len(steps):
+        _show_summary(config, answers)
+        return
+
+    pair, condition = steps[index]
+    st.progress(index / len(steps), text=f"Step {index + 1} of {len(steps)} — sample {pair.pair_id + 1} of "
+                                         f"{len(plan)}, condition {condition}")
+    try:
+        real, synthetic = load_tables(args.dataset, args.synthesizer, args.real, args.synthetic)
+        sample, row_ids = protocol.draw_pair_sample(pair, real, synthetic, config.n_rows)
+    except LlmdiscError as exc:
+        st.error(str(exc))
+        st.stop()
+    if condition == "C1":
+        st.header("C1 — table only")
+        st.write(f"Is this sample of {len(sample)} rows REAL data or SYNTHETIC data?")
+    else:
+        st.header("C2 — the same table, with statistical metadata")
+        st.write("Same rows as the previous step, now with summary statistics. Answer again.")
+    from llmdisc.discrimination.prompts import render_table
+
+    st.code(render_table(sample), language=None)
+    if condition == "C2":
+        st.subheader("Statistical metadata")
+        kind = protocol.metadata_table_kind(config.metadata_source, pair.true_label)
+        if kind == "sample":
+            from llmdisc.discrimination.metadata import metadata_block
+
+            text = metadata_block(sample, include_row_count=False)
+        else:
+            text = whole_table_metadata(args.dataset, args.synthesizer, args.real, args.synthetic, kind)
+        st.code(text, language=None)
+
+    step_key = f"{config.session_id}:{pair.pair_id}:{condition}"
+    shown_at = st.session_state.setdefault(f"shown:{step_key}", time.monotonic())
+    with st.form(key=f"form:{step_key}"):
+        verdict = st.radio("Verdict", ["REAL", "SYNTHETIC"], index=None, horizontal=True)
+        confidence = st.number_input("Confidence, 0 (a pure guess) to 100 (certain)", min_value=0,
+                                     max_value=100, value=None, step=1, placeholder="type a number 0-100")
+        notes = st.text_area("Notes (optional): what guided your decision?")
+        submitted = st.form_submit_button("Save answer and continue", type="primary")
+    if not submitted:
+        return
+    problems = protocol.check_answer(verdict, confidence)
+    for problem in problems:
+        st.error(problem)
+    if problems:
+        return
+    # Re-read: another tab may have saved this step meanwhile; never write an answer twice.
+    if not protocol.is_answered(protocol.read_session(path), pair, condition):
+        record = protocol.build_record(config, pair, condition, row_ids, verdict, confidence, notes,
+                                       elapsed_seconds=time.monotonic() - shown_at)
+        protocol.append_answer(path, record)
+    st.rerun()
+
+
+if __name__ == "__main__":
+    main()

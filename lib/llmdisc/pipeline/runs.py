@@ -1,0 +1,310 @@
+"""The compendium pipeline: the numbered notebooks run through papermill over a configuration's grid.
+
+:func:`plan_run` turns a :class:`~llmdisc.pipeline.config.RunConfig` into an ordered list of
+:class:`NotebookRun` (one per notebook × dataset × model × prompt variant …); :func:`run_pipeline`
+executes them, writing executed copies to ``reports/executed/<config>/`` and a run record per
+notebook. A notebook is skipped when its notebook source, its parameters, the records of the
+stages it reads and its external input files all hash as last time and its outputs still match
+their recorded hashes — decided from hashes, never from file times. ``force=True`` re-runs.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from llmdisc.errors import ConfigError, LlmdiscError
+from llmdisc.manifest import package_versions, sha256_file, sha256_json
+from llmdisc.paths import project_root, reference_dir, relative_to_root
+from llmdisc.pipeline.config import RunConfig
+
+NOTEBOOKS = {
+    "01": "notebooks/01_data_prep.ipynb",
+    "02": "notebooks/02_synthesis.ipynb",
+    "03": "notebooks/03_prompting.ipynb",
+    "04": "notebooks/04_llm_trials.ipynb",
+    "05": "notebooks/05_baselines.ipynb",
+    "06": "notebooks/06_human_pilot.ipynb",
+    "08": "notebooks/08_paper_reproduction.ipynb",
+    "07": "notebooks/07_figures.ipynb",
+}
+
+
+class NotebookFailed(LlmdiscError):
+    """A notebook raised; the message names the notebook, the cell and the error."""
+
+
+@dataclass
+class NotebookRun:
+    """One notebook execution of the plan."""
+
+    run_id: str
+    """Unique, readable id; also the executed copy's file name (``04_llm_trials__adult__local``)."""
+    stage: str
+    notebook: str
+    """Root-relative path of the source notebook."""
+    parameters: dict[str, Any]
+    depends_on: list[str] = field(default_factory=list)
+    """run_ids whose outputs this notebook reads."""
+    input_globs: list[str] = field(default_factory=list)
+    """Root-relative globs of external input files (raw data, label files)."""
+    output_globs: list[str] = field(default_factory=list)
+    """Root-relative globs of the files this notebook produces (hashed into its run record)."""
+
+
+def _suffix(*parts: object) -> str:
+    return "__".join(str(p).replace("/", "-").replace(":", "-") for p in parts if p not in ("", None))
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    dataset, _, encoding = key.partition("-")
+    return dataset, encoding
+
+
+def _raw_inputs(dataset: str) -> list[str]:
+    """The raw files stage 01 reads for a dataset (the same resolution order as :mod:`llmdisc.data.acs`)."""
+    if dataset == "adult":
+        return ["data/raw/adult/*"]
+    local = os.environ.get("LLMDISC_CENSUS_CSV")
+    if local:
+        return [str(Path(local).resolve())]
+    ref = reference_dir()
+    census = ref / "data" / "census" / "real" / "census.csv" if ref is not None else None
+    if census is not None and census.is_file():
+        return [str(census)]
+    return ["data/raw/acs/**/*"]
+
+
+def plan_run(config: RunConfig) -> list[NotebookRun]:
+    """Expand a configuration into the ordered notebook runs (01 → 06, 08, then 07's figures)."""
+    seed, quick = config.seed, config.quick
+    runs: list[NotebookRun] = []
+    trial_runs: list[str] = []
+    baseline_runs: list[str] = []
+    for key in config.datasets:
+        dataset, encoding = _split_key(key)
+        prep = NotebookRun(
+            f"01_data_prep__{key}", "01", NOTEBOOKS["01"],
+            {"dataset": dataset, "encoding": encoding, "seed": seed,
+             "holdout_fraction": config.data.holdout_fraction, "quick": quick},
+            input_globs=_raw_inputs(dataset),
+            output_globs=[f"data/processed/{key}/*"])
+        synth = NotebookRun(
+            f"02_synthesis__{key}", "02", NOTEBOOKS["02"],
+            {"dataset": dataset, "encoding": encoding, "synthesizers": list(config.synthesis.synthesizers),
+             "epochs": config.synthesis.epochs, "fit_rows": config.synthesis.fit_rows, "seed": seed,
+             "metadata_mode": config.synthesis.metadata_mode, "quick": quick},
+            depends_on=[prep.run_id], output_globs=[f"data/synthetic/{key}/*.*"])
+        runs += [prep, synth]
+    prompting = config.prompting
+    prompt_key = prompting.dataset_key if prompting.dataset_key in config.datasets else config.datasets[0]
+    runs.append(NotebookRun(
+        f"03_prompting__{prompt_key}", "03", NOTEBOOKS["03"],
+        {"dataset_key": prompt_key, "synthesizer": prompting.synthesizer, "variant": prompting.variant,
+         "metadata_source": prompting.metadata_source, "seed": seed, "quick": quick},
+        depends_on=[f"01_data_prep__{prompt_key}", f"02_synthesis__{prompt_key}"],
+        output_globs=[f"results/prompts/{prompt_key}/*"]))
+    trials = config.trials
+    for key in config.datasets:
+        for model in trials.models:
+            for protocol in trials.protocols:
+                run_id = "04_llm_trials__" + _suffix(key, model.provider, model.model, protocol.variant,
+                                                     protocol.metadata_source, protocol.sampling)
+                runs.append(NotebookRun(
+                    run_id, "04", NOTEBOOKS["04"],
+                    {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers),
+                     "provider": model.provider, "model": model.model,
+                     "trials_per_label": trials.trials_per_label, "conditions": list(trials.conditions),
+                     "variant": protocol.variant, "metadata_source": protocol.metadata_source,
+                     "sampling": protocol.sampling, "seed": seed, "concurrency": model.concurrency,
+                     "cache_mode": trials.cache_mode, "base_url": model.base_url, "quick": quick},
+                    depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
+                    # trials.run_name: <key>__<provider>-<model>__<variant>-<source>-<sampling>__s<seed>__<hash>
+                    output_globs=[f"results/trials/{key}__{model.provider}-*__{protocol.variant}-"
+                                  f"{protocol.metadata_source}-{protocol.sampling}__s{seed}__*"]))
+                trial_runs.append(run_id)
+    for key in config.datasets:
+        run_id = f"05_baselines__{key}"
+        runs.append(NotebookRun(
+            run_id, "05", NOTEBOOKS["05"],
+            {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers), "seed": seed,
+             "c2st_rows": config.baselines.c2st_rows, "dcr_rows": config.baselines.dcr_rows,
+             "anonymeter_attacks": config.baselines.anonymeter_attacks, "quick": quick},
+            depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
+            output_globs=[f"results/baselines/{key}*"]))
+        baseline_runs.append(run_id)
+    human_inputs = [str(Path(d) / "**" / "*.csv") for d in config.human.labels_dir]
+    ref = reference_dir()
+    if not config.human.labels_dir and ref is not None:
+        human_inputs = [relative_to_root(ref / "results" / "human") + "/**/*.csv"]
+    runs.append(NotebookRun(
+        "06_human_pilot", "06", NOTEBOOKS["06"],
+        {"labels_dir": list(config.human.labels_dir), "llm_cells": "", "seed": seed, "quick": quick},
+        input_globs=human_inputs, output_globs=["results/tables/human_*"]))
+    final_deps = trial_runs + baseline_runs + ["06_human_pilot"]
+    if config.paper_reproduction:
+        paper_inputs = [relative_to_root(ref) + "/**/*.*"] if ref is not None else []
+        runs.append(NotebookRun(
+            "08_paper_reproduction", "08", NOTEBOOKS["08"], {"seed": 2026, "quick": quick},
+            input_globs=paper_inputs, output_globs=["results/tables/paper_*"]))
+        final_deps.append("08_paper_reproduction")
+    runs.append(NotebookRun(
+        "07_figures", "07", NOTEBOOKS["07"], {"config_name": config.name, "seed": seed, "quick": quick},
+        depends_on=final_deps, output_globs=["figures/*.png", "figures/*.pdf", "results/tables/llm_*",
+                                             "results/tables/baselines_*"]))
+    return runs
+
+
+def _hash_globs(patterns: list[str]) -> dict[str, str]:
+    root = project_root()
+    hashes: dict[str, str] = {}
+    for pattern in patterns:
+        base = pattern if Path(pattern).is_absolute() else str(root / pattern)
+        for path in sorted(glob.glob(base, recursive=True)):
+            if Path(path).is_file():
+                hashes[relative_to_root(path)] = sha256_file(path)
+    return hashes
+
+
+class RunRecords:
+    """The per-notebook run records of one configuration (``reports/executed/<config>/runs.json``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / "runs.json"
+        try:
+            self.records: dict[str, dict[str, Any]] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.records = {}
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.records, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def package_source_hash() -> str:
+    """sha256 over the llmdisc package's source files: a code change re-runs the stages (fits and LLM
+    answers stay cached, so a re-run after a code change is cheap where results do not change)."""
+    package = Path(__file__).resolve().parents[1]  # the whole llmdisc package, not only pipeline/
+    files = sorted(p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".txt", ".md", ".csv"))
+    return sha256_json({p.relative_to(package).as_posix(): sha256_file(p) for p in files})
+
+
+def input_fingerprint(run: NotebookRun, records: RunRecords) -> str:
+    """Hash of everything that decides a notebook's result: source, parameters, upstream outputs, inputs, code."""
+    upstream = {dep: records.records.get(dep, {}).get("outputs") for dep in run.depends_on}
+    return sha256_json({
+        "code": package_source_hash(),
+        "notebook": sha256_file(project_root() / run.notebook),
+        "parameters": run.parameters,
+        "upstream": upstream,
+        "inputs": _hash_globs(run.input_globs),
+    })
+
+
+def is_current(run: NotebookRun, records: RunRecords, fingerprint: str) -> bool:
+    """True when the last successful run had this fingerprint and its outputs are unchanged."""
+    record = records.records.get(run.run_id)
+    if not record or record.get("status") != "ok" or record.get("fingerprint") != fingerprint:
+        return False
+    return record.get("outputs") == _hash_globs(run.output_globs)
+
+
+def check_parameters(run: NotebookRun) -> None:
+    """Refuse parameters the notebook does not declare (papermill itself only logs them)."""
+    import papermill
+
+    declared = papermill.inspect_notebook(str(project_root() / run.notebook))
+    unknown = sorted(set(run.parameters) - set(declared))
+    if unknown:
+        raise ConfigError(f"{run.notebook} has no parameter(s) {unknown}; it declares {sorted(declared)}")
+
+
+def execute(run: NotebookRun, executed_dir: Path, *, log: Callable[[str], None] = print) -> float:
+    """Run one notebook through papermill in the ``llmdisc`` kernel; return seconds; raise NotebookFailed."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+    from traitlets.config import Config
+
+    from llmdisc.pipeline.reports import scrub_notebook
+
+    root = project_root()
+    executed_dir.mkdir(parents=True, exist_ok=True)
+    out = executed_dir / f"{run.run_id}.ipynb"
+    started = time.perf_counter()
+    try:
+        # papermill stores these paths in the executed notebook; scrub_notebook makes them root-relative.
+        papermill.execute_notebook(
+            str(root / run.notebook), str(out), parameters=run.parameters, kernel_name="llmdisc",
+            cwd=str(root / "notebooks"), progress_bar=False, log_output=False,
+            # Executed cells carry the data: encrypt the kernel's loopback ZMQ channels with CurveZMQ keys
+            # when the kernelspec supports it (ipykernel >= 7.3 does, and warns on every start otherwise).
+            config=Config({"KernelManager": {"transport_encryption": "auto"}}))
+    except PapermillExecutionError as exc:
+        scrub_notebook(out)
+        raise NotebookFailed(
+            f"{run.notebook} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
+            f"{exc.ename}: {exc.evalue}\n  parameters: {run.parameters}\n"
+            f"  executed copy kept for inspection: {relative_to_root(out)}") from None
+    finally:
+        seconds = time.perf_counter() - started
+    scrub_notebook(out)
+    return seconds
+
+
+def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | None = None,
+                 log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Execute the plan of ``config`` (see :func:`run_plan`); ``only`` restricts it to stages like ``["01"]``."""
+    plan = [r for r in plan_run(config) if only is None or r.stage in only]
+    return run_plan(plan, project_root() / "reports" / "executed" / config.name, force=force, log=log)
+
+
+def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False,
+             log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Execute notebook runs in order; return one outcome dict per notebook (run_id, status, seconds).
+
+    Args:
+        plan: the runs, in order (each reads only what earlier ones wrote).
+        executed_dir: where executed copies and ``runs.json`` go.
+        force: re-run every notebook even when its inputs are unchanged.
+        log: where progress lines go.
+
+    Raises:
+        ConfigError: a notebook is missing or is given a parameter it does not declare (checked first).
+        NotebookFailed: a notebook raised; the run stops there, earlier results and records are kept.
+    """
+    root = project_root()
+    records = RunRecords(executed_dir)
+    for run in plan:
+        if not (root / run.notebook).is_file():
+            raise ConfigError(f"notebook {run.notebook} is missing from this checkout")
+        check_parameters(run)
+    outcomes = []
+    for run in plan:
+        fingerprint = input_fingerprint(run, records)
+        if not force and is_current(run, records, fingerprint):
+            log(f"[skip] {run.run_id}: inputs and parameters unchanged")
+            outcomes.append({"run_id": run.run_id, "status": "skipped", "seconds": 0.0})
+            continue
+        log(f"[run ] {run.run_id} ...")
+        try:
+            seconds = execute(run, executed_dir, log=log)
+        except NotebookFailed:
+            records.records[run.run_id] = {"status": "failed", "fingerprint": fingerprint}
+            records.save()
+            raise
+        records.records[run.run_id] = {
+            "status": "ok", "fingerprint": fingerprint, "seconds": round(seconds, 1),
+            "notebook": run.notebook, "parameters": run.parameters,
+            "outputs": _hash_globs(run.output_globs), "versions": package_versions(("llmdisc", "papermill")),
+        }
+        records.save()
+        log(f"[done] {run.run_id} in {seconds:.1f} s")
+        outcomes.append({"run_id": run.run_id, "status": "ran", "seconds": round(seconds, 1)})
+    return outcomes

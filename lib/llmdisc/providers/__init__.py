@@ -1,1 +1,0 @@
-"""LLM providers behind one small async interface; see :mod:`llmdisc.providers.base`."""

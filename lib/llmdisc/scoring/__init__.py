@@ -1,0 +1,47 @@
+"""Stages 07–08, scoring: per-cell scores of the verdicts, the paper's analyses, its records, the results tables.
+
+Reads trial tables (``results/trials/*.jsonl`` through :func:`llmdisc.discrimination.load_trials`, or the paper's
+own records through :mod:`~llmdisc.scoring.reference`) and writes nothing itself but through
+:func:`write_table` (``results/tables/<name>.{csv,tex}``). :mod:`~llmdisc.scoring.metrics` holds DRS with Wilson
+and bootstrap intervals and :func:`score_cells`; :mod:`~llmdisc.scoring.calibration` the Brier score, ECE and
+reliability bins of stated confidence; :mod:`~llmdisc.scoring.analyses` the paper's fair cells, matched-N, seed
+stability and permutation tests; :mod:`~llmdisc.scoring.tables` one function per results table.
+"""
+
+from llmdisc.scoring import reference, tables
+from llmdisc.scoring.analyses import (
+    fair_cells,
+    matched_n_sample,
+    mcnemar_exact,
+    paired_condition_tests,
+    permutation_test,
+    permutation_tests,
+    seed_stability,
+)
+from llmdisc.scoring.calibration import brier_score, expected_calibration_error, reliability_bins
+from llmdisc.scoring.metrics import (
+    CELL_COLUMNS,
+    SCORES,
+    Estimate,
+    ScoreInfo,
+    balanced_accuracy,
+    cell_reliability,
+    disclosure_risk_score,
+    drs_bootstrap,
+    prepare_trials,
+    score_cell,
+    score_cells,
+    wilson_interval,
+    youden_j,
+)
+from llmdisc.scoring.reference import import_paper_trials, paper_reported_cells, paper_trial_files
+from llmdisc.scoring.tables import cell_table, seed_stability_table, tables_dir, write_table
+
+__all__ = [
+    "CELL_COLUMNS", "SCORES", "Estimate", "ScoreInfo", "balanced_accuracy", "brier_score", "cell_reliability",
+    "cell_table", "disclosure_risk_score", "drs_bootstrap", "expected_calibration_error", "fair_cells",
+    "import_paper_trials", "matched_n_sample", "mcnemar_exact", "paired_condition_tests", "paper_reported_cells",
+    "paper_trial_files", "permutation_test", "permutation_tests", "prepare_trials", "reference",
+    "reliability_bins", "score_cell", "score_cells", "seed_stability", "seed_stability_table", "tables",
+    "tables_dir", "wilson_interval", "write_table", "youden_j",
+]

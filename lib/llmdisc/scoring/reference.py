@@ -1,0 +1,217 @@
+"""The paper's own trials, as this project's trial records.
+
+Two sources (PROTOCOL §5, ``../shared/reference``):
+
+* :func:`import_paper_trials` reads files in the paper's ``llm_results_*.jsonl`` format (fields trial_id,
+  timestamp, provider, model, condition, true_label, predicted_label, correct, confidence, reasoning,
+  red_flags, supporting_evidence, synthetic_method; the dataset is only in the path) into trial records.
+  Lines whose verdict is not REAL/SYNTHETIC (the paper's quota errors, ``ERROR`` with confidence -1) are kept
+  with ``status="error"``, never dropped.
+* :func:`trials_from_cell_counts` rebuilds trial-level records from the per-cell counts transcribed from the
+  paper's executed notebook (``derived/llm_cell_stats_from_notebook.csv``): a cell's N_real, N_syn and numbers
+  correct fix its confusion matrix, so any count-based score is reproduced exactly.
+
+The ``PAPER_*`` constants hold the orders and labels the paper's notebook iterated in; they matter only to
+reproduce its seeded draws (matched-N sampling, permutation shuffles) bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from llmdisc import LABELS
+from llmdisc.errors import DataError
+from llmdisc.paths import reference_dir, relative_to_root
+
+# The paper's notebook: APPROVED_MODELS dict order (Groq first), METHODS list, DATASETS list.
+PAPER_MODEL_LABELS = {"llama-3.1-8b-instant": "Groq (LLaMA-3.1-8b)", "gemini-2.5-flash": "Google (Gemini-2.5-Flash)"}
+PAPER_MODEL_ORDER = ("llama-3.1-8b-instant", "gemini-2.5-flash")
+PAPER_PROVIDER_ORDER = ("groq", "google")
+PAPER_METHOD_ORDER = ("ctgan", "tvae", "gaussian_copula")
+PAPER_DATASET_ORDER = ("adult", "census")
+PAPER_ORDERS = {"dataset": PAPER_DATASET_ORDER, "provider": PAPER_PROVIDER_ORDER, "model": PAPER_MODEL_ORDER,
+                "synthetic_method": PAPER_METHOD_ORDER}
+"""Visit order of the paper's permutation loop, for :func:`llmdisc.scoring.analyses.permutation_tests` ``orders``."""
+SHORT_MODEL_NAMES = {"llama-3.1-8b-instant": "LLaMA", "gemini-2.5-flash": "Gemini"}
+DATASET_KEYS = {"adult": "adult", "census": "census-codes"}
+PAPER_FIELDS = ("trial_id", "timestamp", "provider", "model", "condition", "true_label", "predicted_label",
+                "correct", "confidence", "reasoning", "red_flags", "supporting_evidence", "synthetic_method")
+CELL_COUNTS_CSV = "derived/llm_cell_stats_from_notebook.csv"
+
+
+def reference_results_dir() -> Path:
+    """``../shared/reference/results``; raises :class:`DataError` naming the fix when absent."""
+    ref = reference_dir()
+    if ref is None:
+        raise DataError("../shared/reference is absent on this machine; fix: set LLMDISC_SHARED to the folder "
+                        "that holds reference/ (the paper's own data) or skip the reproduction")
+    return ref / "results"
+
+
+def paper_trial_files(root: Path | str | None = None) -> list[Path]:
+    """Every ``llm_results_*.jsonl`` under ``root`` (default: the reference results), in the paper's order.
+
+    The paper globbed ``results/{adult,census}/*.jsonl`` and sorted the paths; the reference copy keeps some
+    files under ``res1/``, so the order is rebuilt as (dataset, file name).
+    """
+    root = Path(root) if root is not None else reference_results_dir()
+    files = sorted(root.rglob("llm_results_*.jsonl"))
+    return sorted(files, key=lambda p: (dataset_from_path(p), p.name))
+
+
+def dataset_from_path(path: Path | str) -> str:
+    """The dataset a paper-format file belongs to: ``census`` or ``adult`` from a folder of that name."""
+    parts = [part.lower() for part in Path(path).parts[:-1]]
+    for name in ("census", "adult"):
+        if name in parts:
+            return name
+    raise DataError(f"cannot tell the dataset of {Path(path).name}: no 'adult' or 'census' folder in its path; "
+                    "fix: pass dataset='adult' or dataset='census' to import_paper_trials")
+
+
+def _expand(path_or_paths: Path | str | Iterable[Path | str]) -> list[Path]:
+    if isinstance(path_or_paths, (str, Path)):
+        path = Path(path_or_paths)
+        if path.is_dir():
+            return paper_trial_files(path)
+        paths = [path]
+    else:
+        paths = [Path(p) for p in path_or_paths]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise DataError(f"paper trial file(s) not found: {missing[:3]}; fix: pass existing llm_results_*.jsonl "
+                        "files or a folder holding them")
+    return paths
+
+
+def _record(raw: dict[str, Any], path: Path, line_no: int, dataset: str) -> dict[str, Any]:
+    absent = [f for f in ("provider", "model", "condition", "true_label", "predicted_label", "synthetic_method")
+              if f not in raw]
+    if absent:
+        raise DataError(f"{path.name} line {line_no} lacks field(s) {absent} of the paper's format; fix: pass "
+                        "only llm_results_*.jsonl files written by the paper's evaluate.py")
+    pred = raw.get("predicted_label")
+    valid = pred in LABELS
+    conf = raw.get("confidence")
+    conf_ok = isinstance(conf, (int, float)) and not isinstance(conf, bool) and 0 <= conf <= 100
+    status, reason = "valid", None
+    if not valid:
+        status = "error"
+        reason = f"paper record: predicted_label {pred!r}; {str(raw.get('reasoning', ''))[:200]}"
+    elif not conf_ok:
+        status, reason = "invalid", f"confidence {conf!r} is not a number in 0-100"
+    condition = raw.get("condition")
+    return {
+        "trial_id": raw.get("trial_id"), "timestamp": raw.get("timestamp"),
+        "provider": raw.get("provider"), "model": raw.get("model"),
+        "model_label": SHORT_MODEL_NAMES.get(str(raw.get("model")), str(raw.get("model"))),
+        "condition": condition, "true_label": raw.get("true_label"),
+        "predicted_label": pred if status == "valid" else None,
+        "correct": bool(raw.get("correct")) if status == "valid" else None,
+        "confidence": float(conf) if status == "valid" else None,
+        "reasoning": raw.get("reasoning"), "red_flags": raw.get("red_flags"),
+        "supporting_evidence": raw.get("supporting_evidence"),
+        "synthetic_method": raw.get("synthetic_method"),
+        "dataset": dataset, "encoding": "codes" if dataset == "census" else None,
+        "dataset_key": DATASET_KEYS.get(dataset, dataset),
+        "sampling": "fixed", "prompt_variant": "paper",
+        "metadata_source": "source" if condition == "C2" else None,
+        "prompt_hash": None, "sample_seed": None,  # the paper recorded neither
+        "status": status, "invalid_reason": reason, "raw_text": None,
+        "run_id": path.stem, "source_file": relative_to_root(path), "line_no": line_no,
+    }
+
+
+def import_paper_trials(path_or_paths: Path | str | Iterable[Path | str], *,
+                        dataset: str | None = None) -> pd.DataFrame:
+    """Read paper-format ``llm_results_*.jsonl`` files into trial records (one row per line, none dropped).
+
+    Args:
+        path_or_paths: a file, a folder (searched recursively, files in the paper's order) or a list of files.
+        dataset: ``adult``/``census`` for every file; by default read from a folder name in each file's path.
+
+    Returns:
+        A DataFrame with the paper's fields plus dataset, dataset_key, model_label (LLaMA/Gemini), status
+        (``valid``; ``error`` for lines without a REAL/SYNTHETIC verdict; ``invalid`` for a verdict with a
+        confidence outside 0-100), invalid_reason, run_id (file stem), source_file and line_no. Rows keep file
+        and line order. ``predicted_label``, ``correct`` and ``confidence`` are None unless valid.
+    """
+    rows: list[dict[str, Any]] = []
+    for path in _expand(path_or_paths):
+        ds = dataset or dataset_from_path(path)
+        with open(path, encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    raw = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path.name} line {line_no} is not JSON ({exc.msg}); fix: repair or remove "
+                                    "that line - every line of the paper's format is one JSON object") from exc
+                rows.append(_record(raw, path, line_no, ds))
+    return pd.DataFrame(rows)
+
+
+def load_cell_counts(path: Path | str | None = None) -> pd.DataFrame:
+    """Read the paper's per-cell counts (default ``../shared/reference/derived/llm_cell_stats_from_notebook.csv``)."""
+    if path is None:
+        ref = reference_dir()
+        if ref is None:
+            raise DataError("../shared/reference is absent; fix: set LLMDISC_SHARED or pass the CSV path")
+        path = ref / CELL_COUNTS_CSV
+    return pd.read_csv(path)
+
+
+def trials_from_cell_counts(counts: pd.DataFrame | Path | str | None = None) -> pd.DataFrame:
+    """Rebuild trial-level records whose confusion matrix per cell equals the paper's counts.
+
+    Args:
+        counts: the cell-count table (columns dataset, provider, model, method, condition, N_real, N_syn,
+            correct_real, correct_syn, Avg_conf), a path to it, or None for the reference file.
+
+    Returns:
+        One valid trial per counted trial: N_real real samples of which correct_real are labelled REAL, N_syn
+        synthetic ones of which correct_syn are labelled SYNTHETIC; ``confidence`` is the cell's mean
+        confidence (only the mean is known); ``effective_n`` cannot be rebuilt (no answers), so
+        ``prompt_hash`` and ``reasoning`` are left empty.
+    """
+    if not isinstance(counts, pd.DataFrame):
+        counts = load_cell_counts(counts)
+    need = ["dataset", "provider", "model", "method", "condition", "N_real", "N_syn", "correct_real",
+            "correct_syn", "Avg_conf"]
+    missing = [c for c in need if c not in counts.columns]
+    if missing:
+        raise DataError(f"cell-count table lacks {missing}; fix: pass llm_cell_stats_from_notebook.csv or a "
+                        f"table with columns {need}")
+    rows: list[dict[str, Any]] = []
+    for cell in counts.itertuples(index=False):
+        if not (0 <= cell.correct_real <= cell.N_real and 0 <= cell.correct_syn <= cell.N_syn):
+            raise DataError(f"cell {cell.dataset}/{cell.model}/{cell.method}/{cell.condition} has correct counts "
+                            "outside 0..N; fix: correct_real <= N_real and correct_syn <= N_syn")
+        base = {"dataset": cell.dataset, "dataset_key": DATASET_KEYS.get(cell.dataset, cell.dataset),
+                "provider": cell.provider, "model": cell.model,
+                "model_label": SHORT_MODEL_NAMES.get(cell.model, cell.model),
+                "synthetic_method": cell.method, "condition": cell.condition,
+                "confidence": float(cell.Avg_conf), "status": "valid", "invalid_reason": None}
+        plan = [("REAL", "REAL", int(cell.correct_real)), ("REAL", "SYNTHETIC", int(cell.N_real - cell.correct_real)),
+                ("SYNTHETIC", "SYNTHETIC", int(cell.correct_syn)),
+                ("SYNTHETIC", "REAL", int(cell.N_syn - cell.correct_syn))]
+        for true, pred, count in plan:
+            rows.extend({**base, "true_label": true, "predicted_label": pred, "correct": true == pred}
+                        for _ in range(count))
+    return pd.DataFrame(rows)
+
+
+def paper_reported_cells(counts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The paper's printed per-cell DRS/accuracy (percent, 1 dp) keyed like our cells, for comparisons."""
+    if counts is None:
+        counts = load_cell_counts()
+    out = counts.rename(columns={"method": "synthetic_method", "DRS": "paper_drs", "Accuracy": "paper_accuracy",
+                                 "N": "paper_n"})
+    return out[["dataset", "synthetic_method", "condition", "provider", "model", "paper_n", "paper_drs",
+                "paper_accuracy"]]
+

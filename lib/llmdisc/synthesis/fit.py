@@ -1,0 +1,215 @@
+"""Fit and sample one SDV single-table synthesizer, seeded, on one torch thread by default.
+
+This is the part of stage 02 that touches SDV (2.x) and torch; :mod:`llmdisc.synthesis.releases` wraps it with
+validation, caching and manifests. SDV 2 takes and returns ``{table_name: DataFrame}`` dicts, and its
+``sample`` draws from a fixed internal seed (``FIXED_RNG_SEED``) unless ``_set_random_state`` is
+called: we seed NumPy, ``random`` and torch around ``fit`` and ``sample`` and set the model's own
+random state from our seed before sampling, so a seed fully determines the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+
+from llmdisc.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+SYNTHESIZERS = ("gaussian_copula", "ctgan", "tvae")
+METADATA_MODES = ("declared", "detected")
+COLUMN_KINDS = ("categorical", "numerical")
+NEURAL_SYNTHESIZERS = ("ctgan", "tvae")
+TABLE_NAME = "table"  # SDV 2 needs a table name; a fixed one keeps fitted models independent of the key
+TORCH_THREADS_ENV = "LLMDISC_TORCH_THREADS"
+
+
+def check_synthesizer(synthesizer: str) -> str:
+    """Return ``synthesizer`` if known, else raise a ConfigError listing the valid names."""
+    if synthesizer not in SYNTHESIZERS:
+        raise ConfigError(
+            f"unknown synthesizer {synthesizer!r}; valid synthesizers: {', '.join(SYNTHESIZERS)} "
+            "(fix: pass one of them, e.g. synthesizer='gaussian_copula' or --synthesizer ctgan)"
+        )
+    return synthesizer
+
+
+def check_metadata_mode(metadata_mode: str) -> str:
+    """Return ``metadata_mode`` if known, else raise a ConfigError listing the valid modes."""
+    if metadata_mode not in METADATA_MODES:
+        raise ConfigError(
+            f"unknown metadata mode {metadata_mode!r}; valid metadata modes: {', '.join(METADATA_MODES)} "
+            "(fix: 'declared' uses the dataset's column kinds, 'detected' is SDV's auto-detection as in the paper)"
+        )
+    return metadata_mode
+
+
+def torch_threads() -> int:
+    """Number of torch threads for fitting: ``LLMDISC_TORCH_THREADS`` or 1.
+
+    One thread is the default because on shared 2-core machines torch with 2 threads ran CTGAN/TVAE
+    4–50× slower under any other load (FEASIBILITY.md, "SDV and torch").
+    """
+    raw = os.environ.get(TORCH_THREADS_ENV, "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"{TORCH_THREADS_ENV}={raw!r} is not a positive integer (fix: e.g. {TORCH_THREADS_ENV}=1)")
+    return value
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Seed ``random``, NumPy's global generator and torch for the block, then restore their states.
+
+    SDV, RDT and ctgan draw from these global generators during fitting (shuffles, mixture
+    initialisation, network weights, dropout); restoring them keeps the caller's state untouched.
+    """
+    import torch
+
+    py_state, np_state, torch_state = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+        torch.set_rng_state(torch_state)
+
+
+@contextlib.contextmanager
+def torch_thread_limit(threads: int) -> Iterator[None]:
+    """Run the block with ``torch.set_num_threads(threads)``, restoring the previous count after."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def build_metadata(
+    table: pd.DataFrame, metadata_mode: str, column_kinds: dict[str, str] | None
+) -> Any:
+    """Return SDV ``Metadata`` for ``table``.
+
+    Args:
+        table: the (real) training table.
+        metadata_mode: ``declared`` maps ``column_kinds`` to sdtypes (integer codes declared
+            categorical stay codes); ``detected`` runs ``Metadata.detect_from_dataframes`` as the paper did
+            (integer codes with more than 10 distinct values become ``numerical``, so codes are invented).
+        column_kinds: ``{column: "categorical"|"numerical"}``; required for ``declared``.
+
+    Returns:
+        An ``sdv.metadata.Metadata`` with one table named :data:`TABLE_NAME`.
+    """
+    from sdv.metadata import Metadata
+
+    if metadata_mode == "detected":
+        return Metadata.detect_from_dataframes({TABLE_NAME: table})
+    assert column_kinds is not None
+    columns = {column: {"sdtype": column_kinds[column]} for column in table.columns}
+    return Metadata.load_from_dict({"tables": {TABLE_NAME: {"columns": columns}}, "relationships": []})
+
+
+def _make_synthesizer(synthesizer: str, metadata: Any, epochs: int | None, verbose: bool) -> Any:
+    from sdv.single_table import CTGANSynthesizer, GaussianCopulaSynthesizer, TVAESynthesizer
+
+    if synthesizer == "gaussian_copula":
+        return GaussianCopulaSynthesizer(metadata)
+    cls = CTGANSynthesizer if synthesizer == "ctgan" else TVAESynthesizer
+    kwargs: dict[str, Any] = {"verbose": verbose, "enable_gpu": False}
+    if epochs is not None:
+        kwargs["epochs"] = epochs
+    return cls(metadata, **kwargs)
+
+
+@dataclass
+class FitResult:
+    """A fitted SDV synthesizer, its sample and timings (seconds, wall clock)."""
+
+    model: Any
+    table: pd.DataFrame
+    fit_seconds: float
+    sample_seconds: float
+    metadata: dict[str, Any]
+    loss_values: pd.DataFrame | None
+
+
+def fit_and_sample(
+    train: pd.DataFrame,
+    *,
+    synthesizer: str,
+    seed: int,
+    epochs: int | None,
+    metadata_mode: str,
+    column_kinds: dict[str, str] | None,
+    num_rows: int,
+    show_progress: bool,
+) -> FitResult:
+    """Fit ``synthesizer`` on ``train`` and sample ``num_rows`` rows, every random draw from ``seed``.
+
+    Args:
+        train: the table to fit (already subsampled if requested).
+        synthesizer: one of :data:`SYNTHESIZERS`.
+        seed: seeds fitting (global generators) and sampling (the model's own random state).
+        epochs: training epochs for ``ctgan``/``tvae`` (None: SDV's default, 300); ignored by
+            ``gaussian_copula``.
+        metadata_mode: ``declared`` or ``detected`` (see :func:`build_metadata`).
+        column_kinds: column kinds for ``declared`` metadata.
+        num_rows: rows to sample.
+        show_progress: show a stage bar (metadata, fit, sample) and ctgan's per-epoch bar (with losses).
+
+    Returns:
+        A :class:`FitResult`; ``fit_seconds`` includes SDV's preprocessing (transformer set-up).
+    """
+    import joblib
+    from tqdm import tqdm  # plain text bars, like ctgan's own, so executed notebooks keep them
+
+    # A stage bar (metadata, fit, sample) for every synthesizer; CTGAN/TVAE add ctgan's per-epoch bar.
+    with tqdm(total=3, desc=f"{synthesizer}: metadata", disable=not show_progress, leave=True) as stages:
+        metadata = build_metadata(train, metadata_mode, column_kinds)
+        with warnings.catch_warnings():
+            # SDV advises saving metadata to JSON; we store its dict in the manifest instead.
+            warnings.filterwarnings("ignore", message=".*save_to_json.*")
+            model = _make_synthesizer(synthesizer, metadata, epochs, verbose=show_progress)
+        stages.update()
+        stages.set_description(f"{synthesizer}: fit")
+        # ctgan transforms tables of >= 500 rows with joblib's default (loky) processes: on 2 shared cores
+        # their start-up took 55 of 92 s of a 5,000-row CTGAN fit, and worker processes do not share our
+        # seeded generators. In-process sequential execution is faster here and keeps the fit seeded.
+        with torch_thread_limit(torch_threads()), joblib.parallel_config(backend="sequential"):
+            logger.info("fitting %s on %d rows x %d columns (seed %d, epochs %s, metadata %s)",
+                        synthesizer, len(train), train.shape[1], seed, epochs, metadata_mode)
+            start = time.perf_counter()
+            with seeded(seed):
+                model.fit({TABLE_NAME: train})
+            fit_seconds = time.perf_counter() - start
+            stages.update()
+            stages.set_description(f"{synthesizer}: sample")
+            start = time.perf_counter()
+            with seeded(seed):
+                model.reset_sampling()
+                # Without this SDV samples from its own fixed seed, whatever ours is.
+                model._set_random_state(seed)
+                table = model.sample(num_rows)[TABLE_NAME]
+            sample_seconds = time.perf_counter() - start
+            stages.update()
+    loss = model.get_loss_values() if synthesizer in NEURAL_SYNTHESIZERS else None
+    return FitResult(model=model, table=table.reset_index(drop=True), fit_seconds=fit_seconds,
+                     sample_seconds=sample_seconds, metadata=metadata.to_dict(), loss_values=loss)

@@ -1,0 +1,353 @@
+"""Stage 02: seeded, cached SDV releases (GaussianCopula, CTGAN, TVAE) of a real training table.
+
+Typical use::
+
+    release = synthesize(train, dataset_key="adult", synthesizer="ctgan", epochs=5, seed=0)
+    publish_release(release)              # data/synthetic/adult/ctgan.parquet (+ ctgan.manifest.json)
+    synthetic = load_synthetic("adult", "ctgan")
+
+Fitting is on the real *train* split only; the synthetic table has as many rows as the train split
+unless ``num_rows`` says otherwise. The same parameters (and library versions) give the same table:
+the second call loads it from the cache (:mod:`llmdisc.synthesis.model_cache`) without fitting.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from llmdisc.errors import ChecksumError, ConfigError, DataError, LlmdiscError
+from llmdisc.manifest import read_manifest, sha256_file, write_manifest
+from llmdisc.paths import data_dir, relative_to_root
+from llmdisc.synthesis.fit import (
+    COLUMN_KINDS,
+    METADATA_MODES,
+    NEURAL_SYNTHESIZERS,
+    SYNTHESIZERS,
+    check_metadata_mode,
+    check_synthesizer,
+    fit_and_sample,
+    torch_threads,
+)
+from llmdisc.synthesis.model_cache import (
+    cache_key,
+    cache_key_payload,
+    entry_dir,
+    load_entry,
+    store_entry,
+    table_sha256,
+)
+
+__all__ = ["SYNTHESIZERS", "METADATA_MODES", "SyntheticRelease", "synthesize", "out_of_vocabulary",
+           "synthetic_path", "publish_release", "load_synthetic", "quality_report", "resolve_column_kinds"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SyntheticRelease:
+    """One synthetic table and where it came from.
+
+    Attributes:
+        table: the synthetic rows (same columns as the training table).
+        synthesizer: ``gaussian_copula``, ``ctgan`` or ``tvae``.
+        dataset_key: ``adult``, ``census-codes``, ``census-labels`` (or a user's own key).
+        cache_key: full sha256 hex of everything that determines the table.
+        cache_hit: True when the table was loaded from the cache and no fit ran.
+        fit_seconds: wall-clock seconds of ``fit`` (with SDV's preprocessing); None on a cache hit.
+        sample_seconds: wall-clock seconds of ``sample``; None on a cache hit.
+        path: the cached ``synthetic.parquet``.
+        manifest: the cache entry's manifest (parameters, versions, hashes, timings, OOV report).
+    """
+
+    table: pd.DataFrame
+    synthesizer: str
+    dataset_key: str
+    cache_key: str
+    cache_hit: bool
+    fit_seconds: float | None
+    sample_seconds: float | None
+    path: Path
+    manifest: dict[str, Any]
+
+
+def _kinds_from_dtypes(table: pd.DataFrame) -> dict[str, str]:
+    return {str(c): ("numerical" if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+                     else "categorical") for c, t in table.dtypes.items()}
+
+
+def resolve_column_kinds(train: pd.DataFrame, dataset_key: str,
+                         column_kinds: dict[str, str] | None) -> dict[str, str]:
+    """Return validated ``{column: "categorical"|"numerical"}`` for every column of ``train``.
+
+    Args:
+        train: the training table.
+        dataset_key: used to look up the declared kinds in :mod:`llmdisc.data.datasets` when ``column_kinds``
+            is None (Census code columns are declared categorical there).
+        column_kinds: explicit kinds; wins when given.
+
+    Returns:
+        Kinds in ``train``'s column order. Without explicit kinds and without a data-layer entry for
+        the key, numeric dtypes are ``numerical`` and everything else ``categorical``.
+
+    Raises:
+        ConfigError: a kind is not one of ``categorical``/``numerical`` or a column has no kind.
+    """
+    kinds = column_kinds
+    if kinds is None:
+        try:
+            from llmdisc.data.datasets import column_kinds as declared_kinds  # data layer (stage 01)
+        except ImportError:
+            declared_kinds = None
+        if declared_kinds is not None:
+            try:
+                kinds = declared_kinds(dataset_key)
+            except (LlmdiscError, KeyError, ValueError):  # not a dataset the data layer knows
+                kinds = declared_kinds(train)
+        else:
+            kinds = _kinds_from_dtypes(train)
+    missing = [c for c in train.columns if c not in kinds]
+    if missing:
+        raise ConfigError(f"column_kinds has no kind for columns {missing}; fix: give each column "
+                          f"'categorical' or 'numerical' (or use metadata_mode='detected')")
+    bad = {c: kinds[c] for c in train.columns if kinds[c] not in COLUMN_KINDS}
+    if bad:
+        raise ConfigError(f"column_kinds {bad} not understood; valid kinds: {', '.join(COLUMN_KINDS)}")
+    return {str(c): kinds[c] for c in train.columns}
+
+
+def _check_rows(name: str, value: int | None, allow_none: bool = True) -> None:
+    if value is None and allow_none:
+        return
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{name}={value!r} must be a positive integer of rows (fix: e.g. {name}=1000, "
+                          f"or None for all rows)")
+
+
+def synthesize(
+    train: pd.DataFrame,
+    *,
+    dataset_key: str,
+    synthesizer: str,
+    seed: int = 0,
+    epochs: int | None = None,
+    metadata_mode: str = "declared",
+    column_kinds: dict[str, str] | None = None,
+    num_rows: int | None = None,
+    fit_rows: int | None = None,
+    cache_root: Path | None = None,
+    show_progress: bool = True,
+) -> SyntheticRelease:
+    """Fit ``synthesizer`` on the real training table and sample a release, or load it from the cache.
+
+    Args:
+        train: the real *train* split (never the holdout).
+        dataset_key: names the cache folder and the published file (``adult``, ``census-codes``, …).
+        synthesizer: ``gaussian_copula``, ``ctgan`` or ``tvae``.
+        seed: seeds the fit subsample, model fitting (NumPy, ``random``, torch) and sampling.
+        epochs: training epochs for ``ctgan``/``tvae`` (None: SDV's default of 300, the paper scale);
+            not used by ``gaussian_copula`` (and not part of its cache key).
+        metadata_mode: ``declared`` (column kinds → sdtypes; integer codes stay categorical) or
+            ``detected`` (SDV's auto-detection, as the paper; invents codes).
+        column_kinds: kinds for ``declared``; None looks them up via :func:`resolve_column_kinds`.
+        num_rows: rows to sample; None means ``len(train)``.
+        fit_rows: fit on a seeded subsample of this many train rows (quick runs); None fits all.
+        cache_root: folder replacing ``data/synthetic`` for the cache (tests use a temporary one).
+        show_progress: show the per-epoch progress bar of CTGAN/TVAE.
+
+    Returns:
+        A :class:`SyntheticRelease`; ``cache_hit`` says whether a fit ran.
+
+    Raises:
+        ConfigError: unknown synthesizer or metadata mode, bad row counts, epochs or column kinds.
+        DataError: ``train`` is empty.
+    """
+    check_synthesizer(synthesizer)
+    check_metadata_mode(metadata_mode)
+    if not isinstance(train, pd.DataFrame) or train.empty:
+        raise DataError("train must be a non-empty DataFrame (fix: pass load_processed(key, 'train'))")
+    _check_rows("num_rows", num_rows)
+    _check_rows("fit_rows", fit_rows)
+    if epochs is not None and (not isinstance(epochs, numbers.Integral) or isinstance(epochs, bool) or epochs < 1):
+        raise ConfigError(f"epochs={epochs!r} must be a positive integer (fix: e.g. epochs=5, or None for 300)")
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise ConfigError(f"seed={seed!r} must be an integer in [0, 2**32) (fix: e.g. seed=0)")
+    train = train.reset_index(drop=True)
+    train.columns = [str(c) for c in train.columns]
+    kinds = resolve_column_kinds(train, dataset_key, column_kinds) if metadata_mode == "declared" else None
+    n_out = len(train) if num_rows is None else num_rows
+    use_fit_rows = fit_rows if fit_rows is not None and fit_rows < len(train) else None
+    parameters = {
+        "dataset_key": dataset_key, "synthesizer": synthesizer, "seed": seed,
+        "epochs": epochs if synthesizer in NEURAL_SYNTHESIZERS else None,
+        "metadata_mode": metadata_mode, "column_kinds": kinds, "num_rows": n_out, "fit_rows": use_fit_rows,
+        "n_train_rows": len(train),
+    }
+    train_hash = table_sha256(train)
+    payload = cache_key_payload(parameters, train_hash)
+    key = cache_key(payload)
+    root = Path(cache_root) if cache_root is not None else data_dir() / "synthetic"
+    directory = entry_dir(root, dataset_key, synthesizer, key)
+
+    start = time.perf_counter()
+    cached = load_entry(directory, key, n_out)
+    if cached is not None:
+        table, manifest = cached
+        logger.info("cache hit for %s/%s (%s): loaded in %.2f s, no fit", dataset_key, synthesizer, key[:16],
+                    time.perf_counter() - start)
+        return SyntheticRelease(table=table, synthesizer=synthesizer, dataset_key=dataset_key, cache_key=key,
+                                cache_hit=True, fit_seconds=None, sample_seconds=None,
+                                path=directory / "synthetic.parquet", manifest=manifest)
+
+    fit_table = train.sample(n=use_fit_rows, random_state=seed).reset_index(drop=True) if use_fit_rows else train
+    result = fit_and_sample(fit_table, synthesizer=synthesizer, seed=seed, epochs=epochs,
+                            metadata_mode=metadata_mode, column_kinds=kinds, num_rows=n_out,
+                            show_progress=show_progress)
+    oov = out_of_vocabulary(train, result.table)
+    # Invented values matter for categories and codes; continuous columns take new values by design.
+    report_kinds = kinds or resolve_column_kinds(train, dataset_key, None)
+    categorical = [c for c in oov.index if report_kinds.get(c) == "categorical"]
+    metrics = {"fit_seconds": round(result.fit_seconds, 3), "sample_seconds": round(result.sample_seconds, 3),
+               "n_rows": len(result.table), "n_fit_rows": len(fit_table),
+               "n_oov_values_total": int(oov["n_synthetic_values_not_in_real"].sum()),
+               "n_oov_values_categorical": int(oov.loc[categorical, "n_synthetic_values_not_in_real"].sum()),
+               "torch_threads": torch_threads()}
+    extra: dict[str, Any] = {
+        "train_sha256": train_hash,
+        "synthetic_sha256": table_sha256(result.table),
+        "sdv_metadata": result.metadata,
+        "oov": oov.reset_index().to_dict(orient="records"),
+    }
+    if result.loss_values is not None and not result.loss_values.empty:
+        extra["final_losses"] = result.loss_values.groupby("Epoch").mean(numeric_only=True).iloc[-1].to_dict()
+    manifest = store_entry(directory, model=result.model, table=result.table, key=key, payload=payload,
+                           seed=seed, metrics=metrics, extra=extra)
+    return SyntheticRelease(table=result.table, synthesizer=synthesizer, dataset_key=dataset_key, cache_key=key,
+                            cache_hit=False, fit_seconds=result.fit_seconds, sample_seconds=result.sample_seconds,
+                            path=directory / "synthetic.parquet", manifest=manifest)
+
+
+def out_of_vocabulary(real: pd.DataFrame, synthetic: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+    """Count, per column, synthetic values that never occur in the real data (invented codes).
+
+    Args:
+        real: the real table (the full train split).
+        synthetic: the synthetic table.
+        columns: columns to check; default all columns the two tables share, in ``real``'s order.
+
+    Returns:
+        One row per column (index ``column``) with ``n_synthetic_values_not_in_real`` (distinct
+        invented values), ``n_distinct_synthetic``, ``n_distinct_real`` and ``share_rows_oov`` (share of
+        synthetic rows holding an invented value: 0 = none, 1 = every row). For continuous columns
+        (Adult's ``fnlwgt``) new values are expected; for codes and categories they are artefacts.
+    """
+    if columns is None:
+        columns = [c for c in real.columns if c in synthetic.columns]
+    missing = [c for c in columns if c not in real.columns or c not in synthetic.columns]
+    if missing:
+        raise DataError(f"columns {missing} are not in both tables (fix: pass columns present in real and synthetic)")
+    rows = []
+    for column in columns:
+        real_values = pd.unique(real[column])
+        is_oov = ~synthetic[column].isin(real_values)
+        rows.append({
+            "column": column,
+            "n_synthetic_values_not_in_real": int(synthetic.loc[is_oov, column].nunique(dropna=False)),
+            "n_distinct_synthetic": int(synthetic[column].nunique(dropna=False)),
+            "n_distinct_real": int(real[column].nunique(dropna=False)),
+            "share_rows_oov": float(is_oov.mean()) if len(synthetic) else 0.0,
+        })
+    return pd.DataFrame(rows).set_index("column")
+
+
+def synthetic_path(key: str, synthesizer: str) -> Path:
+    """``data/synthetic/<key>/<synthesizer>.parquet``; its manifest is ``<synthesizer>.manifest.json`` beside it."""
+    check_synthesizer(synthesizer)
+    return data_dir() / "synthetic" / key / f"{synthesizer}.parquet"
+
+
+def _published_manifest_path(key: str, synthesizer: str) -> Path:
+    return synthetic_path(key, synthesizer).with_name(f"{synthesizer}.manifest.json")
+
+
+def publish_release(release: SyntheticRelease) -> Path:
+    """Write ``release.table`` to :func:`synthetic_path` with its manifest; return the parquet path.
+
+    The manifest repeats the cache entry's parameters, timings, versions and OOV report, and names
+    the entry it came from (root-relative), so later stages can check what they read.
+    """
+    path = synthetic_path(release.dataset_key, release.synthesizer)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".parquet.tmp")
+    release.table.to_parquet(tmp, index=False)
+    tmp.replace(path)
+    source = release.manifest
+    write_manifest(
+        path.parent, "02_synthesis", outputs=[path], parameters=source.get("parameters", {}),
+        seed=source.get("seed"), metrics=source.get("metrics"),
+        extra={"cache_key": release.cache_key, "cache_entry": relative_to_root(release.path.parent),
+               "cache_hit": release.cache_hit, "train_sha256": source.get("train_sha256"),
+               "sdv_metadata": source.get("sdv_metadata"), "oov": source.get("oov"),
+               "fit_versions": source.get("versions")},
+        name=_published_manifest_path(release.dataset_key, release.synthesizer).name,
+    )
+    return path
+
+
+def load_synthetic(key: str, synthesizer: str) -> pd.DataFrame:
+    """Read a published release, checking it against its manifest.
+
+    Raises:
+        DataError: the release was never published (the message gives the command that makes it).
+        ChecksumError: the file differs from the sha256 its manifest recorded.
+    """
+    path = synthetic_path(key, synthesizer)
+    fix = (f"fix: run `llmdisc synth --dataset-key {key} --synthesizer {synthesizer}` "
+           "or notebooks/02_synthesis.ipynb")
+    if not path.exists():
+        raise DataError(f"no synthetic release at {relative_to_root(path)}; {fix}")
+    manifest = read_manifest(_published_manifest_path(key, synthesizer))
+    if manifest is not None:
+        recorded = next(iter(manifest.get("outputs", {}).values()), None)
+        actual = sha256_file(path)
+        if recorded is not None and recorded != actual:
+            raise ChecksumError(f"{relative_to_root(path)} has sha256 {actual}, its manifest records {recorded}; "
+                                f"{fix}")
+    return pd.read_parquet(path)
+
+
+def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, column_kinds: dict[str, str]) -> dict[str, Any]:
+    """SDMetrics ``QualityReport`` of a release: overall score, worst column shapes, worst pair trends.
+
+    Args:
+        real: the real train table.
+        synthetic: the synthetic table.
+        column_kinds: ``{column: "categorical"|"numerical"}`` (how SDMetrics compares each column).
+
+    Returns:
+        ``{"score": float, "properties": DataFrame, "column_shapes": DataFrame, "column_pair_trends":
+        DataFrame}``; scores lie in [0, 1] where 1 means the synthetic marginals (column shapes: KS or
+        TV complement) and pairwise trends (correlation / contingency similarity) match the real ones
+        exactly and 0 means they share nothing; detail tables are sorted worst first.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        # sdmetrics 0.32 marks the single-table report deprecated in favour of the unified (multi-table)
+        # one; the single-table one is still the documented single-table report and keeps its output shape.
+        warnings.simplefilter("ignore", FutureWarning)
+        from sdmetrics.reports.single_table import QualityReport
+
+    metadata = {"columns": {c: {"sdtype": column_kinds[c]} for c in real.columns}}
+    report = QualityReport()
+    report.generate(real, synthetic[list(real.columns)], metadata, verbose=False)
+    shapes = report.get_details("Column Shapes").sort_values("Score").reset_index(drop=True)
+    trends = report.get_details("Column Pair Trends").sort_values("Score").reset_index(drop=True)
+    return {"score": float(report.get_score()), "properties": report.get_properties(),
+            "column_shapes": shapes, "column_pair_trends": trends}

@@ -1,0 +1,65 @@
+"""The whole notebook chain 01 → 08 → 07 through papermill on configs/tiny.yaml, in a scratch project root.
+
+This is `make reproduce` in miniature: real data, real SDV fits (1 epoch on 600 rows), the embedded local LLM
+(1 trial per label per cell), baselines, human pilot, the paper reproduction, figures, HTML. A second run must
+skip every notebook; no executed notebook or HTML page may hold a secret or an absolute machine path.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from llmdisc.paths import project_root, shared_dir
+from llmdisc.pipeline.config import load_config
+from llmdisc.pipeline.reports import find_leaks, render_html
+from llmdisc.pipeline.runs import plan_run, run_pipeline
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def scratch_project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("chain") / "project"
+    src = project_root()
+    shutil.copytree(src / "notebooks", root / "notebooks")
+    shutil.copytree(src / "configs", root / "configs")
+    shutil.copytree(src / "data" / "raw" / "adult", root / "data" / "raw" / "adult")
+    return root
+
+
+def test_whole_chain_runs_then_skips(scratch_project, monkeypatch):
+    shared = shared_dir()  # the paper's reference data, where present (stages 06 and 08 use it)
+    if shared is not None:
+        monkeypatch.setenv("LLMDISC_SHARED", str(shared))
+    monkeypatch.setenv("LLMDISC_ROOT", str(scratch_project))
+    # A key-shaped value (built here so no key-shaped string is tracked) must never leak into a product.
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza" + "FAKE" * 8 + "12")
+    config = load_config(scratch_project / "configs" / "tiny.yaml")
+    lines: list[str] = []
+    first = run_pipeline(config, log=lines.append)
+    assert [o["status"] for o in first] == ["ran"] * len(plan_run(config)), lines
+
+    executed = scratch_project / "reports" / "executed" / "tiny"
+    assert {p.stem for p in executed.glob("*.ipynb")} == {r.run_id for r in plan_run(config)}
+    cells = pd.read_csv(scratch_project / "results" / "tables" / "llm_cells.csv")
+    assert set(cells["synthetic_method"]) == {"gaussian_copula", "ctgan"}
+    assert set(cells["condition"]) == {"C1", "C2"}
+    assert int(cells["n_total"].sum()) == 8  # 1 dataset × 2 synthesizers × 2 conditions × 2 labels × 1
+    assert (scratch_project / "figures" / "drs_by_cell.png").stat().st_size > 1000
+    assert (scratch_project / "figures" / "drs_by_cell.pdf").exists()
+    assert (scratch_project / "results" / "baselines" / "adult.csv").exists()
+    trials = [json.loads(line) for f in (scratch_project / "results" / "trials").glob("*.jsonl")
+              for line in f.read_text().splitlines() if line.strip()]
+    assert len(trials) == 8 and all(t["provider"] == "local" for t in trials)
+
+    index = render_html("tiny")
+    assert all(f'href="tiny/{r.run_id}.html"' in index.read_text() for r in plan_run(config))
+    for page in [*executed.glob("*.ipynb"), *(index.parent / "tiny").glob("*.html"), index]:
+        assert find_leaks(page.read_text(encoding="utf-8")) == [], page.name
+
+    second = run_pipeline(config, log=lines.append)
+    assert [o["status"] for o in second] == ["skipped"] * len(first)

@@ -1,0 +1,122 @@
+"""The papermill runner: executes notebooks, skips unchanged ones by hash, names failures, scrubs paths."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from llmdisc.errors import ConfigError
+from llmdisc.pipeline.reports import find_leaks, render_html
+from llmdisc.pipeline.runs import NotebookFailed, NotebookRun, run_plan
+
+pytestmark = pytest.mark.slow
+
+
+def _notebook(path: Path, parameters: str, body: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "llmdisc", "display_name": "Python (llmdisc)", "language": "python"}
+    params = nbformat.v4.new_code_cell(parameters)
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(body)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
+    _notebook(tmp_path / "notebooks" / "a.ipynb", 'x: int = 1  # a number',
+              "from llmdisc.paths import project_root\n"
+              "root = project_root()\n"
+              "print('writing under', root)\n"
+              "(root / 'out').mkdir(exist_ok=True)\n"
+              "(root / 'out' / 'a.txt').write_text(str(x * 2) + open(root / 'raw.txt').read())")
+    _notebook(tmp_path / "notebooks" / "b.ipynb", 'factor: int = 3',
+              "from llmdisc.paths import project_root\n"
+              "root = project_root()\n"
+              "value = int((root / 'out' / 'a.txt').read_text()[0])\n"
+              "(root / 'out' / 'b.txt').write_text(str(value * factor))")
+    _notebook(tmp_path / "notebooks" / "fail.ipynb", 'y: int = 0', "print('before')\n1 / y")
+    (tmp_path / "raw.txt").write_text("r")
+    return tmp_path
+
+
+def _plan(x: int = 1) -> list[NotebookRun]:
+    return [NotebookRun("a", "01", "notebooks/a.ipynb", {"x": x}, input_globs=["raw.txt"],
+                        output_globs=["out/a.txt"]),
+            NotebookRun("b", "02", "notebooks/b.ipynb", {"factor": 3}, depends_on=["a"],
+                        output_globs=["out/b.txt"])]
+
+
+def _statuses(outcomes):
+    return {o["run_id"]: o["status"] for o in outcomes}
+
+
+def test_runs_then_skips_then_reruns_what_changed(project):
+    executed = project / "reports" / "executed" / "t"
+    assert _statuses(run_plan(_plan(), executed, log=lambda s: None)) == {"a": "ran", "b": "ran"}
+    assert (project / "out" / "b.txt").read_text() == "6"
+    assert _statuses(run_plan(_plan(), executed, log=lambda s: None)) == {"a": "skipped", "b": "skipped"}
+    # A changed parameter re-runs the notebook, and its changed output re-runs the one that reads it.
+    assert _statuses(run_plan(_plan(x=4), executed, log=lambda s: None)) == {"a": "ran", "b": "ran"}
+    assert (project / "out" / "b.txt").read_text() == "24"
+    # A changed external input re-runs; same content again (new mtime, same hash) does not.
+    (project / "raw.txt").write_text("s")
+    assert _statuses(run_plan(_plan(x=4), executed, log=lambda s: None))["a"] == "ran"
+    os.utime(project / "raw.txt", (1, 1))
+    assert _statuses(run_plan(_plan(x=4), executed, log=lambda s: None)) == {"a": "skipped", "b": "skipped"}
+    # A deleted or edited output is noticed.
+    (project / "out" / "b.txt").write_text("tampered")
+    assert _statuses(run_plan(_plan(x=4), executed, log=lambda s: None)) == {"a": "skipped", "b": "ran"}
+    # force re-runs everything.
+    assert _statuses(run_plan(_plan(x=4), executed, force=True, log=lambda s: None)) == {"a": "ran", "b": "ran"}
+    records = json.loads((executed / "runs.json").read_text())
+    assert records["a"]["parameters"] == {"x": 4}
+
+
+def test_executed_copies_carry_no_absolute_path_and_render_to_html(project):
+    executed = project / "reports" / "executed" / "t"
+    run_plan(_plan(), executed, log=lambda s: None)
+    text = (executed / "a.ipynb").read_text()
+    assert "writing under <project>" in text
+    assert find_leaks(text) == []
+    index = render_html("t")
+    page = index.read_text()
+    assert 'href="t/a.html"' in page and 'href="t/b.html"' in page
+    assert find_leaks((index.parent / "t" / "a.html").read_text()) == []
+
+
+def test_failure_names_notebook_cell_and_error_and_keeps_the_copy(project):
+    executed = project / "reports" / "executed" / "t"
+    plan = [NotebookRun("fail", "01", "notebooks/fail.ipynb", {"y": 0})]
+    with pytest.raises(NotebookFailed) as info:
+        run_plan(plan, executed, log=lambda s: None)
+    message = str(info.value)
+    assert "notebooks/fail.ipynb failed in cell" in message
+    assert "ZeroDivisionError" in message
+    assert (executed / "fail.ipynb").exists()
+    assert json.loads((executed / "runs.json").read_text())["fail"]["status"] == "failed"
+
+
+def test_unknown_parameter_is_refused_before_anything_runs(project):
+    plan = [NotebookRun("a", "01", "notebooks/a.ipynb", {"x": 1, "z": 2})]
+    with pytest.raises(ConfigError, match=r"has no parameter\(s\) \['z'\]; it declares \['x'\]"):
+        run_plan(plan, project / "reports" / "executed" / "t", log=lambda s: None)
+    assert not (project / "out").exists()
+
+
+def test_kernel_channels_carry_curve_keys_and_no_plaintext_warning(project, capfd):
+    # The executed cells hold the data; the kernel's loopback channels must not be plain text.
+    _notebook(project / "notebooks" / "enc.ipynb", "z: int = 0",
+              "from ipykernel.connect import get_connection_info\n"
+              "from llmdisc.paths import project_root\n"
+              "info = get_connection_info(unpack=True)\n"
+              "(project_root() / 'enc.txt').write_text(str(bool(info.get('curve_secretkey'))))")
+    run_plan([NotebookRun("enc", "01", "notebooks/enc.ipynb", {"z": 0})], project / "reports" / "executed" / "t",
+             log=lambda s: None)
+    assert (project / "enc.txt").read_text() == "True"
+    assert "without encryption" not in capfd.readouterr().err

@@ -1,0 +1,33 @@
+"""The README's results table is generated from results/tables and must not drift from it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from llmdisc.pipeline.readme import readme_block, render_results_block, update_readme
+
+
+def test_readme_numbers_match_the_results_tables():
+    # Fails whenever results/tables/llm_cells.csv and the README disagree (regenerate: make reproduce).
+    assert readme_block() == render_results_block(), "README results table drifted; run `make reproduce`"
+
+
+def test_block_renders_percent_with_intervals_and_exclusions(tmp_path):
+    pd.DataFrame([{
+        "dataset": "adult", "synthetic_method": "ctgan", "condition": "C1", "provider": "local", "model": "m",
+        "n_valid_real": 3, "n_valid_syn": 4, "p_real": 2 / 3, "p_syn": 0.25, "drs": 0.25, "drs_ci_low": 0.0,
+        "drs_ci_high": 0.5, "n_excluded": 1, "n_total": 8,
+    }]).to_csv(tmp_path / "llm_cells.csv", index=False)
+    block = render_results_block(tmp_path)
+    assert "| adult | ctgan | C1 | local / m | 3 / 4 | 66.7 | 25.0 | 25.0 [0.0, 50.0] |" in block
+    assert "excluded as invalid or failed: 1 of 8" in block
+
+
+def test_update_rewrites_only_the_block(tmp_path, monkeypatch):
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:start -->\nold\n<!-- results:end -->\noutro\n")
+    monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
+    assert update_readme(readme) is True
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("\noutro\n") and "old" not in text
+    assert update_readme(readme) is False
