@@ -17,8 +17,9 @@ import llmdisc
 
 PACKAGE = Path(llmdisc.__file__).resolve().parent
 
-SHARED = ("llmdisc", "llmdisc.errors", "llmdisc.paths", "llmdisc.manifest")
-"""Modules below every stage: the package's vocabulary (``LABELS``, ``CONDITIONS``, …), errors, paths, manifests."""
+SHARED = ("llmdisc", "llmdisc.errors", "llmdisc.paths", "llmdisc.manifest", "llmdisc.parameters")
+"""Modules below every stage: the package's vocabulary (``LABELS``, ``CONDITIONS``, …), errors, paths, manifests,
+parameter coercion."""
 ENTRY_POINT = "llmdisc.__main__"
 """``python -m llmdisc``: above everything, like the CLI it starts."""
 
@@ -94,7 +95,7 @@ def test_every_module_belongs_to_a_stage_or_is_shared() -> None:
 
 def test_the_top_level_holds_only_the_shared_modules() -> None:
     top_modules = {p.stem for p in PACKAGE.glob("*.py")}
-    assert top_modules == {"__init__", "__main__", "errors", "paths", "manifest"}
+    assert top_modules == {"__init__", "__main__", "errors", "paths", "manifest", "parameters"}
     subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
     assert subpackages == set(STAGES)
 

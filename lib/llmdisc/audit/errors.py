@@ -25,11 +25,16 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "audit written; the --fail-above gate (if any) passed"),
     (EXIT_USAGE, "bad command-line option or value (e.g. --fail-above outside 0..1, unknown provider)"),
     (EXIT_GATE, "audit written, but the DRS upper bound exceeds --fail-above"),
-    (EXIT_MISSING, "an input file does not exist"),
-    (EXIT_UNPARSABLE, "an input file cannot be parsed, or its format is not supported (Excel)"),
+    (EXIT_MISSING, "an input file (or the --metadata file) does not exist"),
+    (
+        EXIT_UNPARSABLE,
+        "an input file cannot be parsed, or its format is not supported (Excel); the --metadata file is not "
+        "SDV single-table metadata JSON or names an unknown sdtype",
+    ),
     (
         EXIT_COLUMNS,
-        "the columns of the real and synthetic (or holdout) tables differ, or a column's type does",
+        "the columns of the real and synthetic (or holdout) tables differ, or a column's type does (text in a "
+        "numerical column, an unparseable date); or the --metadata columns differ from the tables'",
     ),
     (EXIT_TOO_FEW_ROWS, "a table has fewer rows than one LLM sample"),
     (
@@ -65,6 +70,20 @@ class ColumnMismatchError(AuditInputError):
     """Real and synthetic (or holdout) tables differ in columns or column types."""
 
     exit_status = EXIT_COLUMNS
+
+
+class MetadataError(AuditInputError):
+    """The ``--metadata`` file is not SDV single-table metadata (not JSON, wrong shape, unknown sdtype)."""
+
+    exit_status = EXIT_UNPARSABLE
+
+
+class MetadataColumnsError(ColumnMismatchError):
+    """The ``--metadata`` file describes other columns than the tables hold."""
+
+
+class DateParseError(ColumnMismatchError):
+    """A datetime column holds a value its format (declared or detected) does not parse."""
 
 
 class TooFewRowsError(AuditInputError):

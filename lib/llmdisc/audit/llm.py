@@ -226,8 +226,36 @@ def cited_columns(trials: pd.DataFrame, columns: Sequence[str]) -> list[dict[str
     return sorted(rows, key=lambda r: (-r["trials"], r["column"]))
 
 
+_NOT_A_CUE = re.compile(r"^(real|synthetic|synthe[a-z]*|fake|genuine|true|false|yes|no|none|null|nan|n/?a|"
+                        r"unknown|label|verdict|[-_.*?!]*)$")
+"""A red flag that folds (lower case, outer punctuation and spaces stripped) to one of these says nothing about
+the table: a verdict word (``REAL``, ``SYNTHETIC`` and variants a small model invents, ``Synthetism``), a truth
+value, or an empty value (``nan``, ``None``, ``-``). A flag in angle brackets is the prompt's placeholder
+(``<list of specific suspicious patterns you noticed, if any>``) repeated back, not a cue either."""
+
+
+def is_cue(flag: Any) -> bool:
+    """Whether a red flag is cue text (something about the rows) rather than a verdict word or empty value.
+
+    Args:
+        flag: one entry of a trial's ``red_flags`` (any type; None and NaN are not cues).
+
+    Returns:
+        True for text such as ``"ages end in 0"``; False for ``"REAL"``, ``"Synthetic."``, ``"Synthetism"``,
+        ``"nan"``, ``""``, None, NaN, ``"<list of specific suspicious patterns ...>"``.
+    """
+    if flag is None or (isinstance(flag, float) and flag != flag):
+        return False
+    folded = " ".join(str(flag).split()).strip(" .,:;'\"()[]{}").lower()
+    verdict_only = re.sub(r"^(verdict|label|answer)\s*[:=]\s*", "", folded)
+    echoed = folded.startswith("<") and folded.endswith(">")  # the prompt's placeholder, repeated back
+    return bool(folded) and not echoed and not _NOT_A_CUE.match(folded) and not _NOT_A_CUE.match(verdict_only)
+
+
 def frequent_red_flags(trials: pd.DataFrame, top: int = 10) -> list[dict[str, Any]]:
     """The red-flag strings the LLM gave most often (case and spacing folded), with the labels they came with.
+
+    Only cue text is counted (:func:`is_cue`): verdict words, truth values and empty values are not red flags.
 
     Returns:
         Up to ``top`` dicts, most frequent first: ``red_flag`` (its first spelling), ``count`` (trials giving
@@ -240,7 +268,10 @@ def frequent_red_flags(trials: pd.DataFrame, top: int = 10) -> list[dict[str, An
         return []
     for _, trial in trials[trials["status"] != "error"].iterrows():
         seen = set()
-        for flag in trial["red_flags"] or []:
+        flags = trial["red_flags"]
+        for flag in flags if isinstance(flags, (list, tuple)) or hasattr(flags, "tolist") else []:
+            if not is_cue(flag):
+                continue
             text = " ".join(str(flag).split())
             key = text.lower().rstrip(".")
             if not key or key in seen:

@@ -189,6 +189,7 @@ def render_html(result: dict[str, Any], figures: dict[str, str | None] | None = 
         )
     parts.append("<ul>" + "".join(f"<li>{html.escape(d)}</li>" for d in verdict["details"]) + "</ul>")
 
+    parts += _key_columns_section(result)
     parts.append("<h2>LLM discriminator</h2>")
     parts.append(
         f"<p>{html.escape(params['provider'])} / {html.escape(str(params['model']))}: "
@@ -320,6 +321,37 @@ def render_html(result: dict[str, Any], figures: dict[str, str | None] | None = 
         f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
     )
     return scrub_text(page)
+
+
+def _key_columns_section(result: dict[str, Any]) -> list[str]:
+    """The "Key columns" section: each key's values per table and whether it alone separates them."""
+    keys = (result.get("identifiers") or {}).get("columns") or []
+    excluded = (result.get("schema") or {}).get("excluded") or []
+    if not keys and not excluded:
+        return []
+    kept = (result.get("identifiers") or {}).get("kept", False)
+    parts = ["<h2>Key columns and columns left out</h2>"]
+    if keys:
+        parts.append(
+            "<p>Columns unique in every row (keys) say nothing about whether the <em>records</em> are realistic, "
+            "yet a key alone can separate the tables (e.g. real ids 17264–17478, synthetic 0–214). They are "
+            + ("<strong>kept</strong> in every discriminator (--keep-ids), so the figures below include them."
+               if kept else "left out of the LLM samples, the C2ST, DCR and Anonymeter; --keep-ids keeps them.")
+            + "</p>")
+        roles = [r for r in ("real", "synthetic", "holdout") if r in keys[0]]
+
+        def values(info: dict[str, Any]) -> str:
+            if "min" in info:
+                return f"{info['min']}–{info['max']} ({info['n_distinct']} distinct of {info['n']})"
+            return ", ".join(info.get("examples", [])) + f" … ({info['n_distinct']} distinct of {info['n']})"
+
+        parts.append(_table(
+            ["key column"] + [f"{r} values" for r in roles] + ["synthetic keys also real", "finding"],
+            [[k["column"]] + [values(k[r]) for r in roles]
+             + [k["synthetic_in_real"], k["sentence"]] for k in keys]))
+    if excluded:
+        parts.append(_table(["column left out", "why"], [[e["name"], e["reason"]] for e in excluded]))
+    return parts
 
 
 def write_report_html(result: dict[str, Any], path: Path) -> Path:

@@ -151,6 +151,20 @@ def _checks_cached(path: Path, key: str, compute: Any) -> dict[str, Any]:
     return dict(checks, reused=False)
 
 
+def _column_notes(identifiers: list[dict[str, Any]], excluded: dict[str, str], kept: bool) -> list[str]:
+    """Verdict lines on the key columns (their ranges) and the columns left out of every discriminator."""
+    notes = []
+    for key in identifiers:
+        where = ("kept in every discriminator (--keep-ids)" if kept else
+                 "left out of the LLM samples, the C2ST, DCR and Anonymeter (--keep-ids keeps it)")
+        sentence = key["sentence"]
+        notes.append(f"{sentence[0].upper()}{sentence[1:]}; {where}.")
+    pii = [f"{c} ({r})" for c, r in excluded.items() if r.startswith("personal information")]
+    if pii:
+        notes.append("Left out as personal information (by their --metadata sdtype): " + ", ".join(pii) + ".")
+    return notes
+
+
 def run_audit(
     real: Path | str,
     synthetic: Path | str,
@@ -165,6 +179,8 @@ def run_audit(
     metadata_source: str = "real",
     categorical: Sequence[str] = (),
     numerical: Sequence[str] = (),
+    metadata: Path | str | None = None,
+    keep_identifiers: bool = False,
     seed: int = 0,
     allow_remote: bool = False,
     cache_mode: str = "fill",
@@ -191,6 +207,11 @@ def run_audit(
             the sample came from), ``sample`` (the shown rows).
         categorical: columns forced categorical.
         numerical: columns forced numerical.
+        metadata: SDV single-table metadata JSON (:mod:`~llmdisc.audit.sdv_metadata`): each column's sdtype
+            sets its kind; ``id`` columns are keys, personal-information sdtypes are excluded. None: kinds
+            inferred, date strings and key columns detected (:func:`~llmdisc.audit.schema.plan_columns`).
+        keep_identifiers: keep key columns (unique per row) in every discriminator; by default they are
+            excluded and reported on their own (a key alone often separates the tables).
         seed: run seed: row reads, every trial's sample and every check derive from it.
         allow_remote: permit a remote provider (real rows leave this machine).
         cache_mode: ``fill``, ``offline`` (no provider call; a miss is an error) or ``refresh``.
@@ -212,7 +233,8 @@ def run_audit(
     """
     from llmdisc.audit import checks as checks_module
     from llmdisc.audit import llm, report
-    from llmdisc.audit.schema import check_same_columns, harmonise, infer_column_kinds
+    from llmdisc.audit.schema import check_same_columns, identifier_summary, plan_columns, prepare_tables
+    from llmdisc.audit.sdv_metadata import read_sdv_metadata
     from llmdisc.audit.sources import open_table, read_sample
     from llmdisc.audit.verdict import make_verdict
     from llmdisc.discrimination.cache import ResponseCache, public_base_url
@@ -238,13 +260,17 @@ def run_audit(
                 real_name=sources["real"].path.name,
                 other_name=sources[role].path.name,
             )
+    sdv_metadata = read_sdv_metadata(metadata, sources["real"].columns) if metadata is not None else None
     rows, positions = {}, {}
     for role, source in sources.items():
         rows[role], positions[role] = read_sample(
             source, max_rows, derive_seed(seed, "audit-read", role), min_rows=N_ROWS, what=role
         )
-    kinds, how = infer_column_kinds(rows["real"], categorical=categorical, numerical=numerical)
-    tables = harmonise(rows, kinds)
+    plan = plan_columns(rows["real"], n_rows_in_file=sources["real"].n_rows, metadata=sdv_metadata,
+                        categorical=categorical, numerical=numerical, keep_identifiers=keep_identifiers)
+    kinds = plan.kinds
+    tables, check_tables, check_kinds = prepare_tables(rows, plan)  # dates as text for the LLM, days for checks
+    identifiers = identifier_summary(rows, plan.identifiers)
     digest = _data_digest(tables, kinds)
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -268,6 +294,8 @@ def run_audit(
         "allow_remote": allow_remote,
         "categorical": list(categorical),
         "numerical": list(numerical),
+        "metadata": sdv_metadata.file if sdv_metadata is not None else None,
+        "keep_identifiers": keep_identifiers,
         "fail_above": fail_above,
     }
     summary = llm.run_audit_trials(
@@ -293,10 +321,10 @@ def run_audit(
             out_dir / "checks.json",
             key,
             lambda: checks_module.run_checks(
-                tables["real"],
-                tables["synthetic"],
-                tables.get("holdout"),
-                kinds,
+                check_tables["real"],
+                check_tables["synthetic"],
+                check_tables.get("holdout"),
+                check_kinds,
                 seed=seed,
                 n_attacks=n_attacks,
             ),
@@ -321,12 +349,19 @@ def run_audit(
         },
         "data_digest": digest,
         "schema": {
-            "columns": [{"name": c, "kind": kinds[c], "how": how[c]} for c in kinds],
-            "rule": "known datasets: declared kinds; otherwise numeric columns are numerical except integer "
-            "columns with at most 20 distinct values and at most max(2, 5 % of rows) distinct values, "
-            "which are categorical codes; text, booleans and dates are categorical; --categorical / "
-            "--numerical override",
+            "columns": plan.schema_rows(sources["real"].columns),
+            "used": list(kinds),  # the columns the LLM samples, C2ST, DCR and Anonymeter see
+            "excluded": [{"name": c, "reason": r} for c, r in plan.excluded.items()],
+            "date_formats": plan.date_formats,
+            "rule": "with --metadata: each column's SDV sdtype (id = key, datetime parsed with its format, "
+            "personal-information sdtypes excluded); otherwise, known datasets: declared kinds; other numeric "
+            "columns are numerical except integer columns with at most 20 distinct values and at most "
+            "max(2, 5 % of rows) distinct values, which are categorical codes; text columns of dates are "
+            "dates (days for the classifier and distances, date text for the LLM); columns unique in every "
+            "row (integer or text keys) are keys, left out of every discriminator unless --keep-ids; other "
+            "text and booleans are categorical; --categorical / --numerical override",
         },
+        "identifiers": {"kept": keep_identifiers, "columns": identifiers},
         "trials": {
             "file": trial_path.relative_to(out_dir).as_posix(),
             "n_planned": summary.n_planned,
@@ -343,7 +378,7 @@ def run_audit(
         "checks": checks,
         "verdict": {
             "headline": verdict.headline,
-            "details": list(verdict.details),
+            "details": list(verdict.details) + _column_notes(identifiers, plan.excluded, keep_identifiers),
             "thin_evidence": verdict.thin_evidence,
         },
         "gate": None

@@ -18,7 +18,9 @@ so that a code reads the same in both tables. A numerical column holding text is
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -174,3 +176,302 @@ def harmonise(tables: Mapping[str, pd.DataFrame], kinds: Mapping[str, str]) -> d
             for table in converted.values():
                 table[column] = table[column].map(_as_text).astype(object)
     return converted
+
+
+# --------------------------------------------------------------------------- identifiers, dates, SDV metadata
+DATE_FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y/%m/%d",
+                "%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y")
+"""Formats tried, in this order, on a text column of the real rows read; the first that parses every
+non-missing value makes it a datetime column (``--metadata`` gives the format instead)."""
+_DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+_KEY_NAME = re.compile(r"(^|[^a-z])(id|key|uuid|guid|pk|idx)([^a-z]|$)", re.IGNORECASE)
+_CAMEL_KEY_NAME = re.compile(r"[a-z](Id|ID|Key)$")  # studentId, rowID, recordKey
+KEY_SPAN_FACTOR = 2
+"""An integer column unique per row whose name does not say key is still a key when its values span at most
+this many times the table's row count (a running number, e.g. 17264–17478 for 215 rows)."""
+
+
+def _present_text(values: pd.Series) -> pd.Series:
+    present = values.dropna()
+    return present.astype(str).str.strip()
+
+
+def detect_date_format(values: pd.Series) -> str | None:
+    """The :data:`DATE_FORMATS` entry that parses every non-missing value of a text column, or None.
+
+    Args:
+        values: one column of the real rows read (numbers, booleans and all-missing columns give None).
+
+    Returns:
+        The strftime format, or None when the column is not made of date strings.
+    """
+    if _is_number_column(values) or pd.api.types.is_bool_dtype(values.dtype):
+        return None
+    text = _present_text(values)
+    if text.empty or not text.str.match(_DATE_LIKE).all():
+        return None
+    for fmt in DATE_FORMATS:
+        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+        if parsed.notna().all():
+            return fmt
+    return None
+
+
+def parse_dates(values: pd.Series, column: str, fmt: str | None, role: str, how: str) -> pd.Series:
+    """Parse one datetime column with its format; missing values stay missing (NaT).
+
+    Args:
+        values: the column of one table.
+        column: its name (for the message).
+        fmt: strftime format (None: ISO 8601 and pandas' inference).
+        role: ``real``, ``synthetic`` or ``holdout``.
+        how: where the format came from (``--metadata file.json``, ``detected``), for the message.
+
+    Returns:
+        ``datetime64[ns]`` values.
+
+    Raises:
+        DateParseError: a value the format does not parse (names the column, the value and the fix).
+    """
+    from llmdisc.audit.errors import DateParseError
+
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return pd.to_datetime(values)
+    text = values.map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v)) else str(v).strip())
+    text = text.where(text.ne(""), None)
+    parsed = pd.to_datetime(text, format=fmt if fmt else "mixed", errors="coerce")
+    bad = parsed.isna() & text.notna()
+    if bad.any():
+        example = text[bad].iloc[0]
+        raise DateParseError(
+            f"column {column!r} is a date ({how}, format {fmt or 'inferred'}) but the {role} table holds "
+            f"{example!r}, which that format does not parse; fix: correct the value, give the column's "
+            "datetime_format in --metadata, or audit it as text with --categorical " + column)
+    return parsed
+
+
+def _integral_numbers(values: pd.Series) -> bool:
+    return _is_number_column(values) and _integral(values)
+
+
+def is_identifier(values: pd.Series, name: str, n_rows_in_file: int) -> bool:
+    """Whether a column of the real rows read is a key: present and distinct in every row, integer or text.
+
+    Integer columns must also look like a key: a name such as ``id``, ``student_id``, ``key``, ``uuid``, or
+    values spanning at most :data:`KEY_SPAN_FACTOR` × ``n_rows_in_file`` (a running number), so that a
+    continuous integer measurement that happens to be distinct in a small table is not taken for a key.
+    Fractional numbers, booleans and dates are never keys.
+
+    Args:
+        values: one column of the real rows read (at least 2 rows).
+        name: its name.
+        n_rows_in_file: rows of the real file.
+    """
+    if len(values) < 2 or values.isna().any() or pd.api.types.is_bool_dtype(values.dtype):
+        return False
+    if _is_number_column(values):
+        if not _integral_numbers(values) or values.nunique() != len(values):
+            return False
+        span = float(values.max()) - float(values.min()) + 1
+        return bool(_KEY_NAME.search(name) or _CAMEL_KEY_NAME.search(name)) or span <= KEY_SPAN_FACTOR * max(n_rows_in_file, len(values))
+    text = _present_text(values)
+    if detect_date_format(values) is not None or (text == "").any():
+        return False
+    return bool(text.nunique() == len(text))
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """What the audit does with each column.
+
+    Attributes:
+        kinds: the columns every discriminator uses -> ``numerical``, ``categorical`` or ``datetime``.
+        how: every column -> why (``inferred``, ``--metadata metadata.json: sdtype datetime``, …).
+        date_formats: datetime column -> strftime format (None: inferred by pandas).
+        identifiers: key columns (unique per row); excluded from ``kinds`` unless kept.
+        excluded: column -> the reason it is left out of every discriminator (keys, personal information).
+        identifiers_kept: True when ``keep_identifiers`` put the keys back into ``kinds``.
+    """
+
+    kinds: dict[str, str]
+    how: dict[str, str]
+    date_formats: dict[str, str | None]
+    identifiers: tuple[str, ...]
+    excluded: dict[str, str]
+    identifiers_kept: bool = False
+
+    def schema_rows(self, columns: Sequence[str]) -> list[dict[str, str]]:
+        """One row per column of the table for the report: name, kind (or ``excluded: …``), how."""
+        return [{"name": c, "kind": self.kinds.get(c, f"excluded ({self.excluded.get(c, '')})"), "how": self.how[c]}
+                for c in columns]
+
+
+def plan_columns(
+    real_rows: pd.DataFrame,
+    *,
+    n_rows_in_file: int,
+    metadata: Any = None,
+    categorical: Sequence[str] = (),
+    numerical: Sequence[str] = (),
+    keep_identifiers: bool = False,
+) -> ColumnPlan:
+    """Decide each column's kind, which columns are keys or personal information, and the date formats.
+
+    Without ``metadata``: the kinds of :func:`infer_column_kinds`, then text columns of date strings become
+    ``datetime`` (:func:`detect_date_format`) and key columns (:func:`is_identifier`) are excluded (not for a
+    dataset the compendium knows: its kinds are declared). With ``metadata``
+    (:class:`~llmdisc.audit.sdv_metadata.SdvMetadata`): each column's sdtype decides, ``id`` columns and the
+    primary key are the keys, personal-information sdtypes are excluded with a note. ``--categorical`` /
+    ``--numerical`` override the kind of a column that is used.
+
+    Args:
+        real_rows: rows read from the real table.
+        n_rows_in_file: rows of the real file (for :func:`is_identifier`).
+        metadata: the ``--metadata`` file read, or None.
+        categorical: columns forced categorical.
+        numerical: columns forced numerical.
+        keep_identifiers: keep the key columns in every discriminator (``--keep-ids``).
+
+    Returns:
+        The :class:`ColumnPlan`.
+
+    Raises:
+        ConfigError: an override names an unknown column or both kinds.
+    """
+    columns = [str(c) for c in real_rows.columns]
+    kinds, how = infer_column_kinds(real_rows, categorical=categorical, numerical=numerical)
+    forced = set(categorical) | set(numerical)
+    formats: dict[str, str | None] = {}
+    identifiers: list[str] = []
+    excluded: dict[str, str] = {}
+    if metadata is not None:
+        source = f"--metadata {metadata.file}"
+        for column in columns:
+            declared = metadata.columns[column]
+            how[column] = f"{source}: sdtype {declared.sdtype}"
+            if declared.role in ("identifier",) or column == metadata.primary_key:
+                identifiers.append(column)
+                how[column] += " (primary key)" if column == metadata.primary_key else ""
+            elif declared.role == "pii":
+                excluded[column] = f"personal information (sdtype {declared.sdtype})"
+            elif column in forced:
+                how[column] += f", overridden by --{kinds[column]}"
+            elif declared.role == "datetime":
+                kinds[column] = "datetime"
+                formats[column] = declared.datetime_format or detect_date_format(real_rows[column])
+            else:
+                kinds[column] = declared.role
+    else:
+        known = all(h == "declared for a known dataset" for c, h in how.items() if c not in forced)
+        for column in columns:
+            if column in forced:
+                continue
+            fmt = detect_date_format(real_rows[column])
+            if fmt is not None:
+                kinds[column], formats[column] = "datetime", fmt
+                how[column] = f"detected: dates ({fmt})"
+            elif not known and is_identifier(real_rows[column], column, n_rows_in_file):
+                identifiers.append(column)
+                how[column] = "detected: unique in every row (a key)"
+    for column in identifiers:
+        if keep_identifiers:
+            how[column] += "; kept (--keep-ids)"
+            if column not in forced:  # a key is compared as what it is: a number or a text label
+                kinds[column] = "numerical" if _integral_numbers(real_rows[column]) else "categorical"
+        else:
+            excluded[column] = "key column, unique per row"
+    for column in excluded:
+        kinds.pop(column, None)
+    if not kinds:
+        from llmdisc.audit.errors import ColumnMismatchError
+
+        raise ColumnMismatchError(
+            f"every column is excluded ({', '.join(f'{c}: {r}' for c, r in excluded.items())}); fix: audit "
+            "tables with at least one other column, or keep the keys with --keep-ids")
+    return ColumnPlan(kinds=kinds, how=how, date_formats=formats, identifiers=tuple(identifiers),
+                      excluded=excluded, identifiers_kept=keep_identifiers and bool(identifiers))
+
+
+def prepare_tables(
+    rows: Mapping[str, pd.DataFrame], plan: ColumnPlan
+) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame], dict[str, str]]:
+    """The tables each discriminator sees, with the excluded columns left out.
+
+    Args:
+        rows: role -> rows read (same column set).
+        plan: from :func:`plan_columns`.
+
+    Returns:
+        ``(llm_tables, check_tables, check_kinds)``: for the LLM, datetime columns as date text in their
+        format (categorical); for the C2ST, distances and Anonymeter, datetime columns as days since
+        1970-01-01 (float, numerical). Both harmonised (:func:`harmonise`).
+
+    Raises:
+        DateParseError: a date its format does not parse (exit 6).
+        ColumnMismatchError: a numerical column holding text.
+    """
+    used = list(plan.kinds)
+    parsed: dict[str, dict[str, pd.Series]] = {role: {} for role in rows}
+    for column, kind in plan.kinds.items():
+        if kind == "datetime":
+            fmt = plan.date_formats.get(column)
+            for role, table in rows.items():
+                parsed[role][column] = parse_dates(table[column], column, fmt, role, plan.how[column])
+    llm_rows, check_rows = {}, {}
+    for role, table in rows.items():
+        llm_rows[role] = table.loc[:, used].copy()
+        check_rows[role] = table.loc[:, used].copy()
+        for column, values in parsed[role].items():
+            fmt = plan.date_formats.get(column) or "%Y-%m-%d"
+            llm_rows[role][column] = values.dt.strftime(fmt).where(values.notna(), np.nan)
+            days = (values - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)
+            check_rows[role][column] = days.astype("float64")
+    llm_kinds = {c: ("categorical" if k == "datetime" else k) for c, k in plan.kinds.items()}
+    check_kinds = {c: ("numerical" if k == "datetime" else k) for c, k in plan.kinds.items()}
+    return harmonise(llm_rows, llm_kinds), harmonise(check_rows, check_kinds), check_kinds
+
+
+def identifier_summary(rows: Mapping[str, pd.DataFrame], identifiers: Sequence[str]) -> list[dict[str, Any]]:
+    """For each key column: its values in each table and whether the key alone separates the tables.
+
+    Args:
+        rows: role -> rows read.
+        identifiers: the key columns.
+
+    Returns:
+        One dict per key: ``column``, ``numeric``, per role ``{"n", "n_distinct", "min", "max"}`` (min/max for
+        integer keys, else the first three values in sorted order as ``examples``), ``synthetic_in_real``
+        (share of the synthetic keys that are also real keys read: 0 = none), ``separates`` (integer keys:
+        True when the real and synthetic ranges do not overlap, so the key alone tells every row apart; text
+        keys: None) and ``sentence``.
+    """
+    out = []
+    for column in identifiers:
+        numeric = all(_integral_numbers(t[column].dropna()) for t in rows.values() if t[column].notna().any())
+        entry: dict[str, Any] = {"column": column, "numeric": numeric}
+        for role, table in rows.items():
+            values = table[column].dropna()
+            info: dict[str, Any] = {"n": int(len(values)), "n_distinct": int(values.nunique())}
+            if numeric and len(values):
+                info["min"], info["max"] = int(values.min()), int(values.max())
+            else:
+                info["examples"] = sorted(values.astype(str).unique().tolist())[:3]
+            entry[role] = info
+        real_keys = set(rows["real"][column].dropna().astype(str))
+        synthetic = rows["synthetic"][column].dropna().astype(str) if "synthetic" in rows else pd.Series([], dtype=str)
+        entry["synthetic_in_real"] = float(synthetic.isin(real_keys).mean()) if len(synthetic) else None
+        if numeric and "min" in entry["real"] and "min" in entry.get("synthetic", {}):
+            r, s = entry["real"], entry["synthetic"]
+            entry["separates"] = bool(r["max"] < s["min"] or s["max"] < r["min"])
+            ranges = f"real {r['min']}–{r['max']}, synthetic {s['min']}–{s['max']}"
+            entry["sentence"] = (f"the key column {column!r} alone separates the tables: ranges {ranges} do not "
+                                 "overlap" if entry["separates"] else
+                                 f"key column {column!r}: ranges {ranges} overlap")
+        else:
+            entry["separates"] = None
+            share = entry["synthetic_in_real"]
+            entry["sentence"] = (f"key column {column!r} (text): "
+                                 + (f"{100 * share:.0f} % of the synthetic keys are real keys" if share is not None
+                                    else "no synthetic keys"))
+        out.append(entry)
+    return out

@@ -43,6 +43,7 @@ from sklearn.preprocessing import StandardScaler
 
 from llmdisc.baselines.encoding import check_compatible, classifier_matrices, resolve_schema, seeded_rows
 from llmdisc.errors import ConfigError
+from llmdisc.scoring.auc import delong_auc
 from llmdisc.scoring.metrics import Estimate, wilson_interval
 
 CLASSIFIERS = ("logistic", "hist_gb")
@@ -112,33 +113,6 @@ class PaperC2STResult:
     n_test: int
     columns: tuple[str, ...]
     seed: int
-
-
-def delong_auc(labels: np.ndarray, scores: np.ndarray, confidence: float = 0.95) -> Estimate:
-    """ROC-AUC with its DeLong interval (normal approximation, clipped to [0, 1]).
-
-    Args:
-        labels: 0/1 array; 1 is the class expected to score higher.
-        scores: real-valued scores, same length.
-        confidence: two-sided level of the interval.
-
-    Returns:
-        ``Estimate(auc, low, high, n=len(labels))``; NaN when a class is empty. 0.5 = no separation.
-    """
-    labels = np.asarray(labels).astype(bool)
-    scores = np.asarray(scores, dtype=np.float64)
-    pos, neg = scores[labels], scores[~labels]
-    m, n = len(pos), len(neg)
-    if m == 0 or n == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), len(labels))
-    rank_all = stats.rankdata(np.concatenate([pos, neg]))
-    rank_pos, rank_neg = stats.rankdata(pos), stats.rankdata(neg)
-    auc = (rank_all[:m].sum() - m * (m + 1) / 2) / (m * n)
-    v_pos = (rank_all[:m] - rank_pos) / n  # structural components (Sun & Xu 2014)
-    v_neg = 1.0 - (rank_all[m:] - rank_neg) / m
-    var = (np.var(v_pos, ddof=1) / m if m > 1 else 0.0) + (np.var(v_neg, ddof=1) / n if n > 1 else 0.0)
-    half = stats.norm.ppf(0.5 + confidence / 2) * float(np.sqrt(var))
-    return Estimate(float(auc), float(max(0.0, auc - half)), float(min(1.0, auc + half)), len(labels))
 
 
 def make_classifier(name: str, n_scaled: int, seed: int) -> ClassifierMixin:

@@ -11,6 +11,8 @@ re-run resumes). :func:`run_configured` is one configured run as notebook 04 and
 
 from llmdisc.discrimination.answers import ANSWER_JSON_SCHEMA, ParsedAnswer, VerdictAnswer, parse_answer
 from llmdisc.discrimination.cache import ResponseCache, cache_key, request_cache_key
+from llmdisc.discrimination.content_free import content_free_request, load_content_free, score_content_free
+from llmdisc.discrimination.label_scores import SCORING_MODES, p_synthetic_from_logprobs, score_fields
 from llmdisc.discrimination.metadata import METADATA_SOURCES, metadata_block, metadata_statistics
 from llmdisc.discrimination.prompts import (
     PROMPT_VARIANTS,
@@ -20,7 +22,14 @@ from llmdisc.discrimination.prompts import (
     render_table,
     system_prompt,
 )
-from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest, Provider
+from llmdisc.discrimination.providers.base import (
+    ANSWER_PREFIX,
+    Completion,
+    GenerateConfig,
+    LabelScores,
+    PromptRequest,
+    Provider,
+)
 from llmdisc.discrimination.providers.registry import PROVIDERS, get_provider
 from llmdisc.discrimination.records import CELL_KEY, TRIAL_COLUMNS, TrialRecord, load_trials
 from llmdisc.discrimination.retries import RequestBudget, call_with_retries
@@ -46,8 +55,12 @@ from llmdisc.discrimination.trial_runs import (
     record_run_metrics,
     run_configured,
 )
+from llmdisc.discrimination.likelihood import LikelihoodRunConfig, load_likelihood, run_configured_likelihood
 
 __all__ = [
+    "LikelihoodRunConfig", "load_likelihood", "run_configured_likelihood",
+    "ANSWER_PREFIX", "LabelScores", "SCORING_MODES", "content_free_request", "load_content_free",
+    "p_synthetic_from_logprobs", "score_content_free", "score_fields",
     "ANSWER_JSON_SCHEMA", "CELL_KEY", "METADATA_SOURCES", "PROMPT_VARIANTS", "PROVIDERS", "SAMPLING_MODES",
     "TRIAL_COLUMNS", "Completion", "GenerateConfig", "MetadataCache", "ParsedAnswer", "PreparedPrompt",
     "PromptRequest", "Provider", "RequestBudget", "ResponseCache", "RunAborted", "RunSummary", "TrialRecord",

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest
+from llmdisc.discrimination.providers.base import ANSWER_PREFIX, Completion, GenerateConfig, LabelScores, PromptRequest
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
 from llmdisc.manifest import canonical_json, sha256_json
 from llmdisc.paths import project_root, relative_to_root
@@ -72,6 +72,7 @@ def cache_key_parts(
     max_tokens: int,
     replicate: int,
     sample_seed: int | None = None,
+    kind: str = "completion",
 ) -> dict[str, Any]:
     """Return the dictionary that :func:`cache_key` hashes (useful to see why two keys differ).
 
@@ -88,11 +89,17 @@ def cache_key_parts(
         max_tokens: cap on generated tokens.
         replicate: replicate index, so repeated identical calls stay distinct (Inspect's epoch).
         sample_seed: the trial's sample seed (already implied by the user text; kept for traceability).
+        kind: ``completion`` (a generated answer) or ``label_scores`` (the labels' log-probabilities after
+            the answer prefix): two different questions about the same prompt. ``completion`` adds nothing
+            to the key, so the keys of answers cached before label scores existed are unchanged.
 
     Returns:
         A JSON-serialisable dict with one entry per part of the key.
     """
-    return {
+    if kind not in ("completion", "label_scores"):
+        raise ConfigError(f"cache key kind {kind!r} is unknown; fix: use 'completion' or 'label_scores'")
+    extra = {} if kind == "completion" else {"kind": kind, "answer_prefix": ANSWER_PREFIX}
+    return {**extra,
         "provider": provider,
         "model": model,
         "model_digest": model_digest,
@@ -126,6 +133,7 @@ def request_cache_key(
     *,
     replicate: int,
     sample_seed: int | None = None,
+    kind: str = "completion",
 ) -> str:
     """:func:`cache_key` of a call described by a provider's ``identity()``, a request and a config."""
     return cache_key(
@@ -133,7 +141,7 @@ def request_cache_key(
         model_digest=identity.get("model_digest"), base_url=identity.get("base_url"),
         system=request.system, user=request.user, json_schema=request.json_schema,
         temperature=config.temperature, seed=config.seed, max_tokens=config.max_tokens,
-        replicate=replicate, sample_seed=sample_seed,
+        replicate=replicate, sample_seed=sample_seed, kind=kind,
     )
 
 
@@ -211,7 +219,8 @@ class ResponseCache:
                     try:
                         line = json.loads(raw.decode("utf-8"))
                         entry_key, value = line["key"], line["value"]
-                        if not (isinstance(entry_key, str) and isinstance(value, dict) and "text" in value):
+                        if not (isinstance(entry_key, str) and isinstance(value, dict)
+                                and ("text" in value or "label_scores" in value)):
                             raise ValueError("not a cache entry")
                     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
                         corrupt += 1
@@ -225,12 +234,7 @@ class ResponseCache:
         self._shards[prefix] = shard
         return shard
 
-    def get(self, key: str) -> Completion | None:
-        """Return the stored completion for ``key``, or None on a miss (always None in ``refresh`` mode).
-
-        Raises:
-            CacheMissError: ``offline`` mode and no entry for ``key``.
-        """
+    def _lookup(self, key: str) -> dict[str, Any] | None:
         if self.mode == "refresh":
             self.stats.misses += 1
             return None
@@ -245,6 +249,51 @@ class ResponseCache:
                     "provider), or point LLMDISC_CACHE_DIR at the cache that holds this run's answers")
             return None
         self.stats.hits += 1
+        return value
+
+    def get_label_scores(self, key: str) -> LabelScores | None:
+        """Return the stored label scores for ``key`` (a ``kind="label_scores"`` key), or None on a miss.
+
+        Raises:
+            CacheMissError: ``offline`` mode and no entry for ``key``.
+        """
+        value = self._lookup(key)
+        if value is None:
+            return None
+        stored = value.get("label_scores")
+        if not isinstance(stored, dict):
+            return None  # a completion stored under this key by mistake is a miss, never a wrong type
+        return LabelScores(
+            logprobs={k: (float("nan") if v is None else float(v)) for k, v in stored["logprobs"].items()},
+            n_tokens=dict(stored.get("n_tokens") or {}), label_mass=stored.get("label_mass"),
+            model=stored.get("model", ""), model_version=stored.get("model_version"),
+            prompt_tokens=stored.get("prompt_tokens"), latency_s=stored.get("latency_s"),
+            invalid_reason=stored.get("invalid_reason"), metadata={"cache": "read"})
+
+    def put_label_scores(self, key: str, scores: LabelScores) -> None:
+        """Store label scores (scores with an ``invalid_reason`` too: the model did answer). No metadata kept.
+
+        Raises:
+            TypeError: ``scores`` is not a :class:`LabelScores`.
+        """
+        if not isinstance(scores, LabelScores):
+            raise TypeError(f"only LabelScores can be stored here, got {type(scores).__name__}")
+        finite = {k: (float(v) if v == v and abs(float(v)) != float("inf") else None)
+                  for k, v in scores.logprobs.items()}
+        self._append(key, {"label_scores": {
+            "logprobs": finite, "n_tokens": dict(scores.n_tokens), "label_mass": scores.label_mass,
+            "model": scores.model, "model_version": scores.model_version, "prompt_tokens": scores.prompt_tokens,
+            "latency_s": scores.latency_s, "invalid_reason": scores.invalid_reason}})
+
+    def get(self, key: str) -> Completion | None:
+        """Return the stored completion for ``key``, or None on a miss (always None in ``refresh`` mode).
+
+        Raises:
+            CacheMissError: ``offline`` mode and no entry for ``key``.
+        """
+        value = self._lookup(key)
+        if value is None or "text" not in value:
+            return None
         return Completion(
             text=value["text"], model=value.get("model", ""), model_version=value.get("model_version"),
             prompt_tokens=value.get("prompt_tokens"), completion_tokens=value.get("completion_tokens"),
@@ -263,11 +312,14 @@ class ResponseCache:
         if not isinstance(completion, Completion):
             raise TypeError(f"only a Completion can be cached, got {type(completion).__name__}; "
                             "failures are never cached so that a retry makes a fresh call")
-        value = {
+        self._append(key, {
             "text": completion.text, "model": completion.model, "model_version": completion.model_version,
             "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
             "latency_s": completion.latency_s,
-        }
+        })
+
+    def _append(self, key: str, value: dict[str, Any]) -> None:
+        """Append one ``{"key", "value", "stored"}`` line to the key's shard (supersedes earlier ones)."""
         line = json.dumps({"key": key, "value": value,
                            "stored": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
                           ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -86,6 +86,32 @@ class TrialRecord:
     """The model's answer text exactly as returned (None for errors)."""
     replicate: int
     run_seed: int
+    # --- the verdict as a probability (scoring ``probability`` or ``both``); None under ``verdict`` ------
+    scoring: str = "verdict"
+    """``verdict`` (a generated answer), ``probability`` (label scores only) or ``both``. Under
+    ``probability`` there is no generated verdict: ``status`` and ``invalid_reason`` describe the scores."""
+    logprob_real: float | None = None
+    """Natural log-probability of the REAL label's full token sequence as the answer's first value."""
+    logprob_synthetic: float | None = None
+    """Natural log-probability of the SYNTHETIC label's full token sequence as the answer's first value."""
+    logprob_real_per_char: float | None = None
+    """``logprob_real / 4`` (per character of ``REAL``: length-normalised, lm-evaluation-harness' acc_norm)."""
+    logprob_synthetic_per_char: float | None = None
+    """``logprob_synthetic / 9`` (per character of ``SYNTHETIC``)."""
+    p_synthetic: float | None = None
+    """Softmax of the two log-probabilities: P(SYNTHETIC) / (P(REAL) + P(SYNTHETIC)); 0.5 = no preference."""
+    label_mass: float | None = None
+    """Probability mass (0-1) the labels' first tokens hold at the first answer position (format check)."""
+    label_n_tokens: dict[str, int] | None = None
+    """Tokens per label as the model tokenised it after the answer prefix."""
+    score_status: str | None = None
+    """``valid``, ``invalid`` (scored, unusable: NaN, a label missing from the top-k …) or ``error`` (no
+    answer after retries); None when no scores were asked for."""
+    score_invalid_reason: str | None = None
+    score_latency_s: float | None = None
+    """Seconds of the label-score call (the original call's for cache hits)."""
+    verdict_agrees: bool | None = None
+    """Under ``both``: whether the generated verdict is the label the scores prefer."""
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict, in field order."""
@@ -103,6 +129,8 @@ class TrialRecord:
             DataError: missing or unknown fields, naming them.
         """
         names = [f.name for f in fields(cls)]
+        optional = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+        data = {**optional, **data}  # files written before the score fields existed stay readable
         missing = [n for n in names if n not in data]
         extra = [k for k in data if k not in names]
         if missing or extra:
@@ -221,4 +249,5 @@ def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
     for column in TRIAL_COLUMNS:
         if column not in frame.columns:
             frame[column] = pd.Series(dtype="object")
+    frame["scoring"] = frame["scoring"].where(frame["scoring"].notna(), "verdict")  # files from before scoring
     return frame.loc[:, list(TRIAL_COLUMNS)].reset_index(drop=True)

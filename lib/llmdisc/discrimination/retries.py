@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import tenacity
 
@@ -95,8 +95,10 @@ class RequestBudget:
 
 
 async def call_with_retries(provider: Provider, request: PromptRequest, config: GenerateConfig, *,
-                            max_attempts: int, budget: RequestBudget, seed: int) -> tuple[Completion, int]:
-    """Call ``provider.complete`` until it answers, a failure is not retryable, or attempts run out.
+                            max_attempts: int, budget: RequestBudget, seed: int,
+                            method: str = "complete") -> tuple[Any, int]:
+    """Call ``provider.complete`` (or ``provider.label_scores``) until it answers, a failure is not
+    retryable, or attempts run out.
 
     Args:
         provider: the answering model.
@@ -105,6 +107,7 @@ async def call_with_retries(provider: Provider, request: PromptRequest, config: 
         max_attempts: total attempts (1 = no retry; N attempts = N-1 retries).
         budget: the request budget every attempt draws one token from.
         seed: seed of the back-off jitter (the trial's sample seed).
+        method: ``complete`` (a :class:`Completion`) or ``label_scores`` (a ``LabelScores``).
 
     Returns:
         ``(completion, attempts)``; ``completion.latency_s`` is measured here when the provider left it None.
@@ -112,6 +115,8 @@ async def call_with_retries(provider: Provider, request: PromptRequest, config: 
     Raises:
         Exception: the last failure, with an ``attempts`` attribute holding the attempts made.
     """
+    if method not in ("complete", "label_scores"):
+        raise ValueError(f"method {method!r}: use 'complete' or 'label_scores'")
     attempts = 0
     retrying = tenacity.AsyncRetrying(
         stop=tenacity.stop_after_attempt(max_attempts), wait=RetryAfterWait(seed=seed),
@@ -122,7 +127,7 @@ async def call_with_retries(provider: Provider, request: PromptRequest, config: 
                 attempts = attempt.retry_state.attempt_number
                 await budget.acquire()
                 started = time.perf_counter()
-                completion = await provider.complete(request, config)
+                completion = await getattr(provider, method)(request, config)
                 if completion.latency_s is None:
                     completion.latency_s = time.perf_counter() - started
     except Exception as exc:  # the caller records it; the attempt count travels with it

@@ -102,13 +102,14 @@ def _slug(text: str) -> str:
 
 def run_name(dataset_keys: Sequence[str], provider: str, model: str, variant: str, metadata_source: str,
              sampling: str, seed: int, *, n_rows: int = 20,
-             generate_config: GenerateConfig = GenerateConfig(), base_url: str | None = None) -> str:
+             generate_config: GenerateConfig = GenerateConfig(), base_url: str | None = None,
+             scoring: str = "verdict") -> str:
     """Deterministic run name from the configuration that changes answers.
 
     Readable parts (datasets, provider, model, variant, metadata source, sampling, seed) plus 8 hex
     digits of sha256 over them and the rest (rows per sample, temperature, seed, max tokens, base
-    URL). Synthesizers, conditions and trials per label are left out on purpose: running with more of
-    them extends (resumes into) the same file.
+    URL, and the scoring mode when it is not ``verdict``). Synthesizers, conditions and trials per label are
+    left out on purpose: running with more of them extends (resumes into) the same file.
 
     Returns:
         e.g. ``adult__local-smollm2-135m-instruct-q4_1__neutral-real-fresh__s0__1a2b3c4d``.
@@ -117,6 +118,8 @@ def run_name(dataset_keys: Sequence[str], provider: str, model: str, variant: st
               "metadata_source": metadata_source, "sampling": sampling, "seed": int(seed),
               "n_rows": int(n_rows), "generate_config": asdict(generate_config),
               "base_url": public_base_url(base_url)}
+    if scoring != "verdict":  # verdict runs keep the names they always had
+        config["scoring"] = scoring
     digest = sha256_json(config)[:8]
     return (f"{'+'.join(map(_slug, dataset_keys))}__{_slug(provider)}-{_slug(model)}__"
             f"{_slug(variant)}-{_slug(metadata_source)}-{_slug(sampling)}__s{int(seed)}__{digest}")
@@ -155,8 +158,34 @@ class _Context:
     metadata_cache: Any
 
 
+async def _call_cached(ctx: _Context, prepared: Any, spec: TrialSpec, kind: str) -> tuple[Any, bool, int, Any]:
+    """One cached, retried call: ``(answer or None, cache_hit, attempts, failure or None)``.
+
+    ``kind`` is ``completion`` (:meth:`Provider.complete`) or ``label_scores`` (:meth:`Provider.label_scores`);
+    only completed answers are stored, never a failure, so a retry is a fresh call.
+    """
+    key = request_cache_key(ctx.identity, prepared.request, ctx.config, replicate=spec.replicate,
+                            sample_seed=prepared.sample_seed, kind=kind)
+    if ctx.cache is not None:  # an offline miss raises CacheMissError: fatal, finished trials are kept
+        answer = ctx.cache.get(key) if kind == "completion" else ctx.cache.get_label_scores(key)
+        if answer is not None:
+            return answer, True, 0, None
+    try:
+        answer, attempts = await call_with_retries(
+            ctx.provider, prepared.request, ctx.config, max_attempts=ctx.max_attempts, budget=ctx.budget,
+            seed=prepared.sample_seed, method="complete" if kind == "completion" else "label_scores")
+    except CacheMissError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every provider failure becomes an error record
+        return None, False, getattr(exc, "attempts", 1), exc
+    if ctx.cache is not None:
+        (ctx.cache.put if kind == "completion" else ctx.cache.put_label_scores)(key, answer)
+    return answer, False, attempts, None
+
+
 async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
     from llmdisc.discrimination.answers import parse_answer
+    from llmdisc.discrimination.label_scores import empty_score_fields, score_fields, verdict_agrees
     from llmdisc.discrimination.trial_inputs import prepare_prompt
 
     try:
@@ -169,22 +198,15 @@ async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
     prepared = prepare_prompt(spec, real=real, synthetic=synthetic, variant=ctx.variant,
                               metadata_source=ctx.metadata_source, n_rows=ctx.n_rows,
                               metadata_cache=ctx.metadata_cache)
-    key = request_cache_key(ctx.identity, prepared.request, ctx.config, replicate=spec.replicate,
-                            sample_seed=prepared.sample_seed)
-    completion = ctx.cache.get(key) if ctx.cache is not None else None  # offline miss raises: fatal
-    cache_hit, attempts, failure = completion is not None, 0, None
-    if completion is None:
-        try:
-            completion, attempts = await call_with_retries(
-                ctx.provider, prepared.request, ctx.config, max_attempts=ctx.max_attempts, budget=ctx.budget,
-                seed=prepared.sample_seed)
-        except CacheMissError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every provider failure becomes an error record
-            failure, attempts = exc, getattr(exc, "attempts", 1)
-        else:
-            if ctx.cache is not None:
-                ctx.cache.put(key, completion)  # only completed responses are ever cached
+    wants_verdict, wants_scores = spec.scoring in ("verdict", "both"), spec.scoring in ("probability", "both")
+    completion, cache_hit, attempts, failure = None, True, 0, None
+    if wants_verdict:
+        completion, cache_hit, attempts, failure = await _call_cached(ctx, prepared, spec, "completion")
+    scores, scores_failure = None, None
+    if wants_scores and failure is None:
+        scores, hit, n, scores_failure = await _call_cached(ctx, prepared, spec, "label_scores")
+        cache_hit, attempts = cache_hit and hit, attempts + n
+        failure = scores_failure
     dataset, encoding = _split_key(spec.dataset_key)
     base = dict(
         trial_id=spec.trial_id,
@@ -194,16 +216,29 @@ async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
         encoding=encoding, dataset_key=spec.dataset_key, sampling=spec.sampling,
         sample_seed=prepared.sample_seed, row_ids=list(prepared.row_ids), n_rows=len(prepared.row_ids),
         prompt_variant=ctx.variant, metadata_source=ctx.metadata_source, prompt_hash=prepared.prompt_hash,
-        attempts=attempts, cache_hit=cache_hit, replicate=spec.replicate, run_seed=spec.run_seed)
-    if completion is None:
+        attempts=attempts, cache_hit=cache_hit, replicate=spec.replicate, run_seed=spec.run_seed,
+        scoring=spec.scoring, **empty_score_fields())
+    if failure is not None:  # no answer (verdict or scores): an error record, retried on resume
+        if wants_scores:
+            base.update(score_status="error", score_invalid_reason=f"{type(failure).__name__}: {failure}")
         return TrialRecord(**base, predicted_label=None, correct=None, confidence=None, reasoning=None,
                            red_flags=[], supporting_evidence=[],
                            model_digest=ctx.identity.get("model_digest"),
                            latency_s=None, prompt_tokens=None, completion_tokens=None, status="error",
                            invalid_reason=f"{type(failure).__name__}: {failure}", raw_text=None)
+    if scores is not None:
+        base.update(score_fields(scores))
+    if completion is None:  # scoring "probability": the record's status is the scores' status
+        return TrialRecord(
+            **base, predicted_label=None, correct=None, confidence=None, reasoning=None, red_flags=[],
+            supporting_evidence=[], model_digest=scores.model_version or ctx.identity.get("model_digest"),
+            latency_s=scores.latency_s, prompt_tokens=scores.prompt_tokens, completion_tokens=None,
+            status=base["score_status"], invalid_reason=base["score_invalid_reason"], raw_text=None)
     parsed = parse_answer(completion.text)
+    verdict = parsed.verdict if parsed.valid else None
+    base["verdict_agrees"] = verdict_agrees(verdict, base["p_synthetic"])
     return TrialRecord(
-        **base, predicted_label=parsed.verdict if parsed.valid else None,
+        **base, predicted_label=verdict,
         correct=(parsed.verdict == spec.true_label) if parsed.valid else None,
         confidence=parsed.confidence if parsed.valid else None, reasoning=parsed.reasoning,
         red_flags=list(parsed.red_flags), supporting_evidence=list(parsed.supporting_evidence),
@@ -316,11 +351,16 @@ async def run_trials(
     run_id = out_path.stem
     manifest_path = out_path.with_name(f"{run_id}.manifest.json")
     identity = _public_identity(provider)
+    scoring_modes = sorted({spec.scoring for spec in specs})
     answer_config = {"provider_identity": identity, "variant": variant, "metadata_source": metadata_source,
                      "n_rows": int(n_rows), "generate_config": asdict(generate_config)}
+    if scoring_modes != ["verdict"]:  # verdict-only runs keep the configuration hash they always had
+        answer_config["scoring"] = scoring_modes
     config_sha256 = sha256_json(answer_config)
     if cache is None or cache.mode != "offline":
         await provider.check()  # a missing key or server is named before anything starts
+        if any(mode != "verdict" for mode in scoring_modes):
+            await provider.check_label_scores()  # no token probabilities: named now, never a silent fallback
     kept, n_retried, n_repaired = _prepare_file(out_path, manifest_path, specs, config_sha256)
     done = {record["trial_id"] for record in kept}
     todo = [spec for spec in specs if spec.trial_id not in done]

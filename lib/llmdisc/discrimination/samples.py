@@ -10,7 +10,7 @@ the run seed and the trial's identity with sha256 (stable across processes, unli
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,11 +116,16 @@ class TrialSpec:
     """``fresh`` or ``fixed``."""
     sample_seed: int
     """Seed of the row draw (``derive_seed`` output; 42 in ``fixed`` mode)."""
+    scoring: str = "verdict"
+    """What is asked of the model: ``verdict``, ``probability`` or ``both`` (see
+    :data:`llmdisc.discrimination.label_scores.SCORING_MODES`)."""
 
 
 def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], conditions: Sequence[str],
-                      trials_per_label: int, *, run_seed: int, sampling: str = "fresh", paired: bool = True,
-                      replicates: int = 1) -> list[TrialSpec]:
+                      trials_per_label: int | Mapping[str, int], *, run_seed: int, sampling: str = "fresh",
+                      paired: bool = True, replicates: int = 1, scoring: str = "verdict",
+                      verdict_trials_per_label: int | None = None,
+                      share_real_samples: bool = False) -> list[TrialSpec]:
     """Build the balanced list of trials: exactly ``trials_per_label`` per true label per cell.
 
     A cell is ``dataset_key × synthesizer × condition``. The order is deterministic (datasets,
@@ -131,23 +136,36 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
         dataset_keys: Dataset keys to include.
         synthesizers: Synthesizers (cells); each must be one of ``llmdisc.SYNTHESIZERS``.
         conditions: Conditions, a subset of ``("C1", "C2")``.
-        trials_per_label: Trials per true label per cell (>= 1).
+        trials_per_label: Trials per true label per cell (>= 1), or a mapping ``condition -> count`` (e.g.
+            ``{"C1": 20, "C2": 10}``: a C2 prompt costs twice a C1 prompt).
         run_seed: The run seed every sample seed derives from.
         sampling: ``fresh`` (a new sample per trial) or ``fixed`` (the paper's single sample).
         paired: If True the sample seed ignores the condition, so trial ``index`` shows the SAME rows
             under C1 and C2 (needed by the paired McNemar analysis); if False C1 and C2 draw separately.
         replicates: Calls per prompt (>= 1); replicates share the sample.
+        scoring: ``verdict``, ``probability`` or ``both`` for every trial; with ``probability``,
+            ``verdict_trials_per_label`` turns the first trials of each cell and label into ``both``.
+        verdict_trials_per_label: under ``probability``, how many trials per cell and label also generate a
+            verdict (so both readings show on the same prompts); None or 0 = none.
+        share_real_samples: if True a REAL sample's seed ignores the synthesizer, so trial ``index`` shows the
+            same real rows in every synthesizer cell (and control) of a dataset: under the neutral prompt the
+            real prompts are then identical across cells and the response cache answers all but the first.
+            Synthesizers may then also name the controls of :mod:`llmdisc.synthesis.controls`.
 
     Returns:
         The list of :class:`TrialSpec`, of length
-        ``len(dataset_keys) * len(synthesizers) * len(conditions) * 2 * trials_per_label * replicates``.
+        ``len(dataset_keys) * len(synthesizers) * 2 * replicates * sum(trials per condition)``.
 
     Raises:
         ConfigError: an unknown synthesizer, condition or sampling mode, a count below 1, or duplicates.
     """
+    from llmdisc.discrimination.label_scores import SCORING_MODES
+    from llmdisc.synthesis.controls import CONTROLS
+
     _check_choice("sampling", sampling, SAMPLING_MODES)
+    _check_choice("scoring", scoring, SCORING_MODES)
     for synthesizer in synthesizers:
-        _check_choice("synthesizer", synthesizer, SYNTHESIZERS)
+        _check_choice("synthesizer", synthesizer, (*SYNTHESIZERS, *CONTROLS))
     for condition in conditions:
         _check_choice("condition", condition, CONDITIONS)
     for name, values in (("dataset_keys", dataset_keys), ("synthesizers", synthesizers),
@@ -156,27 +174,43 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
             raise ConfigError(f"{name} is empty; fix: give at least one value")
         if len(set(values)) != len(values):
             raise ConfigError(f"{name}={list(values)!r} holds duplicates; fix: list each value once")
-    if trials_per_label < 1 or replicates < 1:
-        raise ConfigError(f"trials_per_label={trials_per_label}, replicates={replicates}; "
+    per_condition = (dict(trials_per_label) if isinstance(trials_per_label, Mapping)
+                     else dict.fromkeys(conditions, trials_per_label))
+    missing = [c for c in conditions if c not in per_condition]
+    if missing:
+        raise ConfigError(f"trials_per_label={per_condition} has no count for {missing}; fix: give one per "
+                          "condition, e.g. {'C1': 20, 'C2': 10}")
+    counts = {c: int(per_condition[c]) for c in conditions}
+    if min(counts.values()) < 1 or replicates < 1:
+        shown = counts if isinstance(trials_per_label, Mapping) else trials_per_label
+        raise ConfigError(f"trials_per_label={shown}, replicates={replicates}; "
                           "fix: both must be at least 1")
+    n_verdicts = int(verdict_trials_per_label or 0)
+    if n_verdicts < 0:
+        raise ConfigError(f"verdict_trials_per_label={n_verdicts}; fix: give 0 or more")
     queue: list[TrialSpec] = []
     for dataset_key in dataset_keys:
         for synthesizer in synthesizers:
-            for index in range(trials_per_label):
+            for index in range(max(counts.values())):
                 for true_label in LABELS:
                     for condition in conditions:
+                        if index >= counts[condition]:
+                            continue
+                        source = "real" if share_real_samples and true_label == "REAL" else synthesizer
                         if sampling == "fixed":
                             seed = PAPER_FIXED_SEED
                         elif paired:
-                            seed = derive_seed(run_seed, dataset_key, synthesizer, true_label, index)
+                            seed = derive_seed(run_seed, dataset_key, source, true_label, index)
                         else:
-                            seed = derive_seed(run_seed, dataset_key, synthesizer, true_label, index,
+                            seed = derive_seed(run_seed, dataset_key, source, true_label, index,
                                                condition)
+                        trial_scoring = "both" if scoring == "probability" and index < n_verdicts else scoring
                         for replicate in range(replicates):
                             trial_id = (f"{dataset_key}|{synthesizer}|{condition}|{true_label}|{index}"
                                         f"|r{replicate}")
                             queue.append(TrialSpec(trial_id=trial_id, dataset_key=dataset_key,
                                                    synthesizer=synthesizer, condition=condition,
                                                    true_label=true_label, index=index, replicate=replicate,
-                                                   run_seed=run_seed, sampling=sampling, sample_seed=seed))
+                                                   run_seed=run_seed, sampling=sampling, sample_seed=seed,
+                                                   scoring=trial_scoring))
     return queue

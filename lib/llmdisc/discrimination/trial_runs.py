@@ -19,6 +19,7 @@ from llmdisc.discrimination.cache import ResponseCache, public_base_url
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
 from llmdisc.discrimination.runner import RunSummary, default_out_path, run_name, run_sync, run_trials
 from llmdisc.errors import ConfigError
+from llmdisc.parameters import as_choice, as_items
 
 
 @dataclass(frozen=True)
@@ -28,12 +29,14 @@ class TrialRunConfig:
     dataset_key: str = "adult"
     """``adult``, ``census-codes`` or ``census-labels``."""
     synthesizers: tuple[str, ...] = SYNTHESIZERS
+    """Any of ``gaussian_copula``, ``ctgan``, ``tvae``: a tuple, a list, one name or comma-separated names."""
     provider: str = "local"
     """``local``, ``ollama``, ``gemini``, ``openai`` or ``replay``."""
     model: str = ""
     """Model id; empty = the provider's default (``llmdisc.discrimination.providers.registry.DEFAULT_MODELS``)."""
     trials_per_label: int = 2
     conditions: tuple[str, ...] = CONDITIONS
+    """``C1`` and/or ``C2``: a tuple, a list, one name or comma-separated names."""
     variant: str = "neutral"
     metadata_source: str = "real"
     sampling: str = "fresh"
@@ -52,13 +55,43 @@ class TrialRunConfig:
     """Provider call budget; 0 = unlimited."""
     max_attempts: int = 5
     n_rows: int = 20
+    scoring: str = "verdict"
+    """``verdict`` (generated answers), ``probability`` (label scores only) or ``both``
+    (:data:`llmdisc.discrimination.label_scores.SCORING_MODES`)."""
+    verdict_trials_per_label: int = 0
+    """Under ``probability``: the first N trials per cell and label also generate a verdict (``both``)."""
+    trials_per_label_c2: int = 0
+    """Trials per label in C2 cells (a C2 prompt costs about twice a C1 one); 0 = ``trials_per_label``."""
+    controls: bool = False
+    """Add the positive control (each real column shuffled independently) and the negative control (real
+    holdout rows as the "synthetic" class) as cells of their own (:mod:`llmdisc.synthesis.controls`)."""
+    share_real_samples: bool = False
+    """Draw each REAL sample once per dataset and index, shared by every synthesizer cell (the response
+    cache then answers the repeats: a real sample's prompt does not depend on the cell)."""
+
+    def __post_init__(self) -> None:
+        """Coerce the list parameters (a list, one string or comma-separated items) and check every value.
+
+        Raises:
+            ConfigError: a value outside its vocabulary; the message names it and lists the valid ones.
+        """
+        set_ = object.__setattr__  # frozen dataclass
+        set_(self, "synthesizers", as_items(self.synthesizers, "synthesizers", "synthesizers"))
+        set_(self, "conditions", as_items(self.conditions, "conditions", "conditions"))
+        set_(self, "dataset_key", as_choice(self.dataset_key, "dataset_key", "dataset_keys"))
+        set_(self, "provider", as_choice(self.provider, "provider", "providers"))
+        set_(self, "variant", as_choice(self.variant, "variant", "prompt_variants"))
+        set_(self, "metadata_source", as_choice(self.metadata_source, "metadata_source", "metadata_sources"))
+        set_(self, "sampling", as_choice(self.sampling, "sampling", "sampling_modes"))
+        set_(self, "cache_mode", as_choice(self.cache_mode, "cache_mode", "cache_modes"))
 
     def effective(self) -> "TrialRunConfig":
-        """The configuration actually run (``quick`` shrinks it; lists become tuples)."""
+        """The configuration actually run (``quick`` shrinks it; lists are tuples already)."""
         config = replace(self, synthesizers=tuple(self.synthesizers), conditions=tuple(self.conditions))
         if self.quick:
             config = replace(config, synthesizers=config.synthesizers[:1], conditions=config.conditions[:1],
-                             trials_per_label=1)
+                             trials_per_label=1, trials_per_label_c2=0, verdict_trials_per_label=min(
+                                 1, self.verdict_trials_per_label))
         return config
 
 
@@ -66,8 +99,17 @@ Tables = dict[str, dict[str, pd.DataFrame]]
 """``dataset_key -> {"real": DataFrame, "<synthesizer>": DataFrame, ...}``."""
 
 
-def load_trial_tables(dataset_key: str, synthesizers: Sequence[str]) -> tuple[Tables, list[Path]]:
+def load_trial_tables(dataset_key: str, synthesizers: Sequence[str], *, controls: bool = False,
+                      seed: int = 0) -> tuple[Tables, list[Path]]:
     """Read ``data/processed/<key>/train.parquet`` and ``data/synthetic/<key>/<synth>.parquet``.
+
+    Args:
+        dataset_key: the dataset key.
+        synthesizers: the releases to read.
+        controls: also build the two control tables: ``shuffled_columns`` (the train table with every
+            column permuted independently, seed ``derive_seed(seed, dataset_key, "shuffled_columns")``) and
+            ``real_holdout`` (the holdout split standing in for a release).
+        seed: the run seed the positive control's permutations derive from.
 
     Returns:
         ``({dataset_key: {"real": train, synth: table, ...}}, [the files read])``.
@@ -76,6 +118,8 @@ def load_trial_tables(dataset_key: str, synthesizers: Sequence[str]) -> tuple[Ta
         DataError: a file is missing (the message names the command that writes it).
     """
     from llmdisc.data.datasets import load_processed, processed_dir
+    from llmdisc.discrimination.samples import derive_seed
+    from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL, shuffled_columns_table
     from llmdisc.synthesis.releases import load_synthetic, synthetic_path
 
     cell: dict[str, pd.DataFrame] = {"real": load_processed(dataset_key, "train")}
@@ -83,6 +127,11 @@ def load_trial_tables(dataset_key: str, synthesizers: Sequence[str]) -> tuple[Ta
     for synthesizer in synthesizers:
         cell[synthesizer] = load_synthetic(dataset_key, synthesizer)
         files.append(synthetic_path(dataset_key, synthesizer))
+    if controls:
+        cell[POSITIVE_CONTROL] = shuffled_columns_table(
+            cell["real"], seed=derive_seed(seed, dataset_key, POSITIVE_CONTROL))
+        cell[NEGATIVE_CONTROL] = load_processed(dataset_key, "holdout")
+        files.append(processed_dir(dataset_key) / "holdout.parquet")
     return {dataset_key: cell}, files
 
 
@@ -120,9 +169,23 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
     config = config.effective()
     if config.requests_per_minute < 0:
         raise ConfigError(f"requests_per_minute={config.requests_per_minute}; fix: give 0 (no limit) or more")
-    tables, files = load_trial_tables(config.dataset_key, config.synthesizers)
-    specs = build_trial_queue([config.dataset_key], list(config.synthesizers), list(config.conditions),
-                              config.trials_per_label, run_seed=config.seed, sampling=config.sampling)
+    from llmdisc.discrimination.content_free import score_content_free, write_content_free
+    from llmdisc.discrimination.label_scores import SCORING_MODES
+    from llmdisc.synthesis.controls import CONTROLS
+
+    if config.scoring not in SCORING_MODES:
+        raise ConfigError(f"scoring={config.scoring!r} is not known; fix: use one of {', '.join(SCORING_MODES)}")
+    tables, files = load_trial_tables(config.dataset_key, config.synthesizers, controls=config.controls,
+                                      seed=config.seed)
+    cells = list(config.synthesizers) + (list(CONTROLS) if config.controls else [])
+    counts: Any = config.trials_per_label
+    if config.trials_per_label_c2 and "C2" in config.conditions:
+        counts = {c: (config.trials_per_label_c2 if c == "C2" else config.trials_per_label)
+                  for c in config.conditions}
+    specs = build_trial_queue([config.dataset_key], cells, list(config.conditions), counts,
+                              run_seed=config.seed, sampling=config.sampling, scoring=config.scoring,
+                              verdict_trials_per_label=config.verdict_trials_per_label,
+                              share_real_samples=config.share_real_samples)
     cache = cache if cache is not None else ResponseCache(mode=config.cache_mode)
     generate = GenerateConfig()
 
@@ -131,15 +194,23 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
         try:
             name = run_name([config.dataset_key], config.provider, provider.model, config.variant,
                             config.metadata_source, config.sampling, config.seed, n_rows=config.n_rows,
-                            generate_config=generate, base_url=provider.base_url)
-            return await run_trials(
+                            generate_config=generate, base_url=provider.base_url, scoring=config.scoring)
+            target = Path(out_path or default_out_path(name))
+            summary = await run_trials(
                 specs, provider=provider, tables=tables, variant=config.variant,
-                metadata_source=config.metadata_source, out_path=out_path or default_out_path(name),
+                metadata_source=config.metadata_source, out_path=target,
                 cache=cache,
                 concurrency=config.concurrency, requests_per_minute=config.requests_per_minute or None,
                 max_attempts=config.max_attempts, generate_config=generate, n_rows=config.n_rows,
                 progress=progress, input_files=files,
                 parameters={**asdict(config), "base_url": public_base_url(config.base_url) or ""})
+            if config.scoring != "verdict":  # the label bias of the model, for contextual calibration
+                real = tables[config.dataset_key]["real"]
+                write_content_free(target, await score_content_free(
+                    provider, real, dataset_key=config.dataset_key, conditions=config.conditions,
+                    variant=config.variant, metadata_source=config.metadata_source, n_rows=config.n_rows,
+                    cache=cache, config=generate, max_attempts=config.max_attempts))
+            return summary
         finally:
             await provider.aclose()
 

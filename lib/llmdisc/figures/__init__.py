@@ -6,6 +6,6 @@ per figure, reading those tables only, and :func:`~llmdisc.figures.plots.save_fi
 ``figures/<name>.{pdf,png}``.
 """
 
-from llmdisc.figures import figure_data, plots
+from llmdisc.figures import cue_data, cue_plots, figure_data, likelihood_plots, plots, probability_plots
 
-__all__ = ["figure_data", "plots"]
+__all__ = ["cue_data", "cue_plots", "figure_data", "likelihood_plots", "plots", "probability_plots"]

@@ -16,9 +16,25 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llmdisc import CONDITIONS, SYNTHESIZERS
 from llmdisc.errors import ConfigError
+from llmdisc.parameters import DATASET_KEYS, PROVIDERS, as_items
 
-DATASET_KEYS = ("adult", "census-codes", "census-labels")
-PROVIDER_NAMES = ("local", "ollama", "gemini", "openai", "replay")
+PROVIDER_NAMES = PROVIDERS
+
+
+def _items_validator(vocabulary: str | None, *, allow_empty: bool = False) -> Any:
+    """A ``mode="before"`` validator: one string, comma-separated items or a list, each item checked.
+
+    A :class:`ConfigError` raised inside a pydantic validator would escape pydantic's error report, so the
+    message travels as a ``ValueError`` and :func:`load_config` reports it with the key it belongs to.
+    """
+
+    def validate(cls: type, value: Any, info: Any) -> list[str]:
+        try:
+            return list(as_items(value, info.field_name, vocabulary, allow_empty=allow_empty))
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+    return classmethod(validate)
 
 
 class _Section(BaseModel):
@@ -43,6 +59,8 @@ class SynthesisConfig(_Section):
     metadata_mode: Literal["declared", "detected"] = "declared"
     """``declared``: integer codes stay categorical; ``detected``: SDV's auto-detection, as the paper."""
 
+    _synthesizers = field_validator("synthesizers", mode="before")(_items_validator("synthesizers"))
+
 
 class ModelConfig(_Section):
     """One discriminator: a provider and a model (never pooled with another in any table or figure)."""
@@ -64,6 +82,10 @@ class ProtocolConfig(_Section):
     """Where the C2 statistics come from: the sample's whole source table (paper), the real table, the sample."""
     sampling: Literal["fresh", "fixed"] = "fresh"
     """``fresh``: a seeded new sample per trial; ``fixed``: the paper's same 20 rows every trial."""
+    scoring: Literal["verdict", "probability", "both"] = "verdict"
+    """``verdict``: a generated JSON answer (the paper's reading); ``probability``: the model's probability of
+    each label as the answer's first value (one prompt evaluation per trial; needs a provider that returns
+    token log-probabilities); ``both``: the two on the same prompt."""
 
 
 class TrialsConfig(_Section):
@@ -72,10 +94,20 @@ class TrialsConfig(_Section):
     models: list[ModelConfig] = Field(default_factory=lambda: [ModelConfig(provider="local")])
     trials_per_label: int = Field(2, ge=1)
     """Trials per true label per cell (cell = dataset × synthesizer × condition)."""
+    trials_per_label_c2: int = Field(0, ge=0)
+    """Trials per true label in C2 cells; 0 = ``trials_per_label`` (a C2 prompt costs about twice a C1 one)."""
+    verdict_trials_per_label: int = Field(0, ge=0)
+    """Under ``scoring: probability``: the first N trials per cell and label also generate a verdict."""
+    controls: bool = False
+    """Add the positive (columns shuffled independently) and negative (real holdout as "synthetic") controls."""
+    share_real_samples: bool = False
+    """One REAL sample per dataset and trial index, shared by every synthesizer cell (cached repeats)."""
     conditions: list[Literal["C1", "C2"]] = list(CONDITIONS)
     protocols: list[ProtocolConfig] = Field(default_factory=lambda: [ProtocolConfig()])
     """Each protocol is run for every dataset × model (e.g. the paper's next to ours)."""
     cache_mode: Literal["fill", "offline", "refresh"] = "fill"
+
+    _conditions = field_validator("conditions", mode="before")(_items_validator("conditions"))
 
 
 class PromptingConfig(_Section):
@@ -96,10 +128,26 @@ class BaselinesConfig(_Section):
     anonymeter_attacks: int = Field(500, ge=10)
 
 
+class LikelihoodConfig(_Section):
+    """Notebook 09: how probable a language model finds the rows of each sample (real holdout vs synthetic)."""
+
+    enabled: bool = False
+    """Run notebook 09 (one forward pass of the packaged model per sample, ~10-30 s each on 2 cores)."""
+    samples_per_class: int = Field(20, ge=2)
+    """Real holdout samples, and samples of each synthesizer and of the controls."""
+    reference_samples: int = Field(0, ge=0)
+    """Holdout samples setting the decision band; 0 = ``samples_per_class``."""
+    model: str = "smollm2-135m-instruct-q4_1"
+    backend: Literal["transformers", "llamacpp"] = "transformers"
+    serialisation: Literal["markdown", "great"] = "markdown"
+
+
 class HumanConfig(_Section):
     """Stage 06: which label files to analyse (empty = the paper's labels when ``../shared`` is present)."""
 
     labels_dir: list[str] = []
+
+    _labels_dir = field_validator("labels_dir", mode="before")(_items_validator(None, allow_empty=True))
 
 
 class RunConfig(_Section):
@@ -120,16 +168,11 @@ class RunConfig(_Section):
     human: HumanConfig = HumanConfig()
     paper_reproduction: bool = True
     """Run notebook 08 (the paper's tables from its own counts and trials; needs ``../shared``)."""
+    likelihood: LikelihoodConfig = Field(default_factory=LikelihoodConfig)
+    cue_analysis: bool = True
+    """Run notebook 10 (reasoning cues: themes, coder agreement, whether cited facts are true of the rows)."""
 
-    @field_validator("datasets")
-    @classmethod
-    def _known_datasets(cls, value: list[str]) -> list[str]:
-        unknown = [d for d in value if d not in DATASET_KEYS]
-        if unknown:
-            raise ValueError(f"unknown dataset key(s) {unknown}; valid: {list(DATASET_KEYS)}")
-        if not value:
-            raise ValueError("at least one dataset is needed")
-        return value
+    _datasets = field_validator("datasets", mode="before")(_items_validator("dataset_keys"))
 
 
 def _format_validation_error(exc: ValidationError, source: str) -> str:
@@ -141,7 +184,8 @@ def _format_validation_error(exc: ValidationError, source: str) -> str:
             valid = sorted(parent.model_fields) if parent is not None else []
             lines.append(f"  - unknown key '{where}'; valid keys here: {valid}")
         else:
-            lines.append(f"  - {where}: {err['msg']} (got {err.get('input')!r})")
+            message = err["msg"].removeprefix("Value error, ")  # our validators' messages, verbatim
+            lines.append(f"  - {where}: {message} (got {err.get('input')!r})")
     lines.append("Fix the keys above (see configs/default.yaml for a complete, commented example).")
     return "\n".join(lines)
 

@@ -50,8 +50,38 @@ def render_results_block(tables_dir: Path | None = None) -> str:
             f"{int(row.n_valid_real)} / {int(row.n_valid_syn)} | {_pct(row.p_real)} | {_pct(row.p_syn)} | "
             f"{_pct(row.drs)} [{_pct(row.drs_ci_low)}, {_pct(row.drs_ci_high)}] |")
     excluded = int(cells["n_excluded"].sum()) if "n_excluded" in cells else 0
-    lines += ["", f"Trials excluded as invalid or failed: {excluded} of {int(cells['n_total'].sum())}.", END]
-    return "\n".join(lines)
+    lines += ["", f"Trials excluded as invalid or failed: {excluded} of {int(cells['n_total'].sum())}."]
+    lines += _probability_lines(tables_dir / "llm_probability_cells.csv")
+    return "\n".join([*lines, END])
+
+
+def _num(value: float, digits: int = 2) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _probability_lines(path: Path) -> list[str]:
+    """The verdict-as-probability table (AUC, calibrated and raw DRS), when that table exists."""
+    if not path.exists():
+        return []
+    cells = pd.read_csv(path)
+    lines = ["", "The verdict as a probability (`results/tables/llm_probability_cells.csv`): AUC of "
+             "log P(SYNTHETIC) − log P(REAL) with its 95 % DeLong interval and permutation p (0.5 = no ranking, "
+             "1 = every synthetic sample ranked above every real one, 0 = perfectly the wrong way round); DRS "
+             "decided at the cell's median score (batch-calibrated), at a content-free table's score "
+             "(contextual) and at p > 0.5 (raw), with 95 % bootstrap intervals; n = valid scored trials real / "
+             "synthetic. `shuffled_columns` (positive control) must be detected, `real_holdout` (negative "
+             "control) must sit at chance.", "",
+             "| dataset | cell | condition | provider / model | n real / syn | AUC [95 % CI] | p | "
+             "batch DRS [95 % CI] | contextual DRS | raw DRS |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in cells.sort_values(["dataset_key", "provider", "model", "condition", "synthetic_method"]).itertuples():
+        lines.append(
+            f"| {row.dataset_key} | {row.synthetic_method} | {row.condition} | {row.provider} / {row.model} | "
+            f"{int(row.n_real)} / {int(row.n_syn)} | {_num(row.auc)} [{_num(row.auc_ci_low)}, "
+            f"{_num(row.auc_ci_high)}] | {_num(row.auc_p_value, 3)} | {_num(row.batch_drs)} "
+            f"[{_num(row.batch_drs_ci_low)}, {_num(row.batch_drs_ci_high)}] | {_num(row.context_drs)} | "
+            f"{_num(row.raw_drs)} |")
+    return lines
 
 
 def update_readme(readme: Path | None = None) -> bool:

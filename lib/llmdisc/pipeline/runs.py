@@ -31,6 +31,8 @@ NOTEBOOKS = {
     "05": "notebooks/05_baselines.ipynb",
     "06": "notebooks/06_human_pilot.ipynb",
     "08": "notebooks/08_paper_reproduction.ipynb",
+    "09": "notebooks/09_likelihood.ipynb",
+    "10": "notebooks/10_cues.ipynb",
     "07": "notebooks/07_figures.ipynb",
 }
 
@@ -81,7 +83,7 @@ def _raw_inputs(dataset: str) -> list[str]:
 
 
 def plan_run(config: RunConfig) -> list[NotebookRun]:
-    """Expand a configuration into the ordered notebook runs (01 → 06, 08, then 07's figures)."""
+    """Expand a configuration into the ordered notebook runs (01 → 06, 08, 09, 10, then 07's figures)."""
     seed, quick = config.seed, config.quick
     runs: list[NotebookRun] = []
     trial_runs: list[str] = []
@@ -114,7 +116,8 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
         for model in trials.models:
             for protocol in trials.protocols:
                 run_id = "04_llm_trials__" + _suffix(key, model.provider, model.model, protocol.variant,
-                                                     protocol.metadata_source, protocol.sampling)
+                                                     protocol.metadata_source, protocol.sampling,
+                                                     "" if protocol.scoring == "verdict" else protocol.scoring)
                 runs.append(NotebookRun(
                     run_id, "04", NOTEBOOKS["04"],
                     {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers),
@@ -122,7 +125,10 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                      "trials_per_label": trials.trials_per_label, "conditions": list(trials.conditions),
                      "variant": protocol.variant, "metadata_source": protocol.metadata_source,
                      "sampling": protocol.sampling, "seed": seed, "concurrency": model.concurrency,
-                     "cache_mode": trials.cache_mode, "base_url": model.base_url, "quick": quick},
+                     "cache_mode": trials.cache_mode, "base_url": model.base_url, "quick": quick,
+                     "scoring": protocol.scoring, "trials_per_label_c2": trials.trials_per_label_c2,
+                     "verdict_trials_per_label": trials.verdict_trials_per_label,
+                     "controls": trials.controls, "share_real_samples": trials.share_real_samples},
                     depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
                     # trials.run_name: <key>__<provider>-<model>__<variant>-<source>-<sampling>__s<seed>__<hash>
                     output_globs=[f"results/trials/{key}__{model.provider}-*__{protocol.variant}-"
@@ -153,6 +159,27 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
             "08_paper_reproduction", "08", NOTEBOOKS["08"], {"seed": 2026, "quick": quick},
             input_globs=paper_inputs, output_globs=["results/tables/paper_*"]))
         final_deps.append("08_paper_reproduction")
+    if config.likelihood.enabled:
+        lk = config.likelihood
+        for key in config.datasets:
+            run_id = f"09_likelihood__{key}"
+            runs.append(NotebookRun(
+                run_id, "09", NOTEBOOKS["09"],
+                {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers),
+                 "samples_per_class": lk.samples_per_class, "reference_samples": lk.reference_samples,
+                 "model": lk.model, "backend": lk.backend, "serialisation": lk.serialisation,
+                 "context": "c1_prompt", "variant": "neutral", "seed": seed, "quick": quick},
+                depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
+                output_globs=[f"results/likelihood/likelihood-{key}-*", "results/tables/likelihood_*",
+                              "figures/likelihood_*"]))
+            final_deps.append(run_id)
+    if config.cue_analysis:
+        cue_inputs = [relative_to_root(ref / "results") + "/**/*.*"] if ref is not None else []
+        runs.append(NotebookRun(
+            "10_cues", "10", NOTEBOOKS["10"], {"seed": seed, "quick": quick, "trials_dir": "", "out_dir": ""},
+            depends_on=trial_runs + ["06_human_pilot"], input_globs=cue_inputs,
+            output_globs=["results/tables/cues_*", "results/cues/*", "figures/cue_*"]))
+        final_deps.append("10_cues")
     runs.append(NotebookRun(
         "07_figures", "07", NOTEBOOKS["07"], {"config_name": config.name, "seed": seed, "quick": quick},
         depends_on=final_deps, output_globs=["figures/*.png", "figures/*.pdf", "results/tables/llm_*",

@@ -262,7 +262,8 @@ def drs_bootstrap(true_labels: Any, predicted_labels: Any, *, seed: int, n_boot:
 def prepare_trials(trials: pd.DataFrame) -> pd.DataFrame:
     """Check a trial table and return a copy with normalised labels and a ``status`` for every row.
 
-    Rules: ``true_label`` must be REAL/SYNTHETIC (else :class:`DataError`). Without a ``status`` column a row is
+    Rules: trials with ``scoring == "probability"`` (label scores, no generated verdict) are left out; they
+    are scored by :mod:`llmdisc.scoring.probability`. ``true_label`` must be REAL/SYNTHETIC (else :class:`DataError`). Without a ``status`` column a row is
     ``valid`` when its prediction is REAL/SYNTHETIC and ``invalid`` otherwise (``invalid_reason`` says why).
     A valid row must carry a REAL/SYNTHETIC prediction and, when given, a confidence in 0-100.
     """
@@ -271,6 +272,8 @@ def prepare_trials(trials: pd.DataFrame) -> pd.DataFrame:
         raise DataError(f"trial table lacks column(s) {missing}; it has {list(trials.columns)}; fix: load trials "
                         "with llmdisc.discrimination.runner.load_trials or llmdisc.scoring.reference.import_paper_trials, or add them")
     df = trials.copy()
+    if "scoring" in df.columns:  # label-score-only trials carry no verdict: scored in scoring.probability
+        df = df[df["scoring"].fillna("verdict") != "probability"].copy()
     df["true_label"] = _label_array(df["true_label"], "true_label", allow_missing=False)
     normalised, _, _ = _normalise(df["predicted_label"])
     is_label = np.isin(normalised, LABELS)

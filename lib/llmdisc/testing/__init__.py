@@ -12,12 +12,17 @@ from llmdisc.testing.wire_base import (
     WireAnswer,
     WireChat,
     WireServer,
+    WireToken,
     answer_from_provider,
+    answer_tokens,
     fixed_answer,
+    plain_tokens,
+    scripted_label_answer,
 )
 from llmdisc.testing.wire_servers import GeminiWireServer, OllamaWireServer, OpenAIWireServer, ollama_digest
 
 __all__ = [
-    "VALID_VERDICT", "Fault", "RecordedRequest", "WireAnswer", "WireChat", "WireServer", "answer_from_provider",
-    "fixed_answer", "GeminiWireServer", "OllamaWireServer", "OpenAIWireServer", "ollama_digest",
+    "VALID_VERDICT", "Fault", "RecordedRequest", "WireAnswer", "WireChat", "WireServer", "WireToken",
+    "answer_from_provider", "answer_tokens", "fixed_answer", "plain_tokens", "scripted_label_answer",
+    "GeminiWireServer", "OllamaWireServer", "OpenAIWireServer", "ollama_digest",
 ]

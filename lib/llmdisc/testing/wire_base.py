@@ -13,6 +13,14 @@ are consumed one per generation request, in order, before answering normally aga
 
 ``latency_s`` delays every generation answer (the trial runner's concurrency benchmark uses 0.5 s).
 Protocol subclasses live in :mod:`llmdisc.testing.wire_servers`.
+
+Token log-probabilities: a responder may return a :class:`WireAnswer` whose ``tokens`` script every
+generated token with its log-probability and top-k alternatives (:func:`scripted_label_answer` builds the
+usual ones: each label's first-token probability, a label missing from the top-k, empty top-k lists, a
+quote that merges with the label). Each server sends them in its service's own shape when the request
+asks for log-probabilities, cut to the ``top_logprobs`` asked for and to the answer-token limit, and
+continues an assistant prefill the way the service does. An answer without a script is split into word
+and punctuation tokens of log-probability 0 with no alternatives but themselves.
 """
 
 from __future__ import annotations
@@ -97,6 +105,16 @@ class WireChat:
 
 
 @dataclass(frozen=True)
+class WireToken:
+    """One scripted generated token: its text, natural-log probability and top-k alternatives."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+    """``(token, logprob)`` alternatives, most probable first (the chosen one included where the service would)."""
+
+
+@dataclass(frozen=True)
 class WireAnswer:
     """What a responder may return instead of a plain string, to report token counts and a model version."""
 
@@ -104,6 +122,8 @@ class WireAnswer:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     model_version: str | None = None
+    tokens: tuple[WireToken, ...] | None = None
+    """The answer's tokens with log-probabilities (their texts join to ``text``); None: split ``text`` plainly."""
 
 
 Responder = Callable[[WireChat], "str | WireAnswer"]
@@ -111,6 +131,87 @@ Responder = Callable[[WireChat], "str | WireAnswer"]
 VALID_VERDICT = json.dumps({"verdict": "REAL", "confidence": 70, "reasoning": "a fixed answer from the loopback "
                             "test server", "red_flags": [], "supporting_evidence": ["plausible values"]})
 """A schema-valid answer: the default reply of every wire server."""
+
+
+_LABEL_PIECES = {"REAL": ("RE", "AL"), "SYNTHETIC": ("SY", "NTH", "ETIC")}
+"""How the scripted answers split each label into tokens (multi-token, as real vocabularies do)."""
+
+
+def plain_tokens(text: str) -> tuple[WireToken, ...]:
+    """Split ``text`` into word, space and punctuation tokens of log-probability 0 (alternatives: themselves)."""
+    import re
+
+    pieces = re.findall(r"\s*[A-Za-z0-9_]+|\s*[^\sA-Za-z0-9_]+|\s+", text)
+    return tuple(WireToken(piece, 0.0, ((piece, 0.0),)) for piece in pieces)
+
+
+def scripted_label_answer(logprobs: dict[str, float] | None = None, *, omit: str | None = None,
+                          empty_top: bool = False, merge_quote: bool = False,
+                          extra: tuple[tuple[str, float], ...] = (("The", -4.0), ("1", -5.0)),
+                          nan: bool = False) -> WireAnswer:
+    """A valid verdict answer whose label position carries chosen log-probabilities.
+
+    Args:
+        logprobs: Log-probability of each label's first token at the label position (default REAL -0.4,
+            SYNTHETIC -1.2); the more probable label is the one generated.
+        omit: Leave this label out of the top-k list (a label the service does not list).
+        empty_top: Send empty top-k lists at every position.
+        merge_quote: The opening quote and the label's first piece are one token (`` "RE``), as some
+            vocabularies tokenise it.
+        extra: Other alternatives listed at the label position.
+        nan: Send the non-chosen label's log-probability as NaN.
+
+    Returns:
+        A :class:`WireAnswer` whose text is a schema-valid answer and whose ``tokens`` script it.
+    """
+    import json as _json
+    import math as _math
+
+    values = dict(logprobs or {"REAL": -0.4, "SYNTHETIC": -1.2})
+    chosen = max(values, key=lambda label: values[label])
+    other = next(label for label in values if label != chosen)
+    if nan:
+        values[other] = _math.nan
+    quote = ' "' if merge_quote else ""
+    label_top = [(quote + _LABEL_PIECES[label][0], values[label]) for label in values if label != omit]
+    label_top += list(extra)
+    label_top.sort(key=lambda item: -item[1] if _math.isfinite(item[1]) else 0.0)
+    head = [WireToken('{"', -0.001), WireToken("verdict", -0.001), WireToken('":', -0.001)]
+    if not merge_quote:
+        head.append(WireToken(' "', -0.002))
+    first = WireToken(quote + _LABEL_PIECES[chosen][0], values[chosen], tuple(label_top))
+    rest = [WireToken(piece, -0.01) for piece in _LABEL_PIECES[chosen][1:]]
+    body = _json.dumps({"verdict": chosen, "confidence": 70, "reasoning": "scripted", "red_flags": [],
+                        "supporting_evidence": []})
+    tail = plain_tokens(body[len('{"verdict": "' + chosen):])
+    tokens = [*head, first, *rest, *tail]
+    tokens = [WireToken(t.token, t.logprob, () if empty_top else (t.top or ((t.token, t.logprob),)))
+              for t in tokens]
+    return WireAnswer(text="".join(t.token for t in tokens), tokens=tuple(tokens))
+
+
+def answer_tokens(answer: WireAnswer, *, prefill: str | None, max_tokens: int | None,
+                  top_k: int) -> tuple[list[WireToken], bool]:
+    """The tokens a server sends for ``answer``: after a prefill, within the token limit, top-k cut.
+
+    Args:
+        answer: The responder's answer (scripted tokens or plain text).
+        prefill: Assistant text the service continues (its tokens are not generated again), or None.
+        max_tokens: Answer-token limit of the request (None: no limit).
+        top_k: Alternatives per position the request asked for.
+
+    Returns:
+        ``(tokens, truncated)``: truncated is True when the limit cut the answer.
+    """
+    tokens = list(answer.tokens if answer.tokens is not None else plain_tokens(answer.text))
+    if prefill:
+        consumed = ""
+        while tokens and len(consumed) < len(prefill) and prefill.startswith(consumed + tokens[0].token):
+            consumed += tokens.pop(0).token
+    truncated = max_tokens is not None and len(tokens) > max_tokens
+    if truncated:
+        tokens = tokens[:max_tokens]
+    return [WireToken(t.token, t.logprob, t.top[:top_k]) for t in tokens], truncated
 
 
 def fixed_answer(text: str = VALID_VERDICT) -> Responder:
@@ -276,7 +377,7 @@ class WireServer:
             answer = WireAnswer(answer)
         if answer.prompt_tokens is None:
             answer = WireAnswer(answer.text, rough_token_count(f"{chat.system or ''} {chat.user}"),
-                                rough_token_count(answer.text), answer.model_version)
+                                rough_token_count(answer.text), answer.model_version, answer.tokens)
         try:
             self.send_json(handler, 200, reply(answer))
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)

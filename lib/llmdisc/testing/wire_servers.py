@@ -22,7 +22,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from llmdisc.testing.wire_base import RecordedRequest, WireAnswer, WireChat, WireServer
+from llmdisc.testing.wire_base import RecordedRequest, WireAnswer, WireChat, WireServer, answer_tokens
 
 _ids = itertools.count(1)
 
@@ -44,6 +44,13 @@ class OpenAIWireServer(WireServer):
             resolve aliases do.
         reject_json_schema: Answer ``response_format`` ``json_schema`` with HTTP 400, as models without
             structured outputs do on Groq (``json_object`` is still accepted).
+        reject_logprobs: Answer ``logprobs: true`` with HTTP 400, as Groq does.
+        ignore_logprobs: Accept ``logprobs`` but answer ``"logprobs": null`` (servers that ignore it).
+
+    ``logprobs``/``top_logprobs`` give ``choices[0].logprobs.content`` in OpenAI's shape (``token``,
+    ``logprob``, ``bytes``, ``top_logprobs``; ``top_logprobs`` above 20 is a 400 as OpenAI sends it). A final
+    assistant message is continued (llama.cpp's server does so by itself; vLLM with
+    ``continue_final_message: true``, which it refuses together with ``add_generation_prompt: true``).
         **kwargs: See :class:`~llmdisc.testing.wire_base.WireServer`; ``api_key`` is checked as
             ``Authorization: Bearer <key>``.
     """
@@ -51,11 +58,13 @@ class OpenAIWireServer(WireServer):
     generation_paths = ("/chat/completions",)
 
     def __init__(self, *, reported_model: str | None = None, reject_json_schema: bool = False,
-                 **kwargs: Any) -> None:
+                 reject_logprobs: bool = False, ignore_logprobs: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("models", ("llama-3.1-8b-instant",))
         super().__init__(**kwargs)
         self.reported_model = reported_model
         self.reject_json_schema = reject_json_schema
+        self.reject_logprobs = reject_logprobs
+        self.ignore_logprobs = ignore_logprobs
 
     @property
     def base_url(self) -> str:
@@ -99,7 +108,22 @@ class OpenAIWireServer(WireServer):
         if fmt.get("type") == "json_schema" and self.reject_json_schema:
             self.send_error_reply(handler, 400, f"response_format `json_schema` is not supported with model {model}")
             return
+        want_logprobs = bool(body.get("logprobs"))
+        top_k = int(body.get("top_logprobs") or 0)
+        if want_logprobs and self.reject_logprobs:
+            self.send_error_reply(handler, 400, "`logprobs` is not supported with this model")
+            return
+        if top_k > 20:
+            self.send_error_reply(handler, 400, f"Invalid 'top_logprobs': integer above maximum value. Expected a "
+                                                f"value <= 20, but got {top_k} instead.")
+            return
+        if body.get("continue_final_message") and body.get("add_generation_prompt", True):
+            self.send_error_reply(handler, 400, "continue_final_message and add_generation_prompt cannot both be "
+                                                "true.")
+            return
         messages = body.get("messages") or []
+        prefill = _text_of(messages[-1].get("content")) if messages and messages[-1].get("role") == "assistant" \
+            else None
         system = "\n".join(_text_of(m.get("content")) for m in messages if m.get("role") == "system") or None
         users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
         schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None
@@ -109,11 +133,18 @@ class OpenAIWireServer(WireServer):
 
         def reply(answer: WireAnswer) -> dict[str, Any]:
             prompt, completion = answer.prompt_tokens or 0, answer.completion_tokens or 0
+            tokens, truncated = answer_tokens(answer, prefill=prefill, max_tokens=chat.max_tokens, top_k=top_k)
+            text = "".join(t.token for t in tokens) if (prefill or truncated) else answer.text
+            logprobs = None
+            if want_logprobs and not self.ignore_logprobs:
+                logprobs = {"content": [{"token": t.token, "logprob": t.logprob, "bytes": list(t.token.encode()),
+                                         "top_logprobs": [{"token": a, "logprob": v, "bytes": list(a.encode())}
+                                                          for a, v in t.top]} for t in tokens], "refusal": None}
             return {"id": f"chatcmpl-loopback-{next(_ids)}", "object": "chat.completion", "created": int(time.time()),
                     "model": self.reported_model or answer.model_version or model,
                     "system_fingerprint": "fp_loopback",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.text},
-                                 "logprobs": None, "finish_reason": "stop"}],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                 "logprobs": logprobs, "finish_reason": "length" if truncated else "stop"}],
                     "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                               "total_tokens": prompt + completion}}
 
@@ -129,14 +160,21 @@ class OllamaWireServer(WireServer):
     """Ollama's REST API: ``POST /api/chat`` (non-streaming), ``GET /api/tags``, ``POST /api/show``.
 
     Error bodies are ``{"error": "..."}`` as Ollama sends them; a missing model gives 404
-    ``model "x" not found, try pulling it first``.
+    ``model "x" not found, try pulling it first``. ``logprobs: true`` adds Ollama's top-level ``logprobs``
+    list (``token``, ``logprob``, ``bytes``, ``top_logprobs``), cut to ``top_logprobs`` (above 20 is a 400)
+    and to ``options.num_predict``.
+
+    Args:
+        supports_logprobs: False answers without ``logprobs`` whatever is asked (an Ollama without them).
+        **kwargs: See :class:`~llmdisc.testing.wire_base.WireServer`.
     """
 
     generation_paths = ("/api/chat",)
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, supports_logprobs: bool = True, **kwargs: Any) -> None:
         kwargs.setdefault("models", ("llama3.1:8b",))
         super().__init__(**kwargs)
+        self.supports_logprobs = supports_logprobs
 
     def _details(self) -> dict[str, Any]:
         return {"format": "gguf", "family": "llama", "families": ["llama"], "parameter_size": "8.0B",
@@ -176,13 +214,26 @@ class OllamaWireServer(WireServer):
                         user=next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), ""),
                         json_schema=fmt if isinstance(fmt, dict) else None, temperature=options.get("temperature"),
                         seed=options.get("seed"), max_tokens=options.get("num_predict"))
+        want_logprobs = bool(body.get("logprobs")) and self.supports_logprobs
+        top_k = int(body.get("top_logprobs") or 0)
+        if want_logprobs and not 0 <= top_k <= 20:
+            self.send_error_reply(handler, 400, "top_logprobs must be between 0 and 20")
+            return
 
         def reply(answer: WireAnswer) -> dict[str, Any]:
-            return {"model": model, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "message": {"role": "assistant", "content": answer.text}, "done": True, "done_reason": "stop",
-                    "total_duration": 1_000_000, "load_duration": 0,
-                    "prompt_eval_count": answer.prompt_tokens, "prompt_eval_duration": 500_000,
-                    "eval_count": answer.completion_tokens, "eval_duration": 500_000}
+            limit = chat.max_tokens if chat.max_tokens is not None and chat.max_tokens > 0 else None
+            tokens, truncated = answer_tokens(answer, prefill=None, max_tokens=limit, top_k=top_k)
+            payload = {"model": model, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       "message": {"role": "assistant", "content": "".join(t.token for t in tokens) if truncated
+                                   else answer.text}, "done": True, "done_reason": "length" if truncated else "stop",
+                       "total_duration": 1_000_000, "load_duration": 0,
+                       "prompt_eval_count": answer.prompt_tokens, "prompt_eval_duration": 500_000,
+                       "eval_count": answer.completion_tokens, "eval_duration": 500_000}
+            if want_logprobs:
+                payload["logprobs"] = [{"token": t.token, "logprob": t.logprob, "bytes": list(t.token.encode()),
+                                        "top_logprobs": [{"token": a, "logprob": v, "bytes": list(a.encode())}
+                                                         for a, v in t.top]} for t in tokens]
+            return payload
 
         self.run_generation(handler, chat, reply)
 
@@ -198,17 +249,24 @@ class GeminiWireServer(WireServer):
     The key travels in ``x-goog-api-key``; a wrong key gets HTTP 400 ``API_KEY_INVALID`` as Google sends
     it. A 429 carries a ``google.rpc.RetryInfo`` detail (``retryDelay``), as Google sends it (no header).
 
+    ``responseLogprobs: true`` adds ``logprobsResult`` to the candidate (``topCandidates`` with ``logprobs``
+    alternatives per step, ``chosenCandidates``, ``logProbabilitySum``) and ``avgLogprobs``, in the camelCase
+    shape of the REST API; ``logprobs`` outside 0-20 is a 400.
+
     Args:
         model_version: ``modelVersion`` written into responses (default: the model asked for).
+        logprobs_enabled: False answers ``responseLogprobs`` with HTTP 400 "Logprobs is not enabled for
+            models/…", as Google does for models without them.
         **kwargs: See :class:`~llmdisc.testing.wire_base.WireServer`.
     """
 
     generation_paths = (":generateContent",)
 
-    def __init__(self, *, model_version: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, model_version: str | None = None, logprobs_enabled: bool = True, **kwargs: Any) -> None:
         kwargs.setdefault("models", ("gemini-2.5-flash",))
         super().__init__(**kwargs)
         self.model_version = model_version
+        self.logprobs_enabled = logprobs_enabled
 
     def send_error_reply(self, handler: BaseHTTPRequestHandler, status: int, message: str,
                          retry_after: float | None = None) -> None:
@@ -264,11 +322,33 @@ class GeminiWireServer(WireServer):
                         json_schema=config.get("responseJsonSchema") or config.get("responseSchema"),
                         temperature=config.get("temperature"), seed=config.get("seed"),
                         max_tokens=config.get("maxOutputTokens"))
+        want_logprobs = bool(config.get("responseLogprobs"))
+        top_k = int(config.get("logprobs") or 0)
+        if want_logprobs and not self.logprobs_enabled:
+            self.send_error_reply(handler, 400, f"Logprobs is not enabled for models/{model}")
+            return
+        if want_logprobs and not 0 <= top_k <= 20:
+            self.send_error_reply(handler, 400, "logprobs must be in the range [0, 20]")
+            return
 
         def reply(answer: WireAnswer) -> dict[str, Any]:
             prompt, completion = answer.prompt_tokens or 0, answer.completion_tokens or 0
-            return {"candidates": [{"content": {"parts": [{"text": answer.text}], "role": "model"},
-                                    "finishReason": "STOP", "index": 0}],
+            candidate: dict[str, Any] = {"content": {"parts": [{"text": answer.text}], "role": "model"},
+                                         "finishReason": "STOP", "index": 0}
+            if want_logprobs:
+                tokens, _ = answer_tokens(answer, prefill=None, max_tokens=None, top_k=top_k)
+
+                def entry(token: str, value: float) -> dict[str, Any]:
+                    return {"token": token, "tokenId": int(hashlib.sha256(token.encode()).hexdigest()[:6], 16),
+                            "logProbability": value}
+
+                total = sum(t.logprob for t in tokens)
+                candidate["logprobsResult"] = {"topCandidates": [{"candidates": [entry(a, v) for a, v in t.top]}
+                                                                 for t in tokens],
+                                               "chosenCandidates": [entry(t.token, t.logprob) for t in tokens],
+                                               "logProbabilitySum": total}
+                candidate["avgLogprobs"] = total / len(tokens) if tokens else 0.0
+            return {"candidates": [candidate],
                     "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": completion,
                                       "totalTokenCount": prompt + completion},
                     "modelVersion": self.model_version or answer.model_version or model,

@@ -1,7 +1,9 @@
-"""The real labelling app (``llmdisc label``) driven in headless Chromium through a whole session.
+"""The real labelling app (``llmdisc label``) driven in headless Chromium.
 
-Starts the server on a free 127.0.0.1 port with two small tables, answers steps, closes the browser
-mid-session, reopens it, finishes, and checks the CSV and what the page showed along the way.
+One test starts the server on a free 127.0.0.1 port with two small tables, answers steps, closes the
+browser mid-session, reopens it, finishes, and checks the CSV and what the page showed along the way.
+The other serves the real Adult (15 columns) and Census (11 columns, codes and labels) tables and checks,
+at 1300 px, that every column of the sample is on screen without scrolling and shows the sample's values.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from contextlib import contextmanager
 from typing import Iterator
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from llmdisc.discrimination.metadata import metadata_block
 from llmdisc.human.label_app import session as protocol
+from llmdisc.human.label_app import table_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -49,28 +54,20 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    """``llmdisc label`` serving a 2-pair session over two 60-row tables (its process group stopped after)."""
+def _skip_without_chromium() -> None:
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is absent; install Debian's chromium (apt-get install chromium) "
-                    "to run this test")
-    tmp = tmp_path_factory.mktemp("label_app")
-    rng = np.random.default_rng(5)
-    real = pd.DataFrame({"age": rng.integers(18, 90, 60),
-                         "workclass": rng.choice(["Private", "State-gov"], 60),
-                         "hours_per_week": rng.integers(10, 60, 60)})
-    real.to_csv(tmp / "real.csv", index=False)
-    real.assign(hours_per_week=rng.normal(40, 9, 60).round(2)).to_csv(tmp / "synthetic.csv", index=False)
+        pytest.skip(f"{CHROMIUM} is absent; install Debian's chromium (apt-get install chromium, or "
+                    "bash lib/setup-env.sh --browser) to run this test")
+
+
+@contextmanager
+def _serve(tmp: Path, argv: list[str]) -> Iterator[str]:
+    """Run ``llmdisc label <argv> --port P`` for the block (process group stopped after); yields the URL."""
     port = _free_port()
-    argv = ["--annotator", "T1", "--dataset", "toy", "--synthesizer", "tvae", "--pairs", str(PAIRS),
-            "--seed", "3", "--n-rows", "6", "--metadata-source", "real", "--port", str(port)]
     env = dict(os.environ, LLMDISC_ROOT=str(tmp), OMP_NUM_THREADS="1")
     log = open(tmp / "server.log", "wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llmdisc", "label", *argv, "--labels-dir", str(tmp / "human"),
-         "--real", str(tmp / "real.csv"), "--synthetic", str(tmp / "synthetic.csv")],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    process = subprocess.Popen([sys.executable, "-m", "llmdisc", "label", *argv, "--port", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -83,18 +80,35 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("the app did not start: " + (tmp / "server.log").read_text(errors="replace"))
             time.sleep(0.5)
-        config = protocol.SessionConfig(annotator_id="T1", dataset="toy", synthesizer="tvae", n_pairs=PAIRS,
-                                        seed=3, metadata_source="real", n_rows=6)
-        yield {"url": f"http://127.0.0.1:{port}", "csv": protocol.session_path(config, tmp / "human"),
-               "config": config}
+        yield f"http://127.0.0.1:{port}"
     finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the process group this fixture started, nothing else
+        os.killpg(process.pid, signal.SIGTERM)  # the process group this helper started, nothing else
         try:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=5)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """``llmdisc label`` serving a 2-pair session over two 60-row tables (its process group stopped after)."""
+    _skip_without_chromium()
+    tmp = tmp_path_factory.mktemp("label_app")
+    rng = np.random.default_rng(5)
+    real = pd.DataFrame({"age": rng.integers(18, 90, 60),
+                         "workclass": rng.choice(["Private", "State-gov"], 60),
+                         "hours_per_week": rng.integers(10, 60, 60)})
+    real.to_csv(tmp / "real.csv", index=False)
+    real.assign(hours_per_week=rng.normal(40, 9, 60).round(2)).to_csv(tmp / "synthetic.csv", index=False)
+    argv = ["--annotator", "T1", "--dataset", "toy", "--synthesizer", "tvae", "--pairs", str(PAIRS),
+            "--seed", "3", "--n-rows", "6", "--metadata-source", "real", "--labels-dir", str(tmp / "human"),
+            "--real", str(tmp / "real.csv"), "--synthetic", str(tmp / "synthetic.csv")]
+    with _serve(tmp, argv) as url:
+        config = protocol.SessionConfig(annotator_id="T1", dataset="toy", synthesizer="tvae", n_pairs=PAIRS,
+                                        seed=3, metadata_source="real", n_rows=6)
+        yield {"url": url, "csv": protocol.session_path(config, tmp / "human"), "config": config}
 
 
 def _answer(page, step: int, verdict: str, confidence: int,  # type: ignore[no-untyped-def]
@@ -166,3 +180,139 @@ def test_a_session_survives_a_closed_browser_and_shows_feedback_only_at_the_end(
     assert list(answers["confidence"][:3]) == [55, 65, 70]
     assert (answers["elapsed_seconds"] > 0).all() and (answers["metadata_source"] == "real").all()
     assert answers.groupby("pair_id")["row_ids"].nunique().eq(1).all()  # C1 and C2 showed the same rows
+
+
+WIDTH, HEIGHT = 1300, 1000
+"""The laptop page of issue 19: Adult's code block was cut after 6 of its 15 columns at this width."""
+WIDE_TABLES = {"adult": ("adult", None, 15), "census-codes": ("census", "codes", 11),
+               "census-labels": ("census", "labels", 11)}
+"""Session dataset key -> (load_dataset name, encoding, columns)."""
+TO_TABLE_TOP_JS = """selector => {
+  const table = document.querySelector(selector + ' table');
+  for (let el = table.parentElement; el; el = el.parentElement) {
+    const style = getComputedStyle(el);
+    if (/(auto|scroll)/.test(style.overflowY) && el.scrollHeight > el.clientHeight) {
+      el.scrollTop += table.getBoundingClientRect().top - 10;  // vertical only: scrollLeft is left alone
+      return true;
+    }
+  }
+  window.scrollBy(0, table.getBoundingClientRect().top - 10);
+  return false;
+}"""
+"""Scroll up or down to the table, as an annotator does after pressing Save at the page's foot."""
+LAYOUT_JS = """selector => {
+  const box = document.querySelector(selector);
+  const table = box.querySelector('table');
+  let sideways = window.scrollX;
+  for (let el = box; el; el = el.parentElement) { sideways += el.scrollLeft; }
+  const headers = [...table.querySelectorAll('thead th')].map(th => {
+    const r = th.getBoundingClientRect();
+    const hit = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+    return {text: th.innerText, left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+            on_top: hit !== null && th.contains(hit)};
+  });
+  const rows = [...table.querySelectorAll('tbody tr')].map(tr => [...tr.cells].map(td => td.innerText));
+  const font_px = parseFloat(getComputedStyle(table).fontSize);
+  const width = table.style.width;
+  table.style.width = 'min-content';
+  const min_content_em = table.getBoundingClientRect().width / font_px;
+  table.style.width = width;
+  return {headers, rows, font_px, min_content_em, sideways,
+          box_client: box.clientWidth, box_scroll: box.scrollWidth,
+          page_scroll: document.documentElement.scrollWidth, inner_width: window.innerWidth};
+}"""
+
+
+@pytest.fixture(scope="module", params=sorted(WIDE_TABLES))
+def wide_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """``llmdisc label`` over a real table (Adult ships in the repo; Census needs ../shared/reference)."""
+    from llmdisc.data import load_dataset
+
+    _skip_without_chromium()
+    key = request.param
+    name, encoding, n_columns = WIDE_TABLES[key]
+    census_csv = None
+    if name == "census":
+        reference = request.getfixturevalue("reference")  # skips, with the reason, where ../shared is absent
+        census_csv = reference / "data" / "census" / "real" / "census.csv"
+    real = load_dataset(name, encoding, census_csv=census_csv)
+    assert real.shape[1] == n_columns
+    # Stand-in release: each column shuffled on its own (seeded), same values and types as the real table.
+    rng = np.random.default_rng(19)
+    synthetic = pd.DataFrame({c: rng.permutation(real[c].to_numpy()) for c in real.columns})
+    tmp = tmp_path_factory.mktemp(f"label_app_{key}")
+    real.to_parquet(tmp / "real.parquet")
+    synthetic.to_parquet(tmp / "synthetic.parquet")
+    config = protocol.SessionConfig(annotator_id="W1", dataset=key, synthesizer="ctgan", n_pairs=2, seed=19,
+                                    metadata_source="real", n_rows=20)
+    argv = ["--annotator", "W1", "--dataset", key, "--synthesizer", "ctgan", "--pairs", "2", "--seed", "19",
+            "--metadata-source", "real", "--labels-dir", str(tmp / "human"),
+            "--real", str(tmp / "real.parquet"), "--synthetic", str(tmp / "synthetic.parquet")]
+    # The sample of step 1 exactly as the app draws it (from the same files, through the same reader).
+    real, synthetic = (protocol.read_table_file(str(tmp / f"{n}.parquet")) for n in ("real", "synthetic"))
+    sample, _ = protocol.draw_pair_sample(protocol.plan_session(config)[0], real, synthetic, 20)
+    with _serve(tmp, argv) as url:
+        yield {"url": url, "key": key, "sample": sample, "n_columns": n_columns,
+               "metadata": metadata_block(real, include_row_count=False)}
+
+
+def _check_every_column_on_screen(layout: dict, sample: pd.DataFrame, where: str) -> None:
+    headers = layout["headers"]
+    assert [h["text"].replace("\n", "") for h in headers] == [str(c) for c in sample.columns], where
+    off = [h["text"] for h in headers
+           if not (0 <= h["left"] and h["right"] <= WIDTH and 0 <= h["top"] and h["bottom"] <= HEIGHT)]
+    assert not off, f"{where}: headers outside the {WIDTH}x{HEIGHT} viewport: {off}"
+    covered = [h["text"] for h in headers if not h["on_top"]]
+    assert not covered, f"{where}: headers covered by something else: {covered}"
+    assert layout["sideways"] == 0, f"{where}: the page was scrolled sideways"
+    assert layout["box_scroll"] <= layout["box_client"], f"{where}: the table scrolls sideways in its box"
+    assert layout["page_scroll"] <= layout["inner_width"], f"{where}: the page scrolls sideways"
+
+
+def test_every_column_of_a_real_sample_is_on_screen_at_1300_px(wide_server: dict) -> None:
+    from playwright.sync_api import sync_playwright
+
+    sample: pd.DataFrame = wide_server["sample"]
+    assert sample.shape == (20, wide_server["n_columns"])
+    selector = f".{table_view.SAMPLE_CLASS}"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+            page.goto(wide_server["url"])
+            _wait_idle(page, "Step 1 of 4", timeout=60_000)
+            page.screenshot(path=str(ARTEFACTS / f"llmdisc_label_app_{wide_server['key']}_{WIDTH}.png"))
+            c1 = page.evaluate(LAYOUT_JS, selector)
+            exact = page.locator('[data-testid="stExpander"]').get_by_text("Exact text the model receives")
+            exact.click()
+            page.locator('[data-testid="stExpander"] code').first.wait_for()
+            markdown = page.locator('[data-testid="stExpander"] code').first.inner_text()
+            exact.click()
+            page.locator('[data-testid="stRadio"]').get_by_text("REAL", exact=True).click()
+            page.get_by_role("spinbutton").fill("50")
+            page.get_by_role("button", name="Save answer and continue").click()
+            _wait_idle(page, "Step 2 of 4")
+            page.locator(f".{table_view.METADATA_CLASS}").wait_for()
+            page.evaluate(TO_TABLE_TOP_JS, selector)  # the page stays scrolled down at the Save button
+            c2 = page.evaluate(LAYOUT_JS, selector)
+            metadata = page.evaluate("""selector => { const pre = document.querySelector(selector);
+                const r = pre.getBoundingClientRect();
+                return {text: pre.innerText, client: pre.clientWidth, scroll: pre.scrollWidth,
+                        right: r.right}; }""",
+                                     f".{table_view.METADATA_CLASS}")
+        finally:
+            browser.close()
+
+    from llmdisc.discrimination.prompts import render_table
+
+    for where, layout in (("C1", c1), ("C2", c2)):
+        _check_every_column_on_screen(layout, sample, where)
+        # The values shown are the sample's, row by row in its column order (ints and strings print as str).
+        assert layout["rows"] == [[str(v) for v in row] for row in sample.itertuples(index=False)], where
+    # The layout estimate behind the font size is on the safe side of what Chromium lays out.
+    assert c1["min_content_em"] <= table_view.sample_min_width_em(sample)
+    assert c1["font_px"] >= 16 * table_view.SMALLEST_FONT_REM
+    assert markdown.strip() == render_table(sample)  # the expander holds the LLM's exact text
+    assert metadata["text"].strip() == wide_server["metadata"]
+    assert metadata["scroll"] <= metadata["client"], "the metadata block scrolls sideways"
+    assert metadata["right"] <= WIDTH, "the metadata block runs past the viewport"

@@ -15,8 +15,9 @@ import pytest
 
 from llmdisc.paths import project_root, shared_dir
 from llmdisc.pipeline.config import load_config
-from llmdisc.pipeline.reports import find_leaks, render_html
+from llmdisc.pipeline.reports import find_leaks
 from llmdisc.pipeline.runs import plan_run, run_pipeline
+from llmdisc.pipeline.supplementary import render_html
 
 pytestmark = pytest.mark.slow
 
@@ -46,15 +47,27 @@ def test_whole_chain_runs_then_skips(scratch_project, monkeypatch):
     executed = scratch_project / "reports" / "executed" / "tiny"
     assert {p.stem for p in executed.glob("*.ipynb")} == {r.run_id for r in plan_run(config)}
     cells = pd.read_csv(scratch_project / "results" / "tables" / "llm_cells.csv")
-    assert set(cells["synthetic_method"]) == {"gaussian_copula", "ctgan"}
+    cell_names = {"gaussian_copula", "ctgan", "shuffled_columns", "real_holdout"}  # + the two controls
+    assert set(cells["synthetic_method"]) == cell_names
     assert set(cells["condition"]) == {"C1", "C2"}
-    assert int(cells["n_total"].sum()) == 8  # 1 dataset × 2 synthesizers × 2 conditions × 2 labels × 1
+    assert int(cells["n_total"].sum()) == 16  # 1 dataset × 4 cells × 2 conditions × 2 labels × 1
+    probability = pd.read_csv(scratch_project / "results" / "tables" / "llm_probability_cells.csv")
+    assert set(probability["synthetic_method"]) == cell_names and len(probability) == 8
+    assert (probability["n_real"] == 1).all() and (probability["n_syn"] == 1).all()
+    assert probability["context_threshold"].notna().all()  # the content-free prompt was scored per condition
+    assert (scratch_project / "figures" / "probability_roc.png").stat().st_size > 1000
     assert (scratch_project / "figures" / "drs_by_cell.png").stat().st_size > 1000
     assert (scratch_project / "figures" / "drs_by_cell.pdf").exists()
     assert (scratch_project / "results" / "baselines" / "adult.csv").exists()
     trials = [json.loads(line) for f in (scratch_project / "results" / "trials").glob("*.jsonl")
               for line in f.read_text().splitlines() if line.strip()]
-    assert len(trials) == 8 and all(t["provider"] == "local" for t in trials)
+    assert len(trials) == 16 and all(t["provider"] == "local" for t in trials)
+    # the records carry the verdict as a probability wherever the scores are valid, never a made-up 0
+    for t in trials:
+        assert t["scoring"] == "both"
+        assert (t["p_synthetic"] is not None) == (t["score_status"] == "valid"), t["trial_id"]
+    real = [t for t in trials if t["true_label"] == "REAL" and t["condition"] == "C1"]
+    assert len({t["prompt_hash"] for t in real}) == 1  # one REAL sample shared by the four cells
 
     index = render_html("tiny")
     assert all(f'href="tiny/{r.run_id}.html"' in index.read_text() for r in plan_run(config))

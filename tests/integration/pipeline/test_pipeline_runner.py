@@ -10,8 +10,9 @@ import nbformat
 import pytest
 
 from llmdisc.errors import ConfigError
-from llmdisc.pipeline.reports import find_leaks, render_html
+from llmdisc.pipeline.reports import find_leaks
 from llmdisc.pipeline.runs import NotebookFailed, NotebookRun, run_plan
+from llmdisc.pipeline.supplementary import render_html
 
 pytestmark = pytest.mark.slow
 

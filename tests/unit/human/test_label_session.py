@@ -4,6 +4,7 @@ Streamlit's own script runner (AppTest: the real app script, executed in-process
 from __future__ import annotations
 
 import argparse
+import html.parser
 import json
 import re
 import sys
@@ -13,9 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from llmdisc.discrimination.metadata import metadata_block
+from llmdisc.discrimination.prompts import render_table
 from llmdisc.discrimination.samples import build_trial_queue
 from llmdisc.errors import ConfigError, DataError
 from llmdisc.human.label_app import session as protocol
+from llmdisc.human.label_app import table_view
 from llmdisc.human.label_app.schema import COLUMNS, PAPER_COLUMNS
 
 
@@ -266,6 +270,113 @@ class TestCommand:
         assert "table file 'nope.csv' does not exist; fix: pass an existing" in capsys.readouterr().err
 
 
+def _markdown_cells(markdown: str) -> list[list[str]]:
+    """Cells of a tabulate pipe table, header row first, cut at the column widths its rule line gives
+    (so a ``|`` inside a value does not split it); stripped of their padding."""
+    header, rule, *rows = markdown.split("\n")
+    widths = [len(part) for part in rule[1:-1].split("|")]
+    table = []
+    for line in [header, *rows]:
+        cells, start = [], 1
+        for width in widths:
+            assert line[start - 1] == "|", f"not a cell boundary at {start - 1} of {line!r}"
+            cells.append(line[start:start + width].strip())
+            start += width + 1
+        table.append(cells)
+    return table
+
+
+class _CellTexts(html.parser.HTMLParser):
+    """Texts of the <th>/<td> cells of an HTML table, row by row (entities decoded, padding stripped)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self.pre: list[str] = []
+        self._cell: list[str] | None = None
+        self._in_pre = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:  # type: ignore[type-arg]
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+        elif tag == "pre":
+            self._in_pre = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("th", "td") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "pre":
+            self._in_pre = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._in_pre:
+            self.pre.append(data)
+
+
+def _parse(markup: str) -> _CellTexts:
+    parser = _CellTexts()
+    parser.feed(markup)
+    parser.close()
+    return parser
+
+
+class TestTableView:
+    """The sample table and metadata block the annotator sees, against the text the LLM receives."""
+
+    TRICKY = pd.DataFrame({"a_b|c": [1.5, np.nan, -3.25e-7, 123456.789],
+                           "text": ["x|y", "<=50K", None, "a & b <i>no</i>"],
+                           "count": [1, 2, -3, 40],
+                           "flag": [True, False, True, False]})
+
+    @pytest.mark.parametrize("which", ["tricky", "adult"])
+    def test_cells_are_those_of_the_markdown_in_order(self, which: str) -> None:
+        if which == "adult":
+            from llmdisc.data import load_dataset
+
+            sample = load_dataset("adult").sample(20, random_state=4)
+        else:
+            sample = self.TRICKY
+        shown = _parse(table_view.sample_table_html(sample)).rows
+        expected = _markdown_cells(render_table(sample))
+        assert shown == expected
+        assert shown[0] == [str(c) for c in sample.columns] and len(shown) == len(sample) + 1
+        if which == "tricky":  # the values tabulate reformats, as the LLM reads them
+            assert [row[0] for row in shown[1:]] == ["1.5", "nan", "-3.25e-07", "123457"]
+            assert [row[1] for row in shown[1:]] == ["x|y", "<=50K", "", "a & b <i>no</i>"]
+
+    def test_markup_is_escaped_one_line_and_headers_wrap_at_underscores(self) -> None:
+        markup = table_view.sample_table_html(self.TRICKY)
+        assert "\n" not in markup and "<i>" not in markup and "&lt;=50K" in markup
+        assert "<th" in markup and "a_<wbr>b|c</th>" in markup
+        assert markup.startswith(f'<div class="{table_view.SAMPLE_CLASS}">')
+
+    def test_font_shrinks_with_the_narrowest_layout(self) -> None:
+        narrow = pd.DataFrame({"a": [1, 2]})
+        wide = pd.DataFrame({f"column_{i}": ["Married-civ-spouse", "Never-married"] for i in range(15)})
+        long_word = narrow.assign(b="Supercalifragilistic")
+        same_with_spaces = narrow.assign(b="Super cali fragi listic")
+        width = table_view.sample_min_width_em
+        assert 0 < width(narrow) < width(same_with_spaces) < width(long_word) < width(wide)
+        # Headers wrap after "_" and values after "-": neither counts as one long word.
+        assert width(pd.DataFrame({"hours_per_week": [1]})) < width(pd.DataFrame({"hoursperweek": [1]}))
+        hyphens, one_word = (pd.DataFrame({"x": [v]}) for v in ("Married-civ-spouse", "Marriedcivspouse"))
+        assert width(hyphens) < width(one_word)
+        assert table_view.sample_font_size(wide) == (f"clamp({table_view.SMALLEST_FONT_REM}rem, "
+                                                     f"calc(100cqi / {width(wide)}), "
+                                                     f"{table_view.LARGEST_FONT_REM}rem)")
+
+    def test_metadata_text_is_kept_exactly(self) -> None:
+        text = metadata_block(self.TRICKY.assign(note=["<b>", "&", "x" * 300, "y"]), include_row_count=False)
+        markup = table_view.metadata_html(text)
+        assert "\n" not in markup and markup.startswith(f'<pre class="{table_view.METADATA_CLASS}">')
+        assert "".join(_parse(markup).pre) == text and "<b>" not in markup
+
+
 class TestPage:
     """The real app script run by Streamlit's AppTest runner (no browser; the browser test is separate)."""
 
@@ -308,3 +419,23 @@ class TestPage:
         assert "Session complete" in app.success[0].value
         summary = app.table[0].value
         assert list(summary.index) == ["C1", "C2"] and list(summary["drs"]) == [0.0, 0.0]
+
+    def test_the_page_shows_the_sample_table_the_exact_markdown_and_the_metadata(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        app = self._app(tmp_path, monkeypatch)
+        config = protocol.SessionConfig(annotator_id="A1", dataset="toy", synthesizer="ctgan", n_pairs=2,
+                                        seed=0, metadata_source="sample", n_rows=5)
+        real, synthetic = (protocol.read_table_file(str(tmp_path / name)) for name in ("real.csv", "syn.csv"))
+        sample, _ = protocol.draw_pair_sample(protocol.plan_session(config)[0], real, synthetic, 5)
+        for condition in ("C1", "C2"):
+            bodies = [element.proto.body for element in app.get("html")]
+            assert table_view.PAGE_CSS in bodies
+            assert table_view.sample_table_html(sample) in bodies, condition
+            assert [e.label for e in app.expander] == ["Exact text the model receives (Markdown)"]
+            assert [c.value for c in app.expander[0].code] == [render_table(sample)]
+            metadata = table_view.metadata_html(metadata_block(sample, include_row_count=False))
+            assert (metadata in bodies) == (condition == "C2")
+            assert not app.code[1:]  # no other verbatim block: the metadata is the wrapping <pre>
+            app.radio[0].set_value("REAL")
+            app.number_input[0].set_value(50)
+            app = app.button[0].click().run()

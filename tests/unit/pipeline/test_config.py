@@ -32,9 +32,23 @@ def test_unknown_keys_are_named_with_the_valid_ones(tmp_path):
 def test_bad_values_are_named(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("name: bad\ndatasets: [adult, cencus]\nsynthesis: {synthesizers: [ctgan, gan]}\n")
-    with pytest.raises(ConfigError, match=re.escape("unknown dataset key(s) ['cencus']")) as info:
+    with pytest.raises(ConfigError, match=re.escape("datasets: 'cencus' is not one of adult, census-codes")) as info:
         load_config(path)
-    assert "synthesis.synthesizers.1" in str(info.value)
+    assert "synthesis.synthesizers: synthesizers: 'gan' is not one of gaussian_copula, ctgan, tvae" in str(info.value)
+
+
+def test_list_keys_accept_one_string_or_comma_separated_items(tmp_path):
+    path = tmp_path / "strings.yaml"
+    path.write_text("name: s\ndatasets: census-codes\nsynthesis: {synthesizers: 'ctgan, tvae'}\n"
+                    "trials: {conditions: C2}\nhuman: {labels_dir: data/human}\n")
+    config = load_config(path)
+    assert config.datasets == ["census-codes"]
+    assert config.synthesis.synthesizers == ["ctgan", "tvae"]
+    assert config.trials.conditions == ["C2"]
+    assert config.human.labels_dir == ["data/human"]
+    path.write_text("name: s\ntrials: {conditions: C3}\n")
+    with pytest.raises(ConfigError, match=re.escape("trials.conditions: conditions: 'C3' is not one of C1, C2")):
+        load_config(path)
 
 
 def test_missing_file_and_non_mapping(tmp_path):

@@ -13,9 +13,11 @@ Exit statuses (also printed by ``--help``):
 0     audit written; the --fail-above gate (if any) passed
 2     bad command-line option or value (e.g. --fail-above outside 0..1, unknown provider)
 3     audit written, but the DRS upper bound exceeds --fail-above
-4     an input file does not exist
-5     an input file cannot be parsed, or its format is not supported (Excel)
-6     the columns of the real and synthetic (or holdout) tables differ, or a column's type does
+4     an input file (or the --metadata file) does not exist
+5     an input file cannot be parsed, or its format is not supported (Excel); the --metadata file is not
+      SDV single-table metadata JSON or names an unknown sdtype
+6     the columns of the real and synthetic (or holdout) tables differ, or a column's type does (text in a
+      numerical column, an unparseable date); or the --metadata columns differ from the tables'
 7     a table has fewer rows than one LLM sample
 8     the provider would send real rows off this machine and --allow-remote was not given
 9     the provider cannot be reached or stopped answering; finished trials stay cached
@@ -99,6 +101,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--categorical", type=_list, default=[], help="columns to treat as categorical")
     parser.add_argument("--numerical", type=_list, default=[], help="columns to treat as numerical")
+    parser.add_argument(
+        "--metadata",
+        help="SDV single-table metadata JSON (Metadata.save_to_json): sets each column's type; id columns are "
+        "keys, datetime columns are parsed with their datetime_format, personal-information sdtypes are left out",
+    )
+    parser.add_argument(
+        "--keep-ids",
+        action="store_true",
+        help="keep key columns (unique in every row, or sdtype id) in every discriminator; by default they are "
+        "left out and reported on their own",
+    )
     parser.add_argument("--seed", type=int, default=0, help="run seed of every draw (default 0)")
     parser.add_argument("--out", default="audit", help="audit folder (default ./audit); a re-run resumes it")
     parser.add_argument(
@@ -154,6 +167,8 @@ def handle(args: argparse.Namespace) -> int:
             metadata_source=args.metadata_source,
             categorical=args.categorical,
             numerical=args.numerical,
+            metadata=args.metadata,
+            keep_identifiers=args.keep_ids,
             seed=args.seed,
             allow_remote=args.allow_remote,
             cache_mode=args.cache_mode,

@@ -32,9 +32,9 @@ def _run(args: argparse.Namespace) -> int:
     outcomes = run_pipeline(config, force=args.force, only=only)
     if not args.no_html:
         from llmdisc.pipeline.readme import update_readme
-        from llmdisc.pipeline.reports import render_html
+        from llmdisc.pipeline.supplementary import render_html
 
-        index = render_html(config.name)
+        index = render_html(config.name, force=args.force, log=print)
         print(f"[html] {index.relative_to(index.parents[2]).as_posix()}")
         if update_readme():
             print("[readme] results table refreshed from results/tables")

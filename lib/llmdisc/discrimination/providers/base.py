@@ -68,13 +68,52 @@ class Completion:
     """Provider-reported extras (finish reason, …); never a secret."""
 
 
+ANSWER_PREFIX = '{"verdict": "'
+"""The answer opened up to its first value: label scores are the probabilities of what follows it."""
+
+
+@dataclass
+class LabelScores:
+    """How probable a model finds each label as the answer's first value, after :data:`ANSWER_PREFIX`.
+
+    Log-probabilities are natural logs of the model's own next-token distribution (a softmax of its
+    logits, before any grammar, penalty or temperature), summed over each label's full token sequence.
+    """
+
+    logprobs: dict[str, float]
+    """``{"REAL": log P(REAL …), "SYNTHETIC": log P(SYNTHETIC …)}``: sum over the label's tokens (<= 0).
+    NaN where a label could not be scored (then :attr:`invalid_reason` says why)."""
+    n_tokens: dict[str, int]
+    """Tokens in each label's sequence as the model tokenises it after the prefix."""
+    label_mass: float
+    """Probability mass (0-1) the two labels' first tokens hold at the first answer position: a format
+    check. Near 1: the model answers with a label; near 0: it wants to say something else there."""
+    model: str
+    """The model id that was asked for."""
+    model_version: str | None = None
+    """Digest or version the service reports (never substituted)."""
+    prompt_tokens: int | None = None
+    latency_s: float | None = None
+    invalid_reason: str | None = None
+    """Why the scores are unusable (a label missing from the top-k, NaN/inf, empty top-k), else None."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Provider-reported extras (the top-k lists of the first position, token strings); never a secret."""
+
+
 class Provider(abc.ABC):
-    """Base class: subclasses implement :meth:`complete`; everything else has a sensible default."""
+    """Base class: subclasses implement :meth:`complete`; everything else has a sensible default.
+
+    Providers whose service returns token probabilities also implement :meth:`label_scores` and set
+    :attr:`supports_label_scores`; the others refuse it with a :class:`ProviderConfigError` that names
+    the fix, before any trial (:meth:`check` with ``scoring`` other than ``verdict``).
+    """
 
     name: ClassVar[str] = "provider"
     """Registry name (``local``, ``ollama``, ``gemini``, ``openai``, ``replay``)."""
     is_remote: ClassVar[bool] = True
     """Whether prompts leave this machine (``llmdisc audit`` asks for ``--allow-remote`` then)."""
+    supports_label_scores: ClassVar[bool] = False
+    """Whether :meth:`label_scores` is implemented (the service returns token log-probabilities)."""
 
     def __init__(self, model: str, *, base_url: str | None = None, max_connections: int = 4) -> None:
         self.model = model
@@ -87,6 +126,31 @@ class Provider(abc.ABC):
 
     async def check(self) -> None:
         """Fail fast before any trial: key present, server reachable, model available (default: nothing)."""
+
+    async def check_label_scores(self) -> None:
+        """Fail before any trial when this provider or model cannot return label scores.
+
+        The default refuses unless :attr:`supports_label_scores`; providers whose support depends on the
+        model or the server (Gemini models without logprobs, Groq) probe it here and raise with the fix.
+        """
+        if not self.supports_label_scores:
+            from llmdisc.discrimination.providers.errors import ProviderConfigError
+
+            raise ProviderConfigError(
+                f"the {self.name} provider returns no token probabilities, so it cannot score labels; fix: "
+                f"use scoring: verdict for {self.name}, or a provider that returns log-probabilities "
+                "(local, ollama, gemini, openai)")
+
+    async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
+        """Score both labels as the answer's first value; see :class:`LabelScores`.
+
+        The prompt is ``request`` with the answer opened as :data:`ANSWER_PREFIX` (an assistant prefill
+        where the service allows one). Raise :mod:`~llmdisc.discrimination.providers.errors` errors for
+        failures of the call; an answer that cannot be scored is a :class:`LabelScores` with
+        ``invalid_reason`` set, never an exception and never a 0.
+        """
+        await self.check_label_scores()
+        raise NotImplementedError(f"{type(self).__name__} sets supports_label_scores but has no label_scores")
 
     def identity(self) -> dict[str, Any]:
         """What identifies the answering model for the cache key and the trial record.

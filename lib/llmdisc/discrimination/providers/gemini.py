@@ -15,6 +15,15 @@ The thinking tokens used are recorded (``metadata["thoughts_tokens"]``).
 
 The SDK is given no retry options (it then makes one attempt). The client object is kept on the
 provider: a temporary client is closed by garbage collection mid-call (FEASIBILITY).
+
+Label scores (:meth:`GeminiProvider.label_scores`): the same request with ``responseLogprobs: true`` and
+``logprobs`` = :data:`LABEL_TOP_LOGPROBS` (Gemini's maximum, 20), the answer capped at
+:data:`LABEL_ANSWER_TOKENS` (plus the thinking headroom). Gemini takes no prefill, so the label position
+is found in the answer's ``logprobsResult.chosenCandidates`` and scored from that step's
+``topCandidates``: the *first-token mass* of each label (summed probability of the top-20 tokens that
+begin it; :mod:`~llmdisc.discrimination.providers.label_positions`). Models without log-probabilities
+answer HTTP 400 "Logprobs is not enabled for models/…": :meth:`GeminiProvider.check_label_scores` sends
+one small request and turns that into an error naming the model and the fix (``scoring: verdict``).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from typing import Any
 
 from llmdisc.discrimination.providers.base import (
     Completion,
+    LabelScores,
     GenerateConfig,
     PromptRequest,
     Provider,
@@ -34,6 +44,7 @@ from llmdisc.discrimination.providers.errors import (
     ProviderAuthError,
     ProviderConfigError,
     ProviderError,
+    ProviderRequestError,
     error_for_status,
     malformed_body,
     parse_duration,
@@ -46,6 +57,10 @@ KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 THINKING_HEADROOM_TOKENS = 8192
 """Tokens added to ``max_tokens`` for thinking: the cap of Gemini 2.5 Flash's default dynamic thinking."""
+LABEL_TOP_LOGPROBS = 20
+"""Alternatives per step asked for when scoring labels (Gemini accepts 1-20)."""
+LABEL_ANSWER_TOKENS = 12
+"""Answer tokens generated when scoring labels: enough for ``{"verdict": "`` and the label's first token."""
 
 
 class GeminiProvider(Provider):
@@ -164,6 +179,68 @@ class GeminiProvider(Provider):
         listed = ", ".join(sorted(names)) or "(could not list models)"
         raise ModelNotFoundError(f"gemini has no model {self.model!r} at {self.base_url}; available: {listed}; "
                                  "fix: pass one of those (no other model is ever substituted)")
+
+    supports_label_scores = True
+
+    async def _label_call(self, request: PromptRequest, config: GenerateConfig, *, max_tokens: int) -> Any:
+        from google.genai import types
+
+        client = self._get_client()
+        settings: dict[str, Any] = {"system_instruction": request.system or None, "temperature": 0.0,
+                                    "seed": config.seed, "max_output_tokens": max_tokens + THINKING_HEADROOM_TOKENS,
+                                    "response_logprobs": True, "logprobs": LABEL_TOP_LOGPROBS}
+        if request.json_schema is not None:
+            settings.update(response_mime_type="application/json", response_json_schema=request.json_schema)
+        try:
+            return await client.aio.models.generate_content(
+                model=self.model, contents=request.user, config=types.GenerateContentConfig(**settings))
+        except Exception as exc:  # noqa: BLE001 - every failure is classified, none swallowed
+            error = self._classify(exc)
+            if isinstance(error, ProviderRequestError) and "logprob" in str(error).lower():
+                raise self._no_logprobs(str(getattr(exc, "message", "") or exc)) from None
+            raise error from None
+
+    def _no_logprobs(self, detail: str) -> ProviderConfigError:
+        return ProviderConfigError(f"gemini model {self.model!r} returns no token log-probabilities ({detail}), so it "
+                                   "cannot score labels; fix: use scoring: verdict for this model, or a Gemini model "
+                                   "with logprobs enabled")
+
+    async def check_label_scores(self) -> None:
+        """The model returns log-probabilities (one small ``generateContent``).
+
+        Raises:
+            ProviderConfigError: HTTP 400 "Logprobs is not enabled for models/…", or an answer without
+                ``logprobsResult``; the message names the model and the fix (``scoring: verdict``).
+        """
+        response = await self._label_call(PromptRequest(system="", user="Say OK."), GenerateConfig(), max_tokens=1)
+        candidates = response.candidates or []
+        if not candidates or candidates[0].logprobs_result is None:
+            raise self._no_logprobs("the answer holds no logprobsResult")
+
+    async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
+        """Score both labels from the answer's top-20 candidates (see the module docstring for what is summed)."""
+        from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
+
+        start = time.perf_counter()
+        response = await self._label_call(request, config, max_tokens=LABEL_ANSWER_TOKENS)
+        latency = time.perf_counter() - start
+        candidates = response.candidates or []
+        result = candidates[0].logprobs_result if candidates else None
+        chosen = (result.chosen_candidates or []) if result is not None else []
+        tops = (result.top_candidates or []) if result is not None else []
+
+        def choice(candidate: Any) -> TokenChoice:
+            value = candidate.log_probability
+            return TokenChoice(str(candidate.token or ""), float("nan") if value is None else float(value))
+
+        positions = [TokenPosition(choice(c), tuple(choice(t) for t in ((tops[i].candidates or []) if i < len(tops)
+                                                                        else [])))
+                     for i, c in enumerate(chosen)]
+        usage = response.usage_metadata
+        return scores_from_positions(positions, prefilled=False, top_k=LABEL_TOP_LOGPROBS, model=self.model,
+                                     model_version=response.model_version,
+                                     prompt_tokens=usage.prompt_token_count if usage else None, latency_s=latency,
+                                     metadata={"response_id": response.response_id})
 
     async def aclose(self) -> None:
         """Close the client's connections."""

@@ -4,6 +4,17 @@ The request is ``POST /api/chat`` with ``stream: false``, ``format`` = the answe
 ``options`` ``temperature``, ``seed``, ``num_predict`` (and ``num_ctx`` when set). The model digest
 comes from ``GET /api/tags`` (read by :meth:`OllamaProvider.check`, and lazily by the first call)
 so each record names the exact weights that answered. The ``ollama`` client has no retries.
+
+Label scores (:meth:`OllamaProvider.label_scores`): the same ``/api/chat`` request with ``logprobs: true``,
+``top_logprobs`` = :data:`LABEL_TOP_LOGPROBS` (Ollama's maximum, 20) and ``num_predict`` =
+:data:`LABEL_ANSWER_TOKENS`: a short answer constrained by the schema, whose verdict is its first value.
+What is scored is the *first-token mass* of each label at the verdict's first position (summed
+probability of the top-20 tokens that begin the label; :mod:`~llmdisc.discrimination.providers.label_positions`),
+not the full sequence: Ollama reports alternatives only for the positions it generated. Ollama's
+``generate`` with ``raw: true`` would allow a prefill, but only with the model's chat template written out
+by the caller (Ollama templates are Go templates the client cannot render); the chat request keeps the
+model's own template. Numbers are Ollama's own (llama.cpp logits). A server too old to return
+``logprobs`` fails :meth:`OllamaProvider.check_label_scores` with the fix.
 """
 
 from __future__ import annotations
@@ -15,6 +26,7 @@ from typing import Any
 
 from llmdisc.discrimination.providers.base import (
     Completion,
+    LabelScores,
     GenerateConfig,
     PromptRequest,
     Provider,
@@ -31,6 +43,10 @@ from llmdisc.discrimination.providers.errors import (
 )
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
+LABEL_TOP_LOGPROBS = 20
+"""Alternatives per position asked for when scoring labels (Ollama accepts at most 20)."""
+LABEL_ANSWER_TOKENS = 12
+"""Tokens generated when scoring labels: enough for ``{"verdict": "`` and the label's first token."""
 
 # The ollama client raises ResponseError without the response headers; a response hook keeps the last
 # Retry-After of the *current task* here (context variables are per task, so concurrent calls do not mix).
@@ -156,6 +172,58 @@ class OllamaProvider(Provider):
             metadata={"finish_reason": response.done_reason, "reported_model": response.model,
                       "total_duration_ns": response.total_duration},
         )
+
+    supports_label_scores = True
+
+    async def _label_chat(self, request: PromptRequest, config: GenerateConfig, *, num_predict: int) -> Any:
+        client = self._get_client()
+        if self._digest is None:
+            try:
+                await self.check()
+            except ModelNotFoundError:
+                raise
+            except ProviderError:
+                pass
+        options: dict[str, Any] = {"temperature": 0.0, "seed": config.seed, "num_predict": num_predict}
+        if self.num_ctx is not None:
+            options["num_ctx"] = self.num_ctx
+        messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
+        try:
+            return await client.chat(model=self.model, messages=messages, stream=False, format=request.json_schema,
+                                     options=options, logprobs=True, top_logprobs=LABEL_TOP_LOGPROBS)
+        except Exception as exc:  # noqa: BLE001 - every failure is classified, none swallowed
+            raise self._classify(exc) from None
+
+    async def check_label_scores(self) -> None:
+        """The server returns token log-probabilities for this model (one 1-token request).
+
+        Raises:
+            ProviderConfigError: the answer carries no ``logprobs`` (an Ollama release without logprobs
+                ignores the option);
+                the message names the fix (upgrade Ollama, or ``scoring: verdict``).
+        """
+        response = await self._label_chat(PromptRequest(system="", user="Say OK."), GenerateConfig(), num_predict=1)
+        if not getattr(response, "logprobs", None):
+            raise ProviderConfigError(f"the Ollama server at {self.base_url} returned no token log-probabilities for "
+                                      f"{self.model!r} (no `logprobs` in the /api/chat answer), so it cannot score "
+                                      "labels; fix: upgrade Ollama to a release that returns logprobs, "
+                                      "or use scoring: verdict")
+
+    async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
+        """Score both labels from a short answer's top-20 lists (see the module docstring for what is summed)."""
+        from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
+
+        start = time.perf_counter()
+        response = await self._label_chat(request, config, num_predict=LABEL_ANSWER_TOKENS)
+        latency = time.perf_counter() - start
+        positions = [TokenPosition(TokenChoice(str(entry.token), float(entry.logprob)),
+                                   tuple(TokenChoice(str(t.token), float(t.logprob)) for t in entry.top_logprobs or ()))
+                     for entry in getattr(response, "logprobs", None) or ()]
+        return scores_from_positions(positions, prefilled=False, top_k=LABEL_TOP_LOGPROBS, model=self.model,
+                                     model_version=self._digest, prompt_tokens=response.prompt_eval_count,
+                                     latency_s=latency,
+                                     metadata={"answer_text": (response.message.content or "")[:200]
+                                               if getattr(response, "message", None) else None})
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""

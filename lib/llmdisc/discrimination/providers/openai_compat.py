@@ -11,6 +11,22 @@ Constrained output (decision): ``response_format="auto"`` (default) first sends
 provider switches — once, for the rest of its life — to ``{"type": "json_object"}``, whose prompt
 already spells out the JSON fields, and every completion records which format was used in
 ``Completion.metadata["response_format"]``. ``"json_schema"`` or ``"json_object"`` force one format.
+
+Label scores (:meth:`OpenAICompatibleProvider.label_scores`): ``logprobs: true`` and ``top_logprobs`` =
+:data:`LABEL_TOP_LOGPROBS` (20, OpenAI's and vLLM's default maximum). Two forms, chosen by ``label_prefill``:
+
+* ``label_prefill=False`` (default; OpenAI, any server): a short answer (``max_tokens`` =
+  :data:`LABEL_ANSWER_TOKENS`) in the answer's response format, and the label position found in its tokens;
+* ``label_prefill=True`` (vLLM; llama.cpp's server): the messages end with an assistant message holding
+  :data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX`, sent with vLLM's
+  ``continue_final_message: true, add_generation_prompt: false`` (llama.cpp's server continues a final
+  assistant message by itself), no response format, ``max_tokens`` 2: the first generated token is the label's.
+
+Either way what is scored is the *first-token mass* of each label (the summed probability of the top-20
+tokens that begin it, :mod:`~llmdisc.discrimination.providers.label_positions`): these services list
+alternatives only for generated positions. Groq answers HTTP 400 to ``logprobs``; a server that ignores it
+returns ``logprobs: null``. Both fail :meth:`OpenAICompatibleProvider.check_label_scores`, before any
+trial, with a message naming the server and the fix (``scoring: verdict``).
 """
 
 from __future__ import annotations
@@ -19,7 +35,9 @@ import time
 from typing import Any, Literal
 
 from llmdisc.discrimination.providers.base import (
+    ANSWER_PREFIX,
     Completion,
+    LabelScores,
     GenerateConfig,
     PromptRequest,
     Provider,
@@ -39,6 +57,10 @@ from llmdisc.discrimination.providers.errors import (
 
 ResponseFormat = Literal["auto", "json_schema", "json_object"]
 _FORMATS = ("auto", "json_schema", "json_object")
+LABEL_TOP_LOGPROBS = 20
+"""Alternatives per position asked for when scoring labels (OpenAI's and vLLM's default maximum)."""
+LABEL_ANSWER_TOKENS = 12
+"""Tokens generated when scoring labels without a prefill: enough for ``{"verdict": "`` and the label's start."""
 
 
 class OpenAICompatibleProvider(Provider):
@@ -52,13 +74,15 @@ class OpenAICompatibleProvider(Provider):
         timeout_s: Seconds before one call is abandoned (then a retryable error).
         max_connections: Concurrent calls the trial runner may make to this provider.
         response_format: ``auto``, ``json_schema`` or ``json_object`` (see the module docstring).
+        label_prefill: Score labels after an assistant prefill (vLLM, llama.cpp's server) instead of
+            locating them in a short answer (see the module docstring).
     """
 
     name = "openai"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout_s: float = 120.0, max_connections: int = 4,
-                 response_format: ResponseFormat = "auto") -> None:
+                 response_format: ResponseFormat = "auto", label_prefill: bool = False) -> None:
         if response_format not in _FORMATS:
             raise ProviderConfigError(f"response_format={response_format!r} is not one of {_FORMATS}; fix: "
                                       "pick one (auto tries json_schema, then json_object)")
@@ -69,6 +93,7 @@ class OpenAICompatibleProvider(Provider):
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
         self.response_format: ResponseFormat = response_format
+        self.label_prefill = bool(label_prefill)
         self._client: Any = None
         self._key: str | None = None
 
@@ -174,6 +199,86 @@ class OpenAICompatibleProvider(Provider):
         if available and self.model not in available:
             raise ModelNotFoundError(f"the openai-compatible server at {self.base_url} has no model {self.model!r}; "
                                      f"it lists: {', '.join(available)}; fix: pass one of these as the model")
+
+    supports_label_scores = True
+
+    def _label_kwargs(self, request: PromptRequest, config: GenerateConfig, *, max_tokens: int) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = [{"role": "system", "content": request.system},
+                                          {"role": "user", "content": request.user}]
+        kwargs: dict[str, Any] = {"model": self.model, "temperature": 0.0, "seed": config.seed,
+                                  "logprobs": True, "top_logprobs": LABEL_TOP_LOGPROBS}
+        if self.label_prefill:
+            messages.append({"role": "assistant", "content": ANSWER_PREFIX})
+            kwargs.update(max_tokens=min(max_tokens, 2),
+                          extra_body={"continue_final_message": True, "add_generation_prompt": False})
+        else:
+            kwargs["max_tokens"] = max_tokens
+            fmt = self._format(request)
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+        kwargs["messages"] = messages
+        return kwargs
+
+    def _no_logprobs(self, why: str) -> ProviderConfigError:
+        return ProviderConfigError(f"the openai-compatible server at {self.base_url} {why} for model {self.model!r}, "
+                                   "so it cannot score labels (Groq, for one, refuses logprobs); fix: use scoring: "
+                                   "verdict for this provider, or a server that returns logprobs (vLLM, llama.cpp's "
+                                   "server, OpenAI)")
+
+    async def check_label_scores(self) -> None:
+        """The server accepts ``logprobs``/``top_logprobs`` and returns them (one 1-token request).
+
+        Raises:
+            ProviderConfigError: HTTP 400 to ``logprobs`` (Groq) or an answer without ``logprobs``; the message
+                names the server, the model and the fix (``scoring: verdict``).
+        """
+        import openai
+
+        client = self._get_client()
+        kwargs = self._label_kwargs(PromptRequest(system="", user="Say OK."), GenerateConfig(), max_tokens=1)
+        kwargs.pop("response_format", None)
+        try:
+            response = await client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            raise self._no_logprobs(f"rejects logprobs (HTTP 400: {redact(_error_message(exc), self._key)})") from None
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self._classify(exc) from None
+        choices = getattr(response, "choices", None) or []
+        if not choices or choices[0].logprobs is None or not choices[0].logprobs.content:
+            raise self._no_logprobs("returned no token log-probabilities (logprobs: null)")
+
+    async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
+        """Score both labels from the top-20 lists (see the module docstring for what is summed)."""
+        import openai
+
+        from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
+
+        client = self._get_client()
+        kwargs = self._label_kwargs(request, config, max_tokens=LABEL_ANSWER_TOKENS)
+        start = time.perf_counter()
+        try:
+            response = await client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if "logprob" in _error_message(exc).lower():
+                detail = redact(_error_message(exc), self._key)
+                raise self._no_logprobs(f"rejects logprobs (HTTP 400: {detail})") from None
+            raise self._classify(exc) from None
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self._classify(exc) from None
+        latency = time.perf_counter() - start
+        if isinstance(response, str) or not getattr(response, "choices", None):
+            raise malformed_body(self.name, self.base_url, "no `choices` in the response")
+        choice = response.choices[0]
+        content = (choice.logprobs.content if choice.logprobs is not None else None) or []
+        positions = [TokenPosition(TokenChoice(str(entry.token), float(entry.logprob)),
+                                   tuple(TokenChoice(str(t.token), float(t.logprob)) for t in entry.top_logprobs or ()))
+                     for entry in content]
+        usage = getattr(response, "usage", None)
+        return scores_from_positions(
+            positions, prefilled=self.label_prefill, top_k=LABEL_TOP_LOGPROBS, model=self.model,
+            model_version=getattr(response, "model", None), prompt_tokens=getattr(usage, "prompt_tokens", None),
+            latency_s=latency, metadata={"answer_text": ((choice.message.content if choice.message else None)
+                                                          or "")[:200], "finish_reason": choice.finish_reason})
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""

@@ -10,8 +10,8 @@ Options per provider (keyword arguments of each class):
 - ``ollama``: ``host``, ``num_ctx``, ``timeout_s``, ``max_connections``
   (:class:`~llmdisc.discrimination.providers.ollama.OllamaProvider`);
 - ``gemini``: ``base_url``, ``timeout_s``, ``max_connections`` (:class:`~llmdisc.discrimination.providers.gemini.GeminiProvider`);
-- ``openai``: ``base_url``, ``api_key_env``, ``timeout_s``, ``max_connections``, ``response_format``
-  (:class:`~llmdisc.discrimination.providers.openai_compat.OpenAICompatibleProvider`);
+- ``openai``: ``base_url``, ``api_key_env``, ``timeout_s``, ``max_connections``, ``response_format``,
+  ``label_prefill`` (:class:`~llmdisc.discrimination.providers.openai_compat.OpenAICompatibleProvider`);
 - ``replay``: ``path``, ``pick``, ``max_connections`` (:class:`~llmdisc.discrimination.providers.replay.ReplayProvider`).
 """
 

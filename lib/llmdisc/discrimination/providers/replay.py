@@ -9,6 +9,12 @@ A request without a match raises :class:`~llmdisc.errors.CacheMissError` naming 
 Several records for one prompt (replicates, or the paper's repeated prompt) are served by ``pick``:
 ``first`` (default) always returns the first in file order; ``cycle`` returns them in turn, which
 replays a recorded run's answer distribution when the requests come in the recorded order.
+
+Label scores (:meth:`ReplayProvider.label_scores`) are served the same way from the records' score
+fields (``logprob_real``, ``logprob_synthetic``, ``label_mass``, ``label_n_tokens``, ``score_status``,
+``score_invalid_reason``): a record scored ``invalid`` is replayed invalid, with its reason and NaN
+log-probabilities. A prompt whose records carry no score fields (a run scored by verdict only) raises a
+:class:`~llmdisc.errors.CacheMissError` that says so.
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
+from llmdisc import LABELS
 from llmdisc.discrimination.providers.base import (
     Completion,
+    LabelScores,
     GenerateConfig,
     PromptRequest,
     Provider,
@@ -56,6 +64,8 @@ class ReplayProvider(Provider):
         self.pick: Pick = pick
         self.model_filter = model
         self._index: dict[str, list[dict[str, Any]]] | None = None
+        self._score_index: dict[str, list[dict[str, Any]]] = {}
+        self._unscored_hashes: set[str] = set()
         self._files: list[Path] = []
         self._served: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -92,9 +102,15 @@ class ReplayProvider(Provider):
                             if not isinstance(record, dict):
                                 self.skipped_lines += 1
                                 continue
-                            if record.get("raw_text") is None or not record.get("prompt_hash"):
+                            if not record.get("prompt_hash"):
                                 continue
                             if self.model_filter is not None and record.get("model") != self.model_filter:
+                                continue
+                            if _has_scores(record):
+                                self._score_index.setdefault(str(record["prompt_hash"]), []).append(record)
+                            else:
+                                self._unscored_hashes.add(str(record["prompt_hash"]))
+                            if record.get("raw_text") is None:
                                 continue
                             index.setdefault(str(record["prompt_hash"]), []).append(record)
                 self._index = index
@@ -103,7 +119,7 @@ class ReplayProvider(Provider):
     async def check(self) -> None:
         """The source exists and holds at least one replayable record (of the model, when given)."""
         index = self._load()
-        if not index:
+        if not index and not self._score_index:
             which = f" of model {self.model_filter!r}" if self.model_filter else ""
             raise CacheMissError(f"{self._describe_files()} hold no replayable record{which} (none with a "
                                  "prompt_hash and raw_text); fix: replay a trials file written by `llmdisc` "
@@ -142,3 +158,84 @@ class ReplayProvider(Provider):
             metadata={"replayed_trial_id": record.get("trial_id"), "replayed_provider": record.get("provider"),
                       "replay_matches": len(matches)},
         )
+
+    supports_label_scores = True
+
+    async def check_label_scores(self) -> None:
+        """The source holds at least one record with label scores (of the model, when given).
+
+        Raises:
+            CacheMissError: no record carries ``logprob_real``/``logprob_synthetic``/``score_status``; names the fix.
+        """
+        self._load()
+        if not self._score_index:
+            which = f" of model {self.model_filter!r}" if self.model_filter else ""
+            raise CacheMissError(f"{self._describe_files()} hold no record{which} with label scores (no "
+                                 "logprob_real, logprob_synthetic, label_mass, score_status): the run was scored by "
+                                 "verdict; fix: replay a run made with scoring: probability or both, or replay with "
+                                 "scoring: verdict")
+
+    async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
+        """Return the recorded label scores of this exact prompt (``pick`` as for answers).
+
+        Raises:
+            CacheMissError: no record has this prompt hash, or its records hold no label scores (the message
+                says which and names the fix).
+        """
+        self._load()
+        key = request_hash(request)
+        matches = self._score_index.get(key)
+        if not matches:
+            which = f" and model {self.model_filter!r}" if self.model_filter else ""
+            if key in self._unscored_hashes:
+                raise CacheMissError(f"the records for prompt_hash {key}{which} in {self._describe_files()} hold no "
+                                     "label scores (logprob_real, logprob_synthetic and label_mass are absent: that "
+                                     "run was scored by verdict); fix: replay a run made with scoring: probability "
+                                     "or both, or use a live provider")
+            raise CacheMissError(f"no recorded label scores for prompt_hash {key}{which} in {self._describe_files()}; "
+                                 "fix: replay the run that produced these prompts (same data, seeds and prompt "
+                                 "variant), or use a live provider")
+        with self._lock:
+            served = self._served.get(f"scores:{key}", 0)
+            self._served[f"scores:{key}"] = served + 1
+        record = matches[served % len(matches)] if self.pick == "cycle" else matches[0]
+        return _scores_from_record(record, self.model)
+
+
+_SCORE_LABEL_FIELDS = {"REAL": "logprob_real", "SYNTHETIC": "logprob_synthetic"}
+
+
+def _has_scores(record: dict[str, Any]) -> bool:
+    """Whether a record carries label scores (a score status, or either log-probability)."""
+    if record.get("score_status") is not None:
+        return True
+    return any(record.get(name) is not None for name in _SCORE_LABEL_FIELDS.values())
+
+
+def _number(value: Any) -> float:
+    """A recorded number as float; None (invalid scores are recorded as null) becomes NaN, never 0."""
+    if value is None or isinstance(value, bool):
+        return float("nan")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _scores_from_record(record: dict[str, Any], model: str) -> LabelScores:
+    logprobs = {label: _number(record.get(field)) for label, field in _SCORE_LABEL_FIELDS.items()}
+    reason = record.get("score_invalid_reason")
+    if record.get("score_status") == "invalid" and not reason:
+        reason = "recorded as invalid without a reason"
+    n_tokens = record.get("label_n_tokens")
+    return LabelScores(
+        logprobs={label: logprobs[label] for label in LABELS},
+        n_tokens=dict(n_tokens) if isinstance(n_tokens, dict) else {},
+        label_mass=_number(record.get("label_mass")),
+        model=str(record.get("model") or model),
+        model_version=record.get("model_digest"),
+        prompt_tokens=record.get("prompt_tokens"),
+        latency_s=0.0,
+        invalid_reason=str(reason) if reason else None,
+        metadata={"replayed_trial_id": record.get("trial_id"), "replayed_provider": record.get("provider")},
+    )

@@ -5,10 +5,12 @@ protocol lives in :mod:`llmdisc.human.label_app.session`, this file only draws i
 on every click; the state is read back from the session CSV each time, so a reload, a closed tab or a
 crash resumes at the first unanswered step.
 
-Tables are shown with ``st.code`` (monospaced, verbatim) rather than ``st.markdown`` or ``st.dataframe``:
-the annotator then sees the very characters the LLM receives from ``render_table`` (no HTML
-re-formatting of numbers or of text such as ``<=50K``, no sorting or filtering the LLM cannot do). The C2
-metadata block is the one our default (``neutral``) LLM prompt carries: without the table's row count.
+The sample is an HTML table that fits the page (:mod:`llmdisc.human.label_app.table_view`): every column
+visible at once at laptop widths, as the LLM reads them, cell for cell the strings ``render_table`` gives the
+LLM (no re-formatting of numbers or of text such as ``<=50K``; not ``st.dataframe``, a canvas grid that
+scrolls sideways and lets the annotator sort and filter, which the LLM cannot). The exact Markdown stays
+one click away in an expander, for the record. The C2 metadata block is the one our default
+(``neutral``) LLM prompt carries, without the table's row count, shown as plain text whose long lines wrap.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import streamlit as st
 
 from llmdisc.errors import LlmdiscError
 from llmdisc.human.label_app import session as protocol
+from llmdisc.human.label_app.table_view import PAGE_CSS, metadata_html, sample_table_html
 
 
 def parse_app_args(argv: list[str]) -> argparse.Namespace:
@@ -104,6 +107,7 @@ def main() -> None:
     answers = protocol.read_session(path)
     index = protocol.resume_index(config, plan, answers)
 
+    st.html(PAGE_CSS)  # style sheet only: Streamlit puts it out of the page flow
     st.title("Real or synthetic?")
     with st.sidebar:
         st.markdown(f"**Annotator:** `{config.annotator_id}`  \n**Session:** `{config.session_id}`  \n"
@@ -132,7 +136,9 @@ def main() -> None:
         st.write("Same rows as the previous step, now with summary statistics. Answer again.")
     from llmdisc.discrimination.prompts import render_table
 
-    st.code(render_table(sample), language=None)
+    st.html(sample_table_html(sample))
+    with st.expander("Exact text the model receives (Markdown)"):
+        st.code(render_table(sample), language=None)
     if condition == "C2":
         st.subheader("Statistical metadata")
         kind = protocol.metadata_table_kind(config.metadata_source, pair.true_label)
@@ -142,7 +148,7 @@ def main() -> None:
             text = metadata_block(sample, include_row_count=False)
         else:
             text = whole_table_metadata(args.dataset, args.synthesizer, args.real, args.synthetic, kind)
-        st.code(text, language=None)
+        st.html(metadata_html(text))
 
     step_key = f"{config.session_id}:{pair.pair_id}:{condition}"
     shown_at = st.session_state.setdefault(f"shown:{step_key}", time.monotonic())

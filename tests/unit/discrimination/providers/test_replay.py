@@ -93,3 +93,45 @@ async def test_bad_sources(tmp_path):
         await ReplayProvider(path=source).check()
     with pytest.raises(ProviderConfigError, match="pick='random'"):
         ReplayProvider(path=source, pick="random")  # type: ignore[arg-type]
+
+
+def _scored(request: PromptRequest, real: float | None, synthetic: float | None, **extra: object) -> dict:
+    fields = {"logprob_real": real, "logprob_synthetic": synthetic, "label_mass": 0.8,
+              "label_n_tokens": {"REAL": 2, "SYNTHETIC": 5}, "score_status": "valid", "score_invalid_reason": None}
+    return _record(request, None, **{**fields, **extra})
+
+
+async def test_replays_recorded_label_scores_by_prompt_hash(tmp_path):
+    source = _write(tmp_path / "run.jsonl", [_scored(FIRST, -0.2, -1.9), _scored(SECOND, -3.0, -0.1)])
+    provider = ReplayProvider(path=source)
+    await provider.check()
+    await provider.check_label_scores()
+
+    scores = await provider.label_scores(SECOND, CONFIG)
+
+    assert scores.logprobs == {"REAL": -3.0, "SYNTHETIC": -0.1} and scores.invalid_reason is None
+    assert scores.label_mass == 0.8 and scores.n_tokens == {"REAL": 2, "SYNTHETIC": 5}
+    assert scores.model == "gemini-2.5-flash" and scores.model_version == "gemini-2.5-flash-001"
+    with pytest.raises(CacheMissError, match="no recorded answer"):  # a probability-only record has no answer text
+        await provider.complete(SECOND, CONFIG)
+
+
+async def test_an_invalid_recorded_score_is_replayed_invalid_never_as_zero(tmp_path):
+    source = _write(tmp_path / "run.jsonl", [_scored(FIRST, None, None, label_mass=None, score_status="invalid",
+                                                     score_invalid_reason="label SYNTHETIC is not among the top-20")])
+    scores = await ReplayProvider(path=source).label_scores(FIRST, CONFIG)
+    assert scores.invalid_reason == "label SYNTHETIC is not among the top-20"
+    assert all(value != value for value in scores.logprobs.values()) and scores.label_mass != scores.label_mass
+
+
+async def test_records_without_label_scores_say_so(tmp_path):
+    source = _write(tmp_path / "run.jsonl", [_record(FIRST, "answer one")])
+    provider = ReplayProvider(path=source)
+    with pytest.raises(CacheMissError, match="hold no record with label scores.*scored by verdict; fix: replay a run "
+                                             "made with scoring: probability or both"):
+        await provider.check_label_scores()
+    with pytest.raises(CacheMissError, match="hold no label scores \\(logprob_real, logprob_synthetic and label_mass "
+                                             "are absent"):
+        await provider.label_scores(FIRST, CONFIG)
+    with pytest.raises(CacheMissError, match=f"no recorded label scores for prompt_hash {request_hash(SECOND)}"):
+        await provider.label_scores(SECOND, CONFIG)

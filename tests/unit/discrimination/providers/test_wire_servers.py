@@ -93,3 +93,49 @@ def test_latency_applies_per_request_and_requests_run_concurrently():
         elapsed = time.perf_counter() - start
     assert [r.status_code for r in replies] == [200] * 8
     assert elapsed >= 0.3  # the latency is a floor: every answer waited for it
+
+
+def test_each_server_sends_log_probabilities_in_its_services_shape():
+    from llmdisc.testing import scripted_label_answer
+
+    answer = scripted_label_answer({"REAL": -0.5, "SYNTHETIC": -1.5})
+    with OpenAIWireServer(models=["m"], responder=lambda chat: answer) as server:
+        reply = httpx.post(f"{server.base_url}/chat/completions",
+                           json={**CHAT, "logprobs": True, "top_logprobs": 2}).json()
+        too_many = httpx.post(f"{server.base_url}/chat/completions", json={**CHAT, "logprobs": True,
+                                                                            "top_logprobs": 21})
+    content = reply["choices"][0]["logprobs"]["content"]
+    assert set(content[4]) == {"token", "logprob", "bytes", "top_logprobs"} and content[4]["token"] == "RE"
+    assert [t["token"] for t in content[4]["top_logprobs"]] == ["RE", "SY"]  # cut to the 2 asked for
+    assert len(content) == 9 and reply["choices"][0]["finish_reason"] == "length"  # max_tokens 9
+    assert too_many.status_code == 400 and "top_logprobs" in too_many.json()["error"]["message"]
+
+    with OllamaWireServer(models=["m"], responder=lambda chat: answer) as server:
+        body = {"model": "m", "messages": CHAT["messages"], "stream": False, "logprobs": True, "top_logprobs": 3}
+        reply = httpx.post(f"{server.base_url}/api/chat", json=body).json()
+    assert reply["logprobs"][4]["token"] == "RE" and len(reply["logprobs"][4]["top_logprobs"]) == 3
+
+    with GeminiWireServer(models=["m"], responder=lambda chat: answer) as server:
+        body = {"contents": [{"parts": [{"text": "U"}]}],
+                "generationConfig": {"responseLogprobs": True, "logprobs": 2}}
+        reply = httpx.post(f"{server.base_url}/v1beta/models/m:generateContent", json=body).json()
+    result = reply["candidates"][0]["logprobsResult"]
+    assert set(result) == {"topCandidates", "chosenCandidates", "logProbabilitySum"}
+    assert set(result["chosenCandidates"][4]) == {"token", "tokenId", "logProbability"}
+    assert [c["token"] for c in result["topCandidates"][4]["candidates"]] == ["RE", "SY"]
+    assert "avgLogprobs" in reply["candidates"][0]
+
+
+def test_refusals_of_log_probabilities_are_the_services_own():
+    with OpenAIWireServer(models=["m"], reject_logprobs=True) as server:
+        refused = httpx.post(f"{server.base_url}/chat/completions", json={**CHAT, "logprobs": True})
+        plain = httpx.post(f"{server.base_url}/chat/completions", json=CHAT)
+    assert refused.status_code == 400 and plain.status_code == 200
+    assert refused.json()["error"]["message"] == "`logprobs` is not supported with this model"
+    with GeminiWireServer(models=["m"], logprobs_enabled=False) as server:
+        refused = httpx.post(f"{server.base_url}/v1beta/models/m:generateContent",
+                             json={"contents": [{"parts": [{"text": "U"}]}],
+                                   "generationConfig": {"responseLogprobs": True, "logprobs": 5}})
+    assert refused.status_code == 400
+    assert refused.json()["error"] == {"code": 400, "message": "Logprobs is not enabled for models/m",
+                                       "status": "INVALID_ARGUMENT"}

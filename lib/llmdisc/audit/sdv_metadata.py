@@ -1,0 +1,168 @@
+"""``--metadata metadata.json``: the column types of an SDV single-table metadata file.
+
+SDV and SDMetrics users already describe their table in SDV's metadata JSON; the audit reads it instead of
+guessing. Two shapes are accepted:
+
+- SDV 1.x/2.x ``Metadata`` (``Metadata.save_to_json``): ``{"tables": {name: {"columns": {...},
+  "primary_key": ...}}, "METADATA_SPEC_VERSION": ...}``; with several tables, the one whose columns are the
+  audited tables' columns is used;
+- the single-table form (``SingleTableMetadata``): ``{"columns": {...}, "primary_key": ...}``.
+
+Each column's ``sdtype`` decides its role in the audit (:data:`SDTYPE_ROLES`): ``numerical``; ``categorical``,
+``ordinal`` and ``boolean`` as categorical; ``datetime`` parsed with its ``datetime_format`` (numeric for the
+classifier and distances, shown as dates to the LLM); ``id`` and the primary key as identifiers (excluded from
+every discriminator unless kept); any other sdtype SDV accepts is personal information (a Faker sdtype such as
+``email`` or ``phone_number``, or ``unknown``): excluded with a note, unless the column says ``"pii": false``
+(then categorical).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from llmdisc.audit.errors import InputMissingError, MetadataColumnsError, MetadataError
+from llmdisc.paths import relative_to_root
+
+SDTYPE_ROLES = {
+    "numerical": "numerical",
+    "categorical": "categorical",
+    "ordinal": "categorical",
+    "boolean": "categorical",
+    "datetime": "datetime",
+    "id": "identifier",
+}
+"""SDV sdtype -> the audit's role of the column; other accepted sdtypes are ``pii``."""
+PII_SDTYPES = ("unknown", "address", "email", "ipv4_address", "ipv6_address", "mac_address", "name",
+               "phone_number", "ssn", "user_agent_string")
+"""Personal-information sdtypes SDV names itself; any Faker method name is accepted as one too."""
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """One column as the metadata declares it.
+
+    Attributes:
+        name: the column.
+        sdtype: SDV's sdtype, as written.
+        role: ``numerical``, ``categorical``, ``datetime``, ``identifier`` or ``pii``.
+        datetime_format: strftime format of a datetime column (None: not given; dates are then detected).
+    """
+
+    name: str
+    sdtype: str
+    role: str
+    datetime_format: str | None = None
+
+
+@dataclass(frozen=True)
+class SdvMetadata:
+    """The metadata of the audited table.
+
+    Attributes:
+        file: the metadata file's name (for reports; never an absolute path).
+        table: the table's name in the file (``""`` for the single-table form).
+        columns: column -> :class:`ColumnType`, in the file's order.
+        primary_key: the primary key column, if any.
+    """
+
+    file: str
+    table: str
+    columns: dict[str, ColumnType]
+    primary_key: str | None
+
+
+def _is_faker_sdtype(sdtype: str) -> bool:
+    try:
+        from rdt.transformers.pii.anonymization import is_faker_function
+    except ImportError:  # rdt ships with sdv; without it only SDV's own PII names are known
+        return False
+    try:
+        return bool(is_faker_function(sdtype))
+    except Exception:  # noqa: BLE001 - a name Faker cannot resolve is simply not one of its sdtypes
+        return False
+
+
+def _role(column: str, spec: Any, where: str) -> ColumnType:
+    if not isinstance(spec, dict) or not isinstance(spec.get("sdtype"), str):
+        raise MetadataError(f"{where}: column {column!r} has no sdtype (got {spec!r}); fix: give each column "
+                            'a mapping such as {"sdtype": "categorical"}')
+    sdtype = spec["sdtype"]
+    fmt = spec.get("datetime_format")
+    if fmt is not None and (not isinstance(fmt, str) or "%" not in fmt):
+        raise MetadataError(f"{where}: column {column!r} has datetime_format {fmt!r}, which is not a strftime "
+                            "format; fix: write it like \"%Y-%m-%d\" or leave it out to detect the dates")
+    if sdtype in SDTYPE_ROLES:
+        return ColumnType(column, sdtype, SDTYPE_ROLES[sdtype], fmt if sdtype == "datetime" else None)
+    if sdtype in PII_SDTYPES or _is_faker_sdtype(sdtype):
+        role = "categorical" if spec.get("pii") is False else "pii"
+        return ColumnType(column, sdtype, role)
+    raise MetadataError(
+        f"{where}: column {column!r} has sdtype {sdtype!r}, which SDV does not know; fix: use one of "
+        f"{', '.join(SDTYPE_ROLES)} or a personal-information sdtype such as {', '.join(PII_SDTYPES[1:5])}")
+
+
+def read_sdv_metadata(path: Path | str, columns: Sequence[str]) -> SdvMetadata:
+    """Read an SDV metadata JSON file and check it describes exactly the audited columns.
+
+    Args:
+        path: the ``metadata.json`` (SDV ``Metadata`` with ``tables``, or the single-table form).
+        columns: the real table's columns (the synthetic table has the same set, checked before).
+
+    Returns:
+        The :class:`SdvMetadata` of the matching table.
+
+    Raises:
+        InputMissingError: the file does not exist (exit 4).
+        MetadataError: not JSON, not SDV metadata, several tables none of which matches, an unknown sdtype or
+            a datetime format that is not a strftime format (exit 5).
+        MetadataColumnsError: the metadata lacks a column of the tables or names one they lack (exit 6).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputMissingError(f"metadata file {path.name!r} does not exist (looked at {relative_to_root(path)}); "
+                                "fix: check the path passed to --metadata")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MetadataError(f"{path.name} is not JSON ({type(exc).__name__}: {str(exc)[:120]}); fix: pass the "
+                            "file SDV writes with Metadata.save_to_json(...)") from None
+    if not isinstance(raw, dict) or not (isinstance(raw.get("tables"), dict) or isinstance(raw.get("columns"), dict)):
+        raise MetadataError(f"{path.name} is not SDV metadata (no 'tables' or 'columns' mapping); fix: pass the "
+                            "file SDV writes with Metadata.save_to_json(...)")
+    wanted = set(columns)
+    if isinstance(raw.get("tables"), dict):
+        tables = {str(k): v for k, v in raw["tables"].items() if isinstance(v, dict)}
+        if not tables:
+            raise MetadataError(f"{path.name} describes no table; fix: pass the metadata of the audited table")
+        if len(tables) == 1:
+            name, table = next(iter(tables.items()))
+        else:
+            matching = [n for n, t in tables.items() if set(t.get("columns") or {}) == wanted]
+            if len(matching) != 1:
+                raise MetadataColumnsError(
+                    f"{path.name} describes {len(tables)} tables ({', '.join(sorted(tables))}) and "
+                    f"{'none' if not matching else 'several'} has exactly the audited columns; fix: pass a "
+                    "metadata file of the audited table alone (metadata.get_table_metadata(name).save_to_json)")
+            name, table = matching[0], tables[matching[0]]
+    else:
+        name, table = "", raw
+    if not isinstance(table.get("columns"), dict):
+        raise MetadataError(f"{path.name}: table {name!r} has no 'columns' mapping; fix: pass SDV metadata")
+    where = f"{path.name}" + (f" (table {name!r})" if name else "")
+    described = [str(c) for c in table["columns"]]
+    missing = [c for c in columns if c not in described]
+    extra = [c for c in described if c not in wanted]
+    if missing or extra:
+        raise MetadataColumnsError(
+            f"{where} does not match the tables: it lacks column(s) {missing} and describes column(s) {extra} "
+            "the tables do not have; fix: pass the metadata of these tables (re-detect it with "
+            "Metadata.detect_from_dataframe) or correct the column names in the file")
+    types = {c: _role(c, table["columns"][c], where) for c in described}
+    key = table.get("primary_key")
+    if key is not None and key not in types:
+        raise MetadataColumnsError(f"{where}: primary_key {key!r} is not one of its columns; fix: name a column "
+                                   "of the table or remove primary_key")
+    return SdvMetadata(file=path.name, table=name, columns=types, primary_key=key)

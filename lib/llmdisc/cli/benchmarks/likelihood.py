@@ -1,0 +1,136 @@
+"""``llmdisc bench likelihood``: the likelihood scorers' speed and peak memory, per packaged model and backend.
+
+For each model of :data:`llmdisc.discrimination.likelihood.LIKELIHOOD_MODELS` that is installed and each backend
+(``transformers``: one forward pass; ``llamacpp``: forced tokens, one decoding step each), in a fresh child
+process (so the peak resident memory is that backend's alone): load seconds, then C1 prompts of real Adult holdout
+samples (a generated table when ``data/processed/adult`` is absent) scored as notebook 09 scores them. llama.cpp
+scores ``--llamacpp-rows``-row samples (a 20-row table costs it one step per token, tens of minutes here);
+its samples per minute are extrapolated to the 20-row table from its tokens per second.
+
+Printed per row: load s, samples/min (20-row C1 samples), scored tokens/s (table tokens; for transformers every
+prompt token passes the model: prompt tok/s), the model's prompt-processing limit on this machine (llama.cpp's
+own ``prompt_per_second`` on the same prompt, a plain completion of one token), and peak RSS in MiB. Nothing is
+asserted; figures vary with the load of the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import resource
+import time
+
+NAME = "likelihood"
+HELP = "likelihood scorers (transformers vs llama.cpp): samples/min, tokens/s vs prompt-processing limit, peak memory"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options: samples, rows, threads, seed, backends."""
+    parser.add_argument("--samples", type=int, default=3, help="samples per backend (default 3)")
+    parser.add_argument("--rows", type=int, default=20, help="rows per transformers sample (default 20)")
+    parser.add_argument("--llamacpp-rows", type=int, default=2, help="rows per llama.cpp sample (default 2)")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    parser.add_argument("--seed", type=int, default=2026, help="seed of the row samples")
+    parser.add_argument("--backends", nargs="+", default=["transformers", "llamacpp"],
+                        choices=["transformers", "llamacpp"], help="backends to measure")
+
+
+def _table():  # noqa: ANN202
+    import numpy as np
+    import pandas as pd
+
+    from llmdisc.data.datasets import load_processed
+    from llmdisc.errors import DataError
+
+    try:
+        return load_processed("adult", "holdout"), "adult holdout"
+    except DataError:
+        rng = np.random.default_rng(0)
+        return pd.DataFrame({"age": rng.integers(17, 90, 500), "workclass": rng.choice(["Private", "State-gov"], 500),
+                             "hours-per-week": rng.integers(1, 99, 500)}), "generated table"
+
+
+def _prompt_limit(model: str, text: str, threads: int) -> float | None:
+    """llama.cpp's prompt-processing tokens/s on ``text`` (a one-token completion, prompt cache off)."""
+    from llmdisc.discrimination.likelihood.llamacpp_backend import LlamaCppScorer
+
+    scorer = LlamaCppScorer(model, threads=threads)
+    result = scorer.server.handle_completions({"prompt": text, "n_predict": 1, "cache_prompt": False,
+                                               "temperature": 0.0, "stream": False})
+    return (result.get("timings") or {}).get("prompt_per_second") if isinstance(result, dict) else None
+
+
+def _measure(model: str, backend: str, samples: int, rows: int, threads: int, seed: int, queue) -> None:  # noqa: ANN001
+    from llmdisc.discrimination.likelihood import open_scorer, place, serialise
+    from llmdisc.discrimination.likelihood.sample_scores import score_sample
+    from llmdisc.discrimination.samples import sample_rows
+
+    table, source = _table()
+    start = time.perf_counter()
+    scorer = open_scorer(model, backend, threads)
+    load = time.perf_counter() - start
+    seconds = scored = prompt = 0.0
+    for i in range(samples):
+        sample, _ = sample_rows(table, rows, seed=seed + i)
+        placed = place(sample, serialise(sample), context="c1_prompt", chat_text=scorer.chat_text, n_total=len(table))
+        begin = time.perf_counter()
+        tokens = scorer.token_logprobs(placed.text, start_char=placed.start, end_char=placed.end)
+        seconds += time.perf_counter() - begin
+        scored += score_sample(tokens, placed).n_tokens
+        prompt += sum(1 for s, _ in tokens.offsets if s < placed.end)
+    queue.put({"model": model, "backend": backend, "source": source, "rows": rows, "load_s": load,
+               "seconds": seconds, "samples": samples, "scored_tokens": scored, "prompt_tokens": prompt,
+               "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+               "example_text": placed.text})
+
+
+def _child(target, *args):  # noqa: ANN001, ANN202
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=target, args=(*args, queue))
+    process.start()
+    result = queue.get()
+    process.join()
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure each installed model × backend in a child process and print one table."""
+    from tabulate import tabulate
+
+    from llmdisc.discrimination.likelihood import LIKELIHOOD_MODELS
+    from llmdisc.discrimination.likelihood.base import likelihood_gguf_path
+    from llmdisc.errors import LlmdiscError
+
+    rows = []
+    for model in LIKELIHOOD_MODELS:
+        try:
+            likelihood_gguf_path(model)
+        except LlmdiscError as exc:
+            print(f"{model}: skipped ({exc})")
+            continue
+        results = {}
+        for backend in args.backends:
+            n_rows = args.rows if backend == "transformers" else args.llamacpp_rows
+            results[backend] = _child(_measure, model, backend, args.samples, n_rows, args.threads, args.seed)
+            print(f"{model} / {backend}: done", flush=True)
+        example = next(iter(results.values()))["example_text"]
+        limit = _prompt_limit(model, example, args.threads)
+        per_sample_tokens = {b: r["scored_tokens"] / r["samples"] for b, r in results.items()}
+        full_table_tokens = results.get("transformers", {}).get("scored_tokens", 0) / max(
+            results.get("transformers", {}).get("samples", 1), 1) or None
+        for backend, r in results.items():
+            tok_s = r["scored_tokens"] / r["seconds"]
+            prompt_s = r["prompt_tokens"] / r["seconds"] if backend == "transformers" else None
+            if backend == "transformers":
+                per_min = 60 * r["samples"] / r["seconds"]
+            else:
+                per_min = 60 * tok_s / (full_table_tokens or per_sample_tokens[backend] * 20 / r["rows"])
+            rows.append([model, backend, r["rows"], f"{r['load_s']:.1f}", f"{per_min:.2f}", f"{tok_s:.0f}",
+                         f"{prompt_s:.0f}" if prompt_s else "-", f"{limit:.0f}" if limit else "-",
+                         f"{r['peak_mib']:.0f}"])
+    print()
+    print(tabulate(rows, headers=["model", "backend", "rows", "load s", "20-row samples/min", "scored tok/s",
+                                  "prompt tok/s", "llama.cpp prompt limit tok/s", "peak RSS MiB"]))
+    print("\nllama.cpp's samples/min are extrapolated from its scored tokens/s to the 20-row table's token count.")
+    return 0

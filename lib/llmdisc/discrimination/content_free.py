@@ -1,0 +1,139 @@
+"""Content-free prompts for contextual calibration (Zhao et al. 2021): the label bias of a model, measured.
+
+A content-free prompt is a trial's prompt with every cell of the table replaced by ``N/A`` — same columns,
+same number of rows, same instructions and (for C2) the same metadata block — so whatever the model prefers
+there is its prior for the labels, not a perception of the rows. Its log-odds
+``log P(SYNTHETIC) - log P(REAL)`` is the threshold of the contextually calibrated decision in
+:mod:`llmdisc.scoring.probability`. One prompt per dataset × condition × model; it reads no trial and no
+label. The scores are written beside the run file as ``<run>.content-free.json`` (a small JSON list).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from llmdisc.discrimination.cache import ResponseCache, public_base_url, request_cache_key
+from llmdisc.discrimination.label_scores import score_fields
+from llmdisc.discrimination.metadata import metadata_block
+from llmdisc.discrimination.prompts import build_prompt
+from llmdisc.discrimination.providers.base import GenerateConfig, PromptRequest, Provider
+from llmdisc.discrimination.retries import RequestBudget, call_with_retries
+
+CONTENT_FREE_VALUE = "N/A"
+
+
+def content_free_table(real: pd.DataFrame, n_rows: int) -> pd.DataFrame:
+    """``n_rows`` rows of ``N/A`` under the real table's columns (a table of the trial's shape, no content)."""
+    return pd.DataFrame([[CONTENT_FREE_VALUE] * real.shape[1]] * n_rows, columns=list(real.columns))
+
+
+def content_free_request(real: pd.DataFrame, *, condition: str, variant: str, metadata_source: str,
+                         n_rows: int = 20) -> PromptRequest:
+    """The content-free prompt of a condition: the trial prompt with every table cell ``N/A``.
+
+    Args:
+        real: the real table (its columns, its row count and — for C2 with metadata source ``real`` or
+            ``source`` — its metadata block, as a trial shows them).
+        condition: ``C1`` or ``C2``.
+        variant: prompt variant.
+        metadata_source: for C2: ``real``/``source`` show the real table's block (the block a REAL trial
+            sees), ``sample`` the block of the content-free rows themselves.
+        n_rows: rows of the table (as in the trials).
+
+    Returns:
+        The :class:`PromptRequest`.
+    """
+    table = content_free_table(real, n_rows)
+    metadata = None
+    if condition == "C2":
+        described = table if metadata_source == "sample" else real
+        metadata = metadata_block(described, include_row_count=variant == "paper")
+    return build_prompt(table, condition=condition, variant=variant, metadata_text=metadata, n_total=len(real))
+
+
+@dataclass
+class ContentFreeScore:
+    """One content-free prompt's label scores."""
+
+    dataset_key: str
+    condition: str
+    provider: str
+    model: str
+    model_digest: str | None
+    log_odds: float | None
+    """``logprob_synthetic - logprob_real`` of the content-free prompt; None when the scores were invalid."""
+    p_synthetic: float | None
+    label_mass: float | None
+    score_status: str
+    score_invalid_reason: str | None
+    cache_hit: bool
+
+
+async def score_content_free(provider: Provider, real: pd.DataFrame, *, dataset_key: str,
+                             conditions: Sequence[str], variant: str, metadata_source: str, n_rows: int,
+                             cache: ResponseCache | None, config: GenerateConfig = GenerateConfig(),
+                             identity: dict[str, Any] | None = None,
+                             max_attempts: int = 5) -> list[ContentFreeScore]:
+    """Score the content-free prompt of each condition (cached like trials; a failure raises).
+
+    Returns:
+        One :class:`ContentFreeScore` per condition, in the order given.
+    """
+    if identity is None:  # keyed exactly as the runner keys trials: the base URL without credentials
+        identity = dict(provider.identity())
+        identity["base_url"] = public_base_url(identity.get("base_url"))
+    out = []
+    for condition in conditions:
+        request = content_free_request(real, condition=condition, variant=variant,
+                                       metadata_source=metadata_source, n_rows=n_rows)
+        key = request_cache_key(identity, request, config, replicate=0, kind="label_scores")
+        scores = cache.get_label_scores(key) if cache is not None else None
+        hit = scores is not None
+        if scores is None:
+            scores, _ = await call_with_retries(provider, request, config, max_attempts=max_attempts,
+                                                budget=RequestBudget(None), seed=0, method="label_scores")
+            if cache is not None:
+                cache.put_label_scores(key, scores)
+        fields = score_fields(scores)
+        valid = fields["score_status"] == "valid"
+        out.append(ContentFreeScore(
+            dataset_key=dataset_key, condition=condition, provider=str(identity["provider"]),
+            model=str(identity["model"]), model_digest=scores.model_version or identity.get("model_digest"),
+            log_odds=(fields["logprob_synthetic"] - fields["logprob_real"]) if valid else None,
+            p_synthetic=fields["p_synthetic"], label_mass=fields["label_mass"],
+            score_status=fields["score_status"], score_invalid_reason=fields["score_invalid_reason"],
+            cache_hit=hit))
+    return out
+
+
+def content_free_path(run_file: Path | str) -> Path:
+    """``<run>.content-free.json`` beside ``results/trials/<run>.jsonl``."""
+    run_file = Path(run_file)
+    return run_file.with_name(f"{run_file.stem}.content-free.json")
+
+
+def write_content_free(run_file: Path | str, scores: Sequence[ContentFreeScore]) -> Path:
+    """Write the scores beside the run file (atomically) and return the path."""
+    path = content_free_path(run_file)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps([asdict(s) for s in scores], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_content_free(path_or_dir: Path | str) -> pd.DataFrame:
+    """All content-free scores of a run file's folder (or of one ``*.content-free.json``) as a DataFrame.
+
+    Returns:
+        Columns of :class:`ContentFreeScore`; empty (with those columns) when there are none.
+    """
+    path = Path(path_or_dir)
+    files = sorted(path.rglob("*.content-free.json")) if path.is_dir() else [path] if path.exists() else []
+    rows = [row for f in files for row in json.loads(f.read_text(encoding="utf-8"))]
+    columns = list(ContentFreeScore.__dataclass_fields__)
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,126 @@
+"""One configured likelihood run, as notebook 09 describes it: plan, tables, scorer, records, manifest.
+
+Why the scores are not taken from the C1 trials' own forward pass: the trials' runtime is llama.cpp, whose server
+returns log-probabilities of generated tokens only (``echo`` is refused), so the prompt's tokens need a pass of
+their own; the transformers pass used here scores every token of the same prompt text at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from llmdisc import SYNTHESIZERS
+from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer
+from llmdisc.discrimination.likelihood.runs import (
+    LikelihoodRunSummary,
+    build_likelihood_queue,
+    default_out_path,
+    load_likelihood_tables,
+    run_likelihood,
+)
+from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS
+from llmdisc.errors import ConfigError
+from llmdisc.manifest import write_manifest
+
+BACKENDS = ("transformers", "llamacpp")
+
+
+@dataclass
+class LikelihoodRunConfig:
+    """Parameters of one run (one dataset key); see :func:`~.runs.build_likelihood_queue` for the samples."""
+
+    dataset_key: str = "adult"
+    synthesizers: tuple[str, ...] = SYNTHESIZERS
+    samples_per_class: int = 20
+    reference_samples: int = 0
+    """Holdout samples of the decision rule's band; 0 = ``samples_per_class``."""
+    model: str = DEFAULT_LIKELIHOOD_MODEL
+    backend: str = "transformers"
+    serialisation: str = "markdown"
+    context: str = "c1_prompt"
+    variant: str = "neutral"
+    n_rows: int = 20
+    seed: int = 0
+    train_control: bool = True
+    positive_control: bool = True
+    threads: int = 2
+    quick: bool = False
+    """Smoke test: first synthesizer, 2 samples per class, no positive control."""
+    extra: dict = field(default_factory=dict)
+
+    def effective(self) -> "LikelihoodRunConfig":
+        """The configuration actually run (``quick`` shrinks it); checks every choice."""
+        for name, value, allowed in (("backend", self.backend, BACKENDS),
+                                     ("serialisation", self.serialisation, SERIALISATIONS),
+                                     ("context", self.context, CONTEXTS)):
+            if value not in allowed:
+                raise ConfigError(f"{name}={value!r} is not known; fix: use one of {', '.join(allowed)}")
+        config = replace(self, synthesizers=tuple(self.synthesizers))
+        if self.quick:
+            config = replace(config, synthesizers=config.synthesizers[:1], samples_per_class=2, reference_samples=2,
+                             positive_control=False)
+        return config
+
+    def run_name(self) -> str:
+        """File stem of the run: dataset, model, backend, serialisation, context, seed (and ``quick``)."""
+        return (f"likelihood-{self.dataset_key}-{self.model}-{self.backend}-{self.serialisation}-{self.context}"
+                f"-s{self.seed}" + ("-quick" if self.quick else ""))
+
+
+def open_scorer(model: str, backend: str, threads: int = 2) -> LikelihoodScorer:
+    """The scorer of a backend (``transformers``, the default, or ``llamacpp``)."""
+    if backend == "transformers":
+        from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+
+        return TransformersScorer(model, threads=threads)
+    if backend == "llamacpp":
+        from llmdisc.discrimination.likelihood.llamacpp_backend import LlamaCppScorer
+
+        return LlamaCppScorer(model, threads=threads)
+    raise ConfigError(f"backend {backend!r} is not known; fix: use one of {', '.join(BACKENDS)}")
+
+
+@dataclass
+class ConfiguredLikelihoodRun:
+    """What :func:`run_configured_likelihood` did and wrote."""
+
+    summary: LikelihoodRunSummary
+    out_path: Path
+    manifest_path: Path
+    model_digest: str
+    load_seconds: float
+
+
+def run_configured_likelihood(config: LikelihoodRunConfig, *, out_path: Path | str | None = None,
+                              scorer: LikelihoodScorer | None = None, progress=None) -> ConfiguredLikelihoodRun:  # noqa: ANN001
+    """Score the run's samples into ``results/likelihood/<run>.jsonl`` (resuming) and write its manifest.
+
+    The manifest (``<run>.manifest.json`` beside the records) holds the input tables' sha256, the parameters,
+    the seed, the model digest and the records' sha256.
+    """
+    config = config.effective()
+    specs = build_likelihood_queue([config.dataset_key], config.synthesizers, config.samples_per_class,
+                                   run_seed=config.seed, reference_samples=config.reference_samples or None,
+                                   train_control=config.train_control, positive_control=config.positive_control)
+    sources = sorted({spec.source for spec in specs})
+    tables = load_likelihood_tables(config.dataset_key, sources, run_seed=config.seed)
+    scorer = scorer or open_scorer(config.model, config.backend, config.threads)
+    out = Path(out_path) if out_path is not None else default_out_path(config.run_name())
+    summary = run_likelihood(specs, {config.dataset_key: tables}, scorer, out, serialisation=config.serialisation,
+                             context=config.context, variant=config.variant, n_rows=config.n_rows,
+                             progress=progress)
+    from llmdisc.data.datasets import processed_dir
+    from llmdisc.synthesis.releases import synthetic_path
+
+    inputs = [processed_dir(config.dataset_key) / f"{split}.parquet"
+              for split in ("holdout", "train") if split in tables]
+    inputs += [synthetic_path(config.dataset_key, s) for s in config.synthesizers]
+    manifest = write_manifest(out.parent, "09_likelihood", inputs=inputs, outputs=[out],
+                              parameters={k: v for k, v in asdict(config).items() if k != "extra"},
+                              seed=config.seed, name=f"{out.stem}.manifest.json",
+                              metrics={"n_samples": len(specs), "scored": summary.scored, "cached": summary.cached,
+                                       "skipped": summary.skipped, "seconds": round(summary.seconds, 1)},
+                              extra={"model_digest": scorer.model_digest, "backend": scorer.backend})
+    return ConfiguredLikelihoodRun(summary, out, manifest, scorer.model_digest,
+                                   float(getattr(scorer, "load_seconds", 0.0)))

@@ -1,0 +1,237 @@
+"""Which samples a likelihood run scores, and the resumable run that scores them.
+
+The plan (:func:`build_likelihood_queue`) per dataset key, each sample ``n_rows`` rows drawn by
+:func:`~llmdisc.discrimination.samples.sample_rows` from a seed :func:`~llmdisc.discrimination.samples.derive_seed`
+makes of the run seed and the sample's identity:
+
+* ``holdout`` / ``test`` — the real class: holdout rows only, shared by every synthesizer (seed parts
+  ``key, "holdout", "test", i``);
+* ``holdout`` / ``reference`` — separate real holdout samples that set the decision rule's band (``key,
+  "holdout", "reference", i``);
+* ``train`` / ``control`` — real train samples, the real-vs-real control (``key, "train", "control", i``);
+* ``<synthesizer>`` / ``test`` — the synthetic class, drawn with the C1 trials' own seed (``key, synthesizer,
+  "SYNTHETIC", i``: the same rows trial ``i`` of that cell shows, for the same run seed);
+* ``shuffled_columns`` / ``test`` — the positive control (train columns shuffled independently,
+  :func:`llmdisc.synthesis.controls.shuffled_columns_table` with seed ``derive_seed(run_seed, key,
+  "shuffled_columns")``), seeded like a synthesizer.
+
+:func:`run_likelihood` appends one :class:`~.records.LikelihoodRecord` per sample to the run's JSONL file; a re-run
+skips every sample already scored with the same text, backend and weights, and an interrupted run resumes.
+Scores also go to the content-addressed :class:`~.score_cache.ScoreCache`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from llmdisc import SYNTHESIZERS
+from llmdisc.data.datasets import load_processed, parse_dataset_key
+from llmdisc.discrimination.likelihood.base import LikelihoodScorer
+from llmdisc.discrimination.likelihood.records import LikelihoodRecord, append_record, read_records, write_records
+from llmdisc.discrimination.likelihood.sample_scores import MIN_K_FRACTION, SampleScores, score_sample
+from llmdisc.discrimination.likelihood.score_cache import ScoreCache, score_key
+from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS, place, serialise
+from llmdisc.discrimination.samples import derive_seed, sample_rows
+from llmdisc.errors import ConfigError, DataError
+from llmdisc.paths import results_dir
+from llmdisc.synthesis.controls import POSITIVE_CONTROL, shuffled_columns_table
+from llmdisc.synthesis.releases import load_synthetic
+
+REAL_SOURCES = ("holdout", "train")
+
+
+@dataclass(frozen=True)
+class LikelihoodSpec:
+    """One sample to score (everything but the model)."""
+
+    sample_id: str
+    dataset_key: str
+    source: str
+    role: str
+    true_label: str
+    index: int
+    run_seed: int
+    sample_seed: int
+
+
+def _spec(key: str, source: str, role: str, index: int, run_seed: int) -> LikelihoodSpec:
+    label = "REAL" if source in REAL_SOURCES else "SYNTHETIC"
+    if source in REAL_SOURCES:
+        seed = derive_seed(run_seed, key, source, role, index)
+    else:
+        seed = derive_seed(run_seed, key, source, "SYNTHETIC", index)  # the trials' paired seed
+    return LikelihoodSpec(f"{key}|{source}|{role}|{index}", key, source, role, label, index, run_seed, seed)
+
+
+def build_likelihood_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], samples_per_class: int, *,
+                           run_seed: int, reference_samples: int | None = None, train_control: bool = True,
+                           positive_control: bool = True) -> list[LikelihoodSpec]:
+    """The samples of a run, in a deterministic order (see the module docstring for the seeds).
+
+    Args:
+        dataset_keys: Dataset keys.
+        synthesizers: Releases to score (each in :data:`llmdisc.SYNTHESIZERS`).
+        samples_per_class: Real holdout test samples, and samples per synthesizer (>= 2).
+        run_seed: The run seed.
+        reference_samples: Holdout samples of the decision rule's band (default ``samples_per_class``).
+        train_control: Add ``samples_per_class`` real train samples (real-vs-real control).
+        positive_control: Add ``samples_per_class`` shuffled-columns samples.
+
+    Raises:
+        ConfigError: an unknown synthesizer, duplicates, or fewer than 2 samples per class.
+    """
+    for synthesizer in synthesizers:
+        if synthesizer not in SYNTHESIZERS:
+            raise ConfigError(f"synthesizer {synthesizer!r} is not known; fix: use one of {', '.join(SYNTHESIZERS)}")
+    if len(set(synthesizers)) != len(synthesizers) or len(set(dataset_keys)) != len(dataset_keys):
+        raise ConfigError("dataset_keys or synthesizers hold duplicates; fix: list each once")
+    reference = samples_per_class if reference_samples is None else reference_samples
+    if samples_per_class < 2 or reference < 2:
+        raise ConfigError(f"samples_per_class={samples_per_class}, reference_samples={reference}: an AUC and a "
+                          "95 % band need at least 2 samples per class; fix: use 20 or more")
+    queue = []
+    for key in dataset_keys:
+        groups = [("holdout", "test", samples_per_class), ("holdout", "reference", reference)]
+        if train_control:
+            groups.append(("train", "control", samples_per_class))
+        groups += [(synthesizer, "test", samples_per_class) for synthesizer in synthesizers]
+        if positive_control:
+            groups.append((POSITIVE_CONTROL, "test", samples_per_class))
+        for source, role, count in groups:
+            queue.extend(_spec(key, source, role, i, run_seed) for i in range(count))
+    return queue
+
+
+def load_likelihood_tables(dataset_key: str, sources: Sequence[str], *, run_seed: int) -> dict[str, pd.DataFrame]:
+    """The tables the samples are drawn from: ``{"holdout": …, "train": …, "<synthesizer>": …,
+    "shuffled_columns": …}`` for the sources asked for (train is read when the control or the positive control
+    needs it).
+
+    Raises:
+        DataError: a table is missing (the message names the notebook or command that writes it), or the
+            holdout is empty.
+    """
+    tables: dict[str, pd.DataFrame] = {"holdout": load_processed(dataset_key, "holdout")}
+    if tables["holdout"].empty:
+        raise DataError(f"the holdout of {dataset_key} is empty: real samples come from the holdout only; fix: "
+                        "re-run notebooks/01_data_prep.ipynb with a holdout share above 0")
+    if "train" in sources or POSITIVE_CONTROL in sources:
+        tables["train"] = load_processed(dataset_key, "train")
+    for source in sources:
+        if source in SYNTHESIZERS:
+            tables[source] = load_synthetic(dataset_key, source)
+    if POSITIVE_CONTROL in sources:
+        tables[POSITIVE_CONTROL] = shuffled_columns_table(tables["train"],
+                                                          seed=derive_seed(run_seed, dataset_key, POSITIVE_CONTROL))
+    return tables
+
+
+@dataclass
+class LikelihoodRunSummary:
+    """What one call of :func:`run_likelihood` did."""
+
+    scored: int = 0
+    """Samples run through the model."""
+    cached: int = 0
+    """Samples whose scores came from the score cache."""
+    skipped: int = 0
+    """Samples already in the run file (resumed)."""
+    seconds: float = 0.0
+
+
+def _record(spec: LikelihoodSpec, row_ids: list[int], n_rows: int, placed, scorer: LikelihoodScorer,  # noqa: ANN001
+            scores: SampleScores, prompt_tokens: int, seconds: float, variant: str, text_hash: str) -> LikelihoodRecord:
+    dataset, encoding = parse_dataset_key(spec.dataset_key)
+    return LikelihoodRecord(
+        sample_id=spec.sample_id, timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        dataset=dataset, encoding=encoding, dataset_key=spec.dataset_key, source=spec.source, role=spec.role,
+        true_label=spec.true_label, index=spec.index, run_seed=spec.run_seed, sample_seed=spec.sample_seed,
+        row_ids=row_ids, n_rows=n_rows, serialisation=placed.sample.serialisation, context=placed.context,
+        prompt_variant=variant, text_hash=text_hash, backend=scorer.backend, model=scorer.model,
+        model_digest=scorer.model_digest, prompt_tokens=prompt_tokens, seconds=seconds, **asdict(scores))
+
+
+def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, pd.DataFrame]],
+                   scorer: LikelihoodScorer, out_path: Path | str, *, serialisation: str = "markdown",
+                   context: str = "c1_prompt", variant: str = "neutral", n_rows: int = 20,
+                   fraction: float = MIN_K_FRACTION, cache: ScoreCache | None = None,
+                   progress: Callable[[int, int, LikelihoodSpec], None] | None = None) -> LikelihoodRunSummary:
+    """Score every spec and write its record to ``out_path`` (JSONL), resuming what is there.
+
+    Args:
+        specs: :func:`build_likelihood_queue` output.
+        tables: ``{dataset_key: load_likelihood_tables(...)}``.
+        scorer: The model (its backend and digest go into each record).
+        out_path: ``results/likelihood/<run>.jsonl``.
+        serialisation: ``markdown`` (the table as shown) or ``great``.
+        context: ``c1_prompt`` (inside the C1 prompt, as a trial shows it) or ``none``.
+        variant: C1 prompt variant.
+        n_rows: Rows per sample (20 in the study).
+        fraction: Min-K %'s k.
+        cache: Score cache (default: the project's; ``ScoreCache(enabled=False)`` to turn it off).
+        progress: Called as ``progress(done, total, spec)`` after each sample.
+
+    Returns:
+        :class:`LikelihoodRunSummary`.
+
+    Raises:
+        ConfigError: an unknown serialisation or context; ContextOverflowError: a text longer than the context.
+    """
+    if serialisation not in SERIALISATIONS or context not in CONTEXTS:
+        raise ConfigError(f"serialisation={serialisation!r}, context={context!r}; fix: use one of "
+                          f"{SERIALISATIONS} and one of {CONTEXTS}")
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    existing, skipped_lines = read_records(out_path)
+    if skipped_lines or (out_path.exists() and out_path.read_bytes()[-1:] not in (b"", b"\n")):
+        write_records(out_path, list(existing.values()))  # repair a torn file before appending
+    cache = cache if cache is not None else ScoreCache()
+    summary = LikelihoodRunSummary()
+    start_all = time.perf_counter()
+    for done, spec in enumerate(specs, start=1):
+        source_table = tables[spec.dataset_key][spec.source]
+        sample, row_ids = sample_rows(source_table, n_rows, seed=spec.sample_seed)
+        placed = place(sample, serialise(sample, serialisation), context=context, chat_text=scorer.chat_text,
+                       variant=variant, n_total=len(source_table))
+        text_hash = hashlib.sha256(placed.text.encode("utf-8")).hexdigest()
+        old = existing.get(spec.sample_id)
+        if old is not None and (old.get("text_hash"), old.get("backend"), old.get("model_digest"),
+                                old.get("min_k_fraction")) == (text_hash, scorer.backend, scorer.model_digest,
+                                                               fraction):
+            summary.skipped += 1
+        else:
+            key = score_key(text=placed.text, start=placed.start, end=placed.end, backend=scorer.backend,
+                            model_digest=scorer.model_digest, fraction=fraction)
+            hit = cache.get(key)
+            if hit is not None:
+                scores, prompt_tokens, seconds = SampleScores(**hit["scores"]), hit["prompt_tokens"], hit["seconds"]
+                summary.cached += 1
+            else:
+                tokens = scorer.token_logprobs(placed.text, start_char=placed.start, end_char=placed.end)
+                scores = score_sample(tokens, placed, fraction=fraction)
+                prompt_tokens = sum(1 for s, _ in tokens.offsets if s < placed.end)
+                seconds = tokens.seconds
+                cache.put(key, {"scores": asdict(scores), "prompt_tokens": prompt_tokens, "seconds": seconds})
+                summary.scored += 1
+            record = _record(spec, row_ids, n_rows, placed, scorer, scores, prompt_tokens, seconds, variant,
+                             text_hash)
+            append_record(out_path, record)
+            existing[spec.sample_id] = asdict(record)
+        if progress is not None:
+            progress(done, len(specs), spec)
+    if len(existing) != sum(1 for line in out_path.read_bytes().split(b"\n") if line.strip()):
+        write_records(out_path, list(existing.values()))  # superseded lines: keep one per sample
+    summary.seconds = time.perf_counter() - start_all
+    return summary
+
+
+def default_out_path(name: str) -> Path:
+    """``results/likelihood/<name>.jsonl``."""
+    return results_dir() / "likelihood" / f"{name}.jsonl"

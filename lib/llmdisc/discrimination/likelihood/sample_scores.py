@@ -1,0 +1,105 @@
+"""A sample's likelihood scores from the log-probabilities of its tokens.
+
+Every token whose first character lies inside the sample text is the sample's; it is attributed to the first
+cell character it covers (a cell's value), else to a column name (``header``), else to layout (pipes, padding,
+newlines, ``is``, commas). So per column (plus header and layout) and per row (plus header and layout) the sums add
+up to the total, by construction. All log-probabilities are natural logs (nats, <= 0); higher = more probable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from llmdisc.discrimination.likelihood.base import TokenLogprobs
+from llmdisc.discrimination.likelihood.serialise import HEADER, LAYOUT, PlacedText
+from llmdisc.errors import ConfigError
+
+MIN_K_FRACTION = 0.2
+"""Min-K %'s k (Shi et al. 2024): the mean over the 20 % least probable tokens."""
+
+
+@dataclass
+class SampleScores:
+    """Scores of one sample (nats; higher = the model finds the sample more probable)."""
+
+    n_tokens: int
+    """Tokens scored (those beginning in the sample text and having a log-probability)."""
+    total_logprob: float
+    """Sum over the sample's tokens."""
+    mean_logprob: float
+    """Mean token log-likelihood: ``total_logprob / n_tokens`` (the headline score)."""
+    min_k_logprob: float
+    """Mean of the ``ceil(k * n_tokens)`` lowest token log-probabilities (Min-K %, k = :attr:`min_k_fraction`)."""
+    min_k_fraction: float
+    column_logprob: dict[str, float]
+    """Sum over the tokens of each column's values (all rows)."""
+    column_tokens: dict[str, int]
+    row_logprob: list[float]
+    """Sum over the tokens of each row's values (row order as shown)."""
+    header_logprob: float
+    """Sum over the tokens of the column names."""
+    layout_logprob: float
+    """Sum over layout tokens."""
+    straddling_tokens: int
+    """Tokens covering characters of more than one owner, layout included (e.g. ``" 39"``: a padding space and a
+    value), attributed to their first cell; about 190 of ~1,650 table tokens in a 20-row Adult sample."""
+
+
+def min_k(values: list[float], fraction: float = MIN_K_FRACTION) -> float:
+    """Mean of the ``ceil(fraction * len(values))`` smallest values (NaN for no values)."""
+    if not 0.0 < fraction <= 1.0:
+        raise ConfigError(f"min-k fraction {fraction} must be in (0, 1]; fix: use 0.2 (Min-K 20 %)")
+    if not values:
+        return math.nan
+    k = max(1, math.ceil(fraction * len(values)))
+    return math.fsum(sorted(values)[:k]) / k
+
+
+def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float = MIN_K_FRACTION) -> SampleScores:
+    """Aggregate token log-probabilities over the sample text of ``placed``.
+
+    Args:
+        tokens: The scorer's output for ``placed.text``.
+        placed: Where the sample text lies in the scored text.
+        fraction: Min-K %'s k.
+
+    Raises:
+        ConfigError: ``tokens`` is not of ``placed.text``, or no token of the sample was scored.
+    """
+    if tokens.text != placed.text:
+        raise ConfigError("the token log-probabilities are of another text; fix: score placed.text")
+    owners = placed.sample.character_owners()
+    columns = placed.sample.columns
+    column_sum = {c: 0.0 for c in columns}
+    column_n = {c: 0 for c in columns}
+    rows = [0.0] * placed.sample.n_rows
+    header = layout = 0.0
+    values: list[float] = []
+    straddling = 0
+    for index in tokens.in_span(placed.start, placed.end):
+        value = tokens.logprobs[index]
+        if math.isnan(value):
+            continue
+        start, end = tokens.offsets[index]
+        covered = owners[start - placed.start:max(end, start + 1) - placed.start]
+        distinct = set(covered)
+        straddling += len(distinct) > 1
+        owner = next((o for o in covered if o[0] >= 0), None) or next((o for o in covered if o[0] == HEADER),
+                                                                      (LAYOUT, -1))
+        values.append(value)
+        if owner[0] >= 0:
+            column_sum[columns[owner[1]]] += value
+            column_n[columns[owner[1]]] += 1
+            rows[owner[0]] += value
+        elif owner[0] == HEADER:
+            header += value
+        else:
+            layout += value
+    if not values:
+        raise ConfigError("no token of the sample text has a log-probability; fix: score the text from its start")
+    total = math.fsum(values)
+    return SampleScores(n_tokens=len(values), total_logprob=total, mean_logprob=total / len(values),
+                        min_k_logprob=min_k(values, fraction), min_k_fraction=fraction, column_logprob=column_sum,
+                        column_tokens=column_n, row_logprob=rows, header_logprob=header, layout_logprob=layout,
+                        straddling_tokens=straddling)

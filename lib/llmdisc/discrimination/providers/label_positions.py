@@ -1,0 +1,187 @@
+"""Label scores from the top-k token lists a service returns (Ollama, Gemini, OpenAI-compatible servers).
+
+Services that return only the *top-k* alternatives of each generated token (k <= 20) cannot score a
+label's full token sequence: beyond the first answer position they report only the tokens the model
+actually generated. What these providers score is therefore exactly this:
+
+    log P(label) = log of the summed probability of the top-k tokens, at the label's first position,
+    whose text begins the label ("S", "SY", "SYN" … for SYNTHETIC; "R", "RE", "REAL" for REAL).
+
+That is the first-token mass of the label (a token that already holds the whole label and its closing
+quote, ``REAL"``, counts too). ``n_tokens`` is 1 for every label: one position is scored.
+``label_mass`` is the sum over both labels: near 1 means the model answers with a label there.
+
+The label's first position is found in the generated tokens by reading their text against
+:data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX` (whitespace between JSON tokens is ignored;
+``{"verdict":"REAL"`` and ``{ "verdict": "REAL"`` both open it). When the service was given the prefix
+as an assistant prefill, the first generated token is that position. A token that straddles the
+opening quote and the label (``"SY``) is handled: the part that belongs to the prefix (the *overlap*)
+is removed from every alternative at that position before it is compared with the labels.
+
+What is never computed: a score from a list that is empty, holds a NaN/inf, or lacks a label; an answer
+that does not open with the prefix. Each gives a :class:`LabelScores` with ``invalid_reason`` and NaN
+log-probabilities (never 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from llmdisc import LABELS
+from llmdisc.discrimination.providers.base import ANSWER_PREFIX, LabelScores
+
+SCORED_FIRST_TOKEN_MASS = "first-token mass: summed probability of the top-k tokens that begin the label"
+"""``LabelScores.metadata["scored"]`` of the top-k providers (see the module docstring)."""
+
+_PREFIX_CHARS = "".join(ANSWER_PREFIX.split())
+"""The prefix without whitespace: ``{"verdict":"``."""
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """One token the service reported with its natural-log probability."""
+
+    token: str
+    logprob: float
+
+
+@dataclass(frozen=True)
+class TokenPosition:
+    """One generated position: the token chosen and the top-k alternatives the service listed."""
+
+    chosen: TokenChoice
+    top: tuple[TokenChoice, ...]
+
+
+@dataclass(frozen=True)
+class LabelPosition:
+    """Where the label starts in the generated tokens."""
+
+    index: int
+    """Index of the position whose token holds the label's first character."""
+    overlap: str
+    """The start of that position's chosen token that still belongs to the prefix (``"`` in ``"SY``)."""
+
+
+def locate_label_position(positions: list[TokenPosition], *, prefilled: bool) -> LabelPosition | str:
+    """Find the label's first position, or return the reason it cannot be found.
+
+    Args:
+        positions: The generated tokens in order.
+        prefilled: True when the service continued :data:`ANSWER_PREFIX` given as an assistant prefill
+            (the first generated token is the label's).
+
+    Returns:
+        A :class:`LabelPosition`, or a sentence (an invalid reason) when the answer does not open with
+        the prefix or ends before its first value.
+    """
+    if not positions:
+        return "the service returned no token log-probabilities for the answer (an empty logprobs list)"
+    if prefilled:
+        return LabelPosition(0, "")
+    matched = 0
+    seen = ""
+    for index, position in enumerate(positions):
+        text = position.chosen.token
+        for offset, char in enumerate(text):
+            if matched == len(_PREFIX_CHARS):
+                return LabelPosition(index, text[:offset])
+            if char.isspace():
+                continue
+            if char != _PREFIX_CHARS[matched]:
+                return (f"the answer does not open with {ANSWER_PREFIX!r} (it begins {(seen + text)[:40]!r}), so "
+                        "the label position is unknown; fix: give the answer's JSON schema with verdict first")
+            matched += 1
+        seen += text
+        if matched == len(_PREFIX_CHARS):
+            if index + 1 < len(positions):
+                return LabelPosition(index + 1, "")
+            break
+    return (f"the answer ended before its verdict value (generated {seen[:40]!r}); fix: allow more answer tokens "
+            "for label scoring")
+
+
+def _begins(label: str, rest: str) -> bool:
+    """Whether a token's text (after the overlap) begins ``label`` or is the label and its closing quote."""
+    return bool(rest) and (label.startswith(rest) or rest.startswith(label + '"'))
+
+
+def first_token_masses(candidates: Iterable[TokenChoice], overlap: str = "") -> tuple[dict[str, float], list[str]]:
+    """Sum, per label, the probabilities of the candidates whose text (after ``overlap``) begins it.
+
+    Args:
+        candidates: The top-k list of the label position (duplicates by text are counted once).
+        overlap: Text of the prefix that the position's tokens still carry (see :class:`LabelPosition`).
+
+    Returns:
+        ``({label: probability mass 0-1}, [problems])``; a label no candidate begins has mass 0 here (the
+        caller turns that into an invalid reason). Problems name non-finite log-probabilities.
+    """
+    masses = dict.fromkeys(LABELS, 0.0)
+    problems: list[str] = []
+    seen: set[str] = set()
+    for candidate in candidates:
+        if candidate.token in seen:
+            continue
+        seen.add(candidate.token)
+        if not candidate.token.startswith(overlap):
+            continue
+        rest = candidate.token[len(overlap):]
+        for label in LABELS:
+            if _begins(label, rest):
+                if not math.isfinite(candidate.logprob):
+                    problems.append(f"token {candidate.token!r} has log-probability {candidate.logprob!r}")
+                    continue
+                masses[label] += math.exp(min(candidate.logprob, 0.0))
+    return masses, problems
+
+
+def scores_from_positions(positions: list[TokenPosition], *, prefilled: bool, top_k: int, model: str,
+                          model_version: str | None = None, prompt_tokens: int | None = None,
+                          latency_s: float | None = None, metadata: dict[str, Any] | None = None) -> LabelScores:
+    """Label scores from the top-k lists of a generated answer (see the module docstring for what is summed).
+
+    Args:
+        positions: The generated tokens with their top-k lists, in order.
+        prefilled: True when the service continued the prefix given as an assistant prefill.
+        top_k: How many alternatives were asked for (named in the reasons).
+        model, model_version, prompt_tokens, latency_s: Copied into the :class:`LabelScores`.
+        metadata: Provider extras, merged into the result's metadata.
+
+    Returns:
+        Valid scores (``invalid_reason`` None, finite log-probabilities), or NaN scores with the reason.
+    """
+    extra = {"scored": SCORED_FIRST_TOKEN_MASS, "top_k": top_k, "prefilled": prefilled, **(metadata or {})}
+
+    def invalid(reason: str, masses: dict[str, float] | None = None) -> LabelScores:
+        mass = sum(masses.values()) if masses else float("nan")
+        return LabelScores(logprobs=dict.fromkeys(LABELS, float("nan")), n_tokens=dict.fromkeys(LABELS, 1),
+                           label_mass=mass, model=model, model_version=model_version, prompt_tokens=prompt_tokens,
+                           latency_s=latency_s, invalid_reason=reason, metadata=extra)
+
+    found = locate_label_position(positions, prefilled=prefilled)
+    if isinstance(found, str):
+        return invalid(found)
+    position = positions[found.index]
+    extra.update(label_position=found.index, overlap=found.overlap,
+                 top_tokens=[[c.token, c.logprob] for c in position.top])
+    if not position.top:
+        return invalid(f"the top-k list at the answer position {found.index} is empty (asked for top_logprobs="
+                       f"{top_k}); fix: use a server that returns top_logprobs, or scoring: verdict")
+    candidates = [*position.top]
+    if all(c.token != position.chosen.token for c in candidates):
+        candidates.append(position.chosen)  # Gemini: the chosen token may be missing from its top list
+    masses, problems = first_token_masses(candidates, found.overlap)
+    if problems:
+        return invalid("non-finite log-probability at the answer position: " + "; ".join(problems), masses)
+    missing = [label for label in LABELS if masses[label] <= 0.0]
+    if missing:
+        listed = ", ".join(repr(c.token) for c in position.top[:5])
+        return invalid(f"label {' and '.join(missing)} is not among the top-{top_k} tokens at the answer position "
+                       f"(the top ones: {listed}); it has no score, which is not 0", masses)
+    return LabelScores(logprobs={label: math.log(masses[label]) for label in LABELS},
+                       n_tokens=dict.fromkeys(LABELS, 1), label_mass=min(1.0, sum(masses.values())), model=model,
+                       model_version=model_version, prompt_tokens=prompt_tokens, latency_s=latency_s,
+                       metadata=extra)

@@ -1,0 +1,207 @@
+"""Notebook 10's inputs: every cue string (our trials, the paper's, the human notes), coded and checked.
+
+:func:`cue_analysis` returns every ``cues_*`` table as a dict of DataFrames; notebook 10 writes them with
+:func:`llmdisc.scoring.tables.write_table` and :mod:`llmdisc.figures.cue_plots` draws from them. It lives in the
+figures stage because it reads the human label files (:func:`llmdisc.human.read_labels`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from llmdisc.errors import DataError
+from llmdisc.paths import reference_dir, relative_to_root, results_dir
+from llmdisc.scoring import cue_tables
+from llmdisc.scoring.cue_validity import (
+    TableVocabulary,
+    check_cues,
+    paper_samples,
+    parser_agreement,
+    row_fact_conflicts,
+    validity_table,
+)
+from llmdisc.scoring.cues import (
+    code_cues,
+    coder_agreement,
+    cue_strings,
+    has_text,
+    input_quality_table,
+    load_codebook,
+    note_cues,
+)
+
+REFERENCE_SET = "cue_reference_v1.csv"
+CLAIMS_SET = "cue_claims_v1.csv"
+
+
+def fixture_path(name: str) -> Path:
+    """``tests/fixtures/<name>`` under the project root (the hand-coded reference sets)."""
+    from llmdisc.paths import project_root
+
+    return project_root() / "tests" / "fixtures" / name
+
+
+def paper_real_tables() -> dict[str, pd.DataFrame]:
+    """The paper's real tables in file order: Adult (UCI ``adult.data``, ``?`` rows dropped) and Census."""
+    from llmdisc.data import load_adult
+
+    tables: dict[str, pd.DataFrame] = {"adult": load_adult()[0]}
+    ref = reference_dir()
+    census = ref / "data/census/real/census.csv" if ref is not None else None
+    if census is not None and census.is_file():
+        tables["census-codes"] = pd.read_csv(census)
+    return tables
+
+
+def our_samples(trials: pd.DataFrame) -> tuple[dict, dict, dict[str, pd.DataFrame]]:
+    """Rebuild the rows each of our trials showed from ``row_ids`` (train table for REAL, the release otherwise).
+
+    Returns:
+        ``(samples, reasons, reals)`` keyed like :func:`llmdisc.scoring.cue_validity.check_cues`.
+    """
+    from llmdisc.discrimination import load_trial_tables
+
+    samples, reasons, reals, cache = {}, {}, {}, {}
+    for rec in trials.to_dict("records"):
+        key = ("llmdisc", rec.get("run_id"), rec.get("trial_id"), None)
+        dkey, synth = rec.get("dataset_key"), rec.get("synthetic_method")
+        try:
+            if (dkey, synth) not in cache:
+                cache[(dkey, synth)] = load_trial_tables(dkey, [synth])[0][dkey]
+            tables = cache[(dkey, synth)]
+        except (DataError, FileNotFoundError, OSError) as exc:
+            samples[key], reasons[key] = None, f"tables of {dkey}/{synth} not found ({type(exc).__name__})"
+            continue
+        reals[dkey] = tables["real"]
+        source = tables["real"] if rec.get("true_label") == "REAL" else tables[synth]
+        ids = rec.get("row_ids")
+        if ids is None or len(ids) == 0:
+            samples[key], reasons[key] = None, "the record has no row_ids"
+            continue
+        samples[key] = source.iloc[list(ids)].reset_index(drop=True)
+    return samples, reasons, reals
+
+
+def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, include_paper: bool = True,
+                 include_humans: bool = True) -> dict[str, Any]:
+    """Build every cue table.
+
+    Args:
+        trials_dir: folder of our trial records (default ``results/trials``; absent or empty: none).
+        include_ours: add our own trial records (and rebuild their samples from ``row_ids``).
+        include_paper: add the paper's 451 valid trials (``../shared/reference``).
+        include_humans: add the human notes (``../shared/reference/results/human``).
+
+    Returns:
+        ``{"tables": {name: DataFrame}, "inputs": [relative paths read], "counts": {...}}``.
+    """
+    from llmdisc.discrimination import load_trials
+    from llmdisc.human import read_labels
+    from llmdisc.scoring.reference import import_paper_trials, paper_trial_files
+
+    codebook = load_codebook()
+    themes = codebook.theme_ids
+    inputs: list[str] = []
+    cue_frames, trial_frames = [], {}
+    trials_dir = trials_dir or results_dir() / "trials"
+    ours = pd.DataFrame()
+    if include_ours and trials_dir.is_dir() and any(trials_dir.glob("*.jsonl")):
+        ours = load_trials(trials_dir)
+        trial_frames["llmdisc"] = ours
+        cue_frames.append(cue_strings(ours, source="llmdisc"))
+        inputs.extend(relative_to_root(f) for f in sorted(trials_dir.rglob("*.jsonl")))
+    paper = pd.DataFrame()
+    if include_paper and reference_dir() is not None:
+        files = paper_trial_files()
+        paper = import_paper_trials(files)
+        trial_frames["paper"] = paper
+        cue_frames.append(cue_strings(paper, source="paper"))
+        inputs.extend(relative_to_root(f) for f in files)
+    if include_humans and reference_dir() is not None:
+        labels, _, files = read_labels([reference_dir() / "results" / "human"])
+        cue_frames.append(note_cues(labels))
+        inputs.extend(relative_to_root(Path(f)) for f in files)
+    if not cue_frames:
+        raise DataError("no trial records and no ../shared/reference; fix: run notebook 04 or set LLMDISC_SHARED")
+    cues = pd.concat(cue_frames, ignore_index=True)
+    coded = code_cues(cues, codebook)
+    usable = coded[has_text(coded)]
+    per_trial = cue_tables.trial_themes(coded, themes)
+    per_trial["has_cue"] = per_trial["answer"].str.replace("\u241e", "").str.strip().ne("")
+    tables: dict[str, pd.DataFrame] = {}
+    cells = ["source", "provider", "model", "dataset", "condition", "true_label"]
+    tables["cues_theme_frequency"] = cue_tables.theme_share_table(per_trial, themes, cells)
+    tables["cues_theme_by_field"] = cue_tables.theme_share_table(
+        cue_tables.trial_themes(coded[coded["source"] != "human"].assign(
+            trial_id=lambda d: d["trial_id"].astype(str) + "|" + d["field"]), themes).assign(
+            field=lambda d: d["trial_id"].str.rsplit("|", n=1).str[-1]),
+        themes, ["source", "provider", "model", "field"])
+    llm = per_trial[per_trial["source"] != "human"]
+    tables["cues_correct_vs_wrong"] = cue_tables.theme_share_table(
+        llm, themes, ["source", "provider", "model", "dataset", "correct"])
+    tables["cues_condition_shift"] = cue_tables.condition_shift_table(per_trial, themes)
+    tables["cues_recognition"] = cue_tables.recognition_table(per_trial)
+    humans_and_models = per_trial.assign(who=per_trial["source"].map({"human": "human"}).fillna("model"))
+    noted = humans_and_models[humans_and_models["has_cue"]]
+    tables["cues_humans_vs_models"] = cue_tables.theme_share_table(
+        noted, themes, ["who", "source", "provider", "model", "dataset", "condition"])
+    tables["cues_input_quality"] = input_quality_table(cues, trial_frames)
+    # coder validation against the hand-coded reference set
+    ref_path = fixture_path(REFERENCE_SET)
+    if ref_path.is_file():
+        reference = pd.read_csv(ref_path, keep_default_na=False)
+        parts = {"all": reference, "test_fold": reference[reference["fold"] == "test"],
+                 "test_fold_without_codebook_examples": reference[(reference["fold"] == "test")
+                                                                  & ~reference["in_codebook_examples"].astype(bool)]}
+        tables["cues_coder_agreement"] = pd.concat(
+            [coder_agreement(p, codebook).assign(subset=name) for name, p in parts.items()], ignore_index=True)
+        inputs.append(relative_to_root(ref_path))
+    # cue validity
+    reals = paper_real_tables() if not paper.empty else {}
+    vocabularies = {k: TableVocabulary.from_table(v) for k, v in reals.items()}
+    checked_parts = []
+    paper_cues = usable[usable["source"] == "paper"]
+    if not paper_cues.empty:
+        samples, reasons = paper_samples(paper_cues, reals)
+        # the paper's C2 metadata described the whole source table: for REAL samples, the real table
+        metadata = {key: reals[rec["dataset_key"]] for rec in paper_cues.to_dict("records")
+                    if rec["condition"] == "C2" and rec["true_label"] == "REAL" and rec["dataset_key"] in reals
+                    for key in [tuple(rec.get(k) for k in ("source", "run_id", "trial_id", "line_no"))]}
+        paper_checked = check_cues(paper_cues, samples, vocabularies=vocabularies, reals=reals,
+                                   metadata_tables=metadata, unavailable_reasons=reasons)
+        checked_parts.append(paper_checked)
+        tables["cues_row_fact_conflicts"] = row_fact_conflicts(paper_checked)
+    human_cues = usable[usable["source"] == "human"].assign(
+        dataset_key=lambda d: d["dataset"].map({"adult": "adult", "census": "census-codes"}))
+    if not human_cues.empty and vocabularies:
+        reasons = {}
+        checked_parts.append(check_cues(human_cues, {}, vocabularies=vocabularies, reals=reals,
+                                        unavailable_reasons=reasons).assign(
+            detail="the human study did not record which rows each annotator saw"))
+    our_cues = usable[usable["source"] == "llmdisc"]
+    if not our_cues.empty:
+        samples, reasons, our_reals = our_samples(ours)
+        vocab_ours = {k: TableVocabulary.from_table(v) for k, v in our_reals.items()}
+        our_cues = our_cues.assign(line_no=None)
+        checked_parts.append(check_cues(our_cues, samples, vocabularies=vocab_ours, reals=our_reals,
+                                        unavailable_reasons=reasons))
+    checked = pd.concat([c for c in checked_parts if not c.empty], ignore_index=True) if checked_parts else \
+        pd.DataFrame(columns=["source", "provider", "model", "true_label", "claim_kind", "verdict"])
+    keep = ["source", "provider", "model", "dataset", "synthetic_method", "condition", "true_label", "predicted_label", "field",
+            "claim_kind", "claim", "verdict", "detail", "text"]
+    tables["cues_validity_claims"] = checked.reindex(columns=keep)
+    tables["cues_validity"] = validity_table(checked, by=("source", "provider", "model", "true_label"))
+    tables["cues_validity_by_kind"] = validity_table(checked, by=("source", "true_label", "claim_kind"))
+    claims_path = fixture_path(CLAIMS_SET)
+    if claims_path.is_file() and vocabularies:
+        claim_ref = pd.read_csv(claims_path, keep_default_na=False)
+        agreement = parser_agreement(claim_ref[claim_ref["dataset_key"].isin(list(vocabularies))], vocabularies)
+        tables["cues_parser_accuracy"] = pd.DataFrame([{**agreement.attrs, "fixture": CLAIMS_SET}])
+        inputs.append(relative_to_root(claims_path))
+    counts = {"cue_strings": int(len(cues)), "cue_strings_with_text": int(len(usable)),
+              "trials_or_answers": int(len(per_trial)), "claims": int(len(checked)),
+              "codebook_version": codebook.version}
+    return {"tables": tables, "inputs": inputs, "counts": counts, "coded": coded}

@@ -1,0 +1,77 @@
+"""Figures of the reasoning cues (notebook 10): theme shares under C1 and C2, and the validity of cited facts.
+
+Each function reads a ``cues_*`` table of :func:`llmdisc.figures.cue_data.cue_analysis` and returns a matplotlib
+Figure (save it with :func:`llmdisc.figures.plots.save_figure`). One panel per source × provider/model × dataset:
+never pooled across models; every share drawn with its Wilson 95 % interval and its n.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from llmdisc.figures.plots import CONDITION_COLOURS, PALETTE, _grid, set_style
+
+VERDICT_COLOURS = {"true": PALETTE[2], "false": PALETTE[3], "not_checkable": "0.75"}
+
+
+def theme_shift_figure(shift: pd.DataFrame, theme_labels: dict[str, str] | None = None) -> plt.Figure:
+    """Share of trials using each theme under C1 and C2 (``cues_condition_shift``), one panel per model × dataset.
+
+    Args:
+        shift: :func:`llmdisc.scoring.cue_tables.condition_shift_table` output.
+        theme_labels: ``{theme id: label}`` for the y axis (default: the ids).
+
+    Returns:
+        The figure: horizontal dots with 95 % Wilson intervals, C1 and C2 side by side; n in each panel title.
+    """
+    set_style()
+    theme_labels = theme_labels or {}
+    groups = list(shift.groupby(["source", "provider", "model", "dataset"], sort=True))
+    fig, axes = _grid(len(groups), width=4.6, height=3.6)
+    for ax, ((source, provider, model, dataset), grp) in zip(axes, groups):
+        themes = list(dict.fromkeys(grp["theme"]))
+        y = np.arange(len(themes))
+        for offset, cond in ((-0.15, "C1"), (0.15, "C2")):
+            sub = grp.set_index("theme").reindex(themes)
+            value = sub[f"share_{cond.lower()}"].to_numpy(dtype=float)
+            low = value - sub[f"share_{cond.lower()}_ci_low"].to_numpy(dtype=float)
+            high = sub[f"share_{cond.lower()}_ci_high"].to_numpy(dtype=float) - value
+            ax.errorbar(value, y + offset, xerr=[low, high], fmt="o", ms=4, capsize=2,
+                        color=CONDITION_COLOURS[cond], label=cond)
+        n1, n2 = int(grp["n_c1"].iloc[0]), int(grp["n_c2"].iloc[0])
+        ax.set_yticks(y, [theme_labels.get(t, t) for t in themes], fontsize=7)
+        ax.set_xlim(-0.02, 1.02)
+        ax.invert_yaxis()
+        ax.set_title(f"{source}: {provider}/{model}\n{dataset} (n C1={n1}, C2={n2})", fontsize=8)
+        ax.set_xlabel("share of trials using the theme")
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def validity_figure(validity: pd.DataFrame) -> plt.Figure:
+    """Stacked shares of cited checkable facts that are true, false or not checkable (``cues_validity``).
+
+    Returns:
+        One horizontal stacked bar per source × provider/model × true label, with n claims at the bar's end.
+    """
+    set_style()
+    frame = validity.sort_values(["source", "provider", "model", "true_label"]).reset_index(drop=True)
+    labels = [f"{r.source}: {r.provider}/{r.model} | {r.true_label}" for r in frame.itertuples()]
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * max(len(frame), 2) + 1.2))
+    left = np.zeros(len(frame))
+    for verdict, colour in VERDICT_COLOURS.items():
+        share = frame[f"share_{verdict}"].fillna(0).to_numpy(dtype=float)
+        ax.barh(np.arange(len(frame)), share, left=left, color=colour, label=verdict.replace("_", " "))
+        left += share
+    for i, n in enumerate(frame["n_claims"]):
+        ax.text(1.01, i, f"n={int(n)}", va="center", fontsize=7)
+    ax.set_yticks(np.arange(len(frame)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.12)
+    ax.set_xlabel("share of parsed checkable claims")
+    ax.legend(fontsize=7, loc="lower right", ncol=3)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,104 @@
+"""Figures of the likelihood discriminator, reading its tables only (``results/tables/likelihood_*.csv``).
+
+* :func:`score_distributions` — per dataset × model panel, the per-sample mean token log-likelihood of the real
+  holdout samples beside each synthesizer's and each control's, with the cell's AUC in the label.
+* :func:`column_contributions` — per dataset × model panel, each column's change in nats per row (synthetic minus
+  real holdout; negative = the synthetic values of that column are less probable), one bar group per source.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from llmdisc.figures.plots import PALETTE, SYNTH_ORDER, set_style
+
+REAL_LABEL = "real holdout"
+CONTROL_ORDER = ("shuffled_columns", "real_vs_real")
+
+
+def _source_order(values) -> list[str]:  # noqa: ANN001
+    present = set(values)
+    return [s for s in (*SYNTH_ORDER, *CONTROL_ORDER) if s in present] + sorted(present - {*SYNTH_ORDER,
+                                                                                              *CONTROL_ORDER})
+
+
+def _grid(n: int, width: float, height: float) -> tuple[plt.Figure, list]:
+    cols = max(1, min(n, 2))
+    rows = max(1, -(-n // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat)
+
+
+def _panels(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    return [(d, m, g) for (d, m), g in frame.groupby(["dataset_key", "model"], sort=True)]
+
+
+def score_distributions(samples: pd.DataFrame, cells: pd.DataFrame, *, score: str = "mean_logprob") -> plt.Figure:
+    """Strip plot of per-sample scores: real holdout test samples, then each compared source.
+
+    Args:
+        samples: ``likelihood_samples`` table (one row per sample: ``dataset_key``, ``model``, ``source``, ``role``,
+            the scores). Train samples are drawn under ``real_vs_real``; reference samples are left out.
+        cells: ``likelihood_cells`` table (its ``auc`` per source labels the x axis).
+        score: ``mean_logprob`` or ``min_k_logprob``.
+    """
+    set_style()
+    shown = samples[samples["role"] != "reference"].copy()
+    shown["group"] = np.where(shown["source"] == "holdout", REAL_LABEL,
+                              np.where(shown["source"] == "train", "real_vs_real", shown["source"]))
+    panels = _panels(shown)
+    fig, axes = _grid(len(panels), width=5.2, height=3.4)
+    for ax, (dataset_key, model, frame) in zip(axes, panels):
+        order = [REAL_LABEL] + _source_order(frame.loc[frame["group"] != REAL_LABEL, "group"])
+        aucs = cells[(cells["dataset_key"] == dataset_key) & (cells["model"] == model) & (cells["score"] == score)]
+        auc_of = dict(zip(aucs["source"], aucs["auc"]))
+        rng = np.random.default_rng(0)  # jitter only; fixed so the figure is byte-stable
+        for x, group in enumerate(order):
+            values = frame.loc[frame["group"] == group, score].to_numpy(float)
+            colour = PALETTE[0] if group == REAL_LABEL else PALETTE[1 + x % (len(PALETTE) - 1)]
+            ax.scatter(x + rng.uniform(-0.18, 0.18, len(values)), values, s=12, alpha=0.75, color=colour)
+            if len(values):
+                ax.hlines(np.median(values), x - 0.3, x + 0.3, color="black", linewidth=1)
+        ax.set_xticks(range(len(order)))
+        ax.set_xticklabels([g if g == REAL_LABEL else f"{g}\nAUC {auc_of.get(g, float('nan')):.2f}"
+                            for g in order], rotation=30, ha="right", fontsize=7)
+        ax.set_title(f"{dataset_key} · {model}", fontsize=8)
+        ax.set_ylabel("mean token log-likelihood (nats)" if score == "mean_logprob" else "Min-K 20 % (nats)")
+    fig.suptitle("How probable the model finds each 20-row sample (higher = more probable; n per group shown as "
+                 "points)", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def column_contributions(columns: pd.DataFrame, *, top: int = 8) -> plt.Figure:
+    """Horizontal bars: per column, synthetic minus real holdout nats per row, one colour per source.
+
+    Args:
+        columns: ``likelihood_columns`` table (``dataset_key``, ``model``, ``source``, ``column``,
+            ``delta_nats_per_row``, ``rank``).
+        top: Columns shown per panel (those with the largest |delta| over the releases).
+    """
+    set_style()
+    panels = _panels(columns)
+    fig, axes = _grid(len(panels), width=5.2, height=3.8)
+    for ax, (dataset_key, model, frame) in zip(axes, panels):
+        sources = _source_order(frame["source"])
+        strength = frame.groupby("column")["delta_nats_per_row"].apply(lambda s: s.abs().max())
+        chosen = list(strength.sort_values(ascending=False).index[:top])[::-1]
+        height = 0.8 / max(len(sources), 1)
+        for k, source in enumerate(sources):
+            part = frame[frame["source"] == source].set_index("column").reindex(chosen)
+            ax.barh(np.arange(len(chosen)) + k * height - 0.4 + height / 2, part["delta_nats_per_row"],
+                    height=height, color=PALETTE[(1 + k) % len(PALETTE)], label=source)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(range(len(chosen)))
+        ax.set_yticklabels(chosen, fontsize=7)
+        ax.set_xlabel("synthetic − real (nats per row; < 0: less probable)")
+        ax.set_title(f"{dataset_key} · {model}", fontsize=8)
+        ax.legend(fontsize=6, loc="lower left")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,133 @@
+"""Figures of the verdict as a probability: ROC curves per cell, and raw against calibrated DRS (label bias).
+
+Data functions shape tables from trial records (:func:`roc_points`) or from the per-cell scores of
+:func:`llmdisc.scoring.probability.score_probability_cells`; plot functions read those tables only.
+One panel per dataset × model, never pooled; the controls (``shuffled_columns``, ``real_holdout``) are drawn
+beside the synthesizers, dashed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_curve
+
+from llmdisc.figures.plots import PALETTE, _grid, model_label, plt
+from llmdisc.synthesis.controls import CONTROLS
+
+ROC_COLUMNS = ("dataset_key", "synthetic_method", "condition", "provider", "model", "fpr", "tpr", "n_real",
+               "n_syn")
+CELL_ORDER = ("gaussian_copula", "ctgan", "tvae", *CONTROLS)
+
+
+def roc_points(trials: pd.DataFrame) -> pd.DataFrame:
+    """ROC curve points of ``log P(SYNTHETIC) - log P(REAL)`` per cell (valid label scores only).
+
+    Args:
+        trials: trial records with ``score_status``, ``logprob_real``, ``logprob_synthetic``, ``true_label``
+            and the cell columns.
+
+    Returns:
+        Long table, columns :data:`ROC_COLUMNS`: false-positive rate (real samples called SYNTHETIC) and
+        true-positive rate (synthetic samples called SYNTHETIC) at every threshold; cells lacking a class are
+        left out.
+    """
+    scored = trials[trials.get("score_status", pd.Series(dtype=object)) == "valid"]
+    parts = []
+    for key, cell in scored.groupby(["dataset_key", "synthetic_method", "condition", "provider", "model"]):
+        y = (cell["true_label"] == "SYNTHETIC").to_numpy()
+        if y.all() or not y.any():
+            continue
+        s = (pd.to_numeric(cell["logprob_synthetic"]) - pd.to_numeric(cell["logprob_real"])).to_numpy()
+        fpr, tpr, _ = roc_curve(y, s)
+        parts.append(pd.DataFrame({"fpr": fpr, "tpr": tpr}).assign(
+            **dict(zip(ROC_COLUMNS[:5], key)), n_real=int((~y).sum()), n_syn=int(y.sum())))
+    return pd.concat(parts, ignore_index=True)[list(ROC_COLUMNS)] if parts else pd.DataFrame(columns=ROC_COLUMNS)
+
+
+def _panels(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    frame = frame.assign(_panel=[f"{d} · {c}\n{model_label(p, m)}" for d, c, p, m in zip(
+        frame["dataset_key"], frame["condition"], frame["provider"], frame["model"])])
+    return [(title, group) for title, group in frame.groupby("_panel", sort=True)]
+
+
+def roc_curves(points: pd.DataFrame, cells: pd.DataFrame | None = None) -> plt.Figure:
+    """ROC curves, one panel per dataset × condition × model, one line per synthesizer or control.
+
+    Args:
+        points: :func:`roc_points` output.
+        cells: optional :func:`~llmdisc.scoring.probability.score_probability_cells` output, for the AUC and
+            its interval in the legend.
+
+    Returns:
+        The figure. Reading: the diagonal is no ranking (AUC 0.5); a curve in the upper left ranks synthetic
+        samples above real ones (AUC → 1); one under the diagonal ranks them the wrong way round (AUC → 0).
+    """
+    panels = _panels(points) if len(points) else []
+    fig, axes = _grid(max(len(panels), 1), width=3.6, height=3.4)
+    for ax, (title, group) in zip(axes, panels):
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
+        for i, method in enumerate([m for m in CELL_ORDER if m in set(group["synthetic_method"])]):
+            line = group[group["synthetic_method"] == method]
+            label = f"{method} (n={line['n_real'].iloc[0]}+{line['n_syn'].iloc[0]})"
+            if cells is not None:
+                match = cells[(cells["synthetic_method"] == method) & (cells["dataset_key"] == line[
+                    "dataset_key"].iloc[0]) & (cells["condition"] == line["condition"].iloc[0]) & (
+                    cells["model"] == line["model"].iloc[0])]
+                if len(match):
+                    r = match.iloc[0]
+                    label = f"{method} AUC {r['auc']:.2f} [{r['auc_ci_low']:.2f}, {r['auc_ci_high']:.2f}]"
+            ax.step(line["fpr"], line["tpr"], where="post", color=PALETTE[i % len(PALETTE)],
+                    ls="--" if method in CONTROLS else "-", lw=1.4, label=label)
+        ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="real samples called SYNTHETIC (FPR)",
+               ylabel="synthetic samples called SYNTHETIC (TPR)", title=title)
+        ax.legend(fontsize=6, loc="lower right")
+    for ax in list(axes)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("ROC of the verdict probability log P(SYNTHETIC) − log P(REAL), per cell", y=1.04, fontsize=9)
+    return fig
+
+
+def raw_vs_calibrated(cells: pd.DataFrame) -> plt.Figure:
+    """Raw against calibrated DRS per cell: label bias made visible.
+
+    Args:
+        cells: :func:`~llmdisc.scoring.probability.score_probability_cells` output.
+
+    Returns:
+        The figure: per panel (dataset × model) and cell, the raw DRS (decision p_synthetic > 0.5), the
+        batch-calibrated DRS (median threshold) and the contextually calibrated DRS (content-free threshold),
+        each with its 95 % bootstrap interval. DRS 0 = no balanced discrimination, 0.5 = chance, 1 = every
+        sample told apart. A raw bar at 0 beside a calibrated bar well above it is a model that perceives but
+        always answers the same label.
+    """
+    frame = cells.assign(_cell=[f"{m}\n{c}" for m, c in zip(cells["synthetic_method"], cells["condition"])])
+    frame = frame.assign(_panel=[f"{d}\n{model_label(p, m)}" for d, p, m in zip(
+        frame["dataset_key"], frame["provider"], frame["model"])])
+    panels = list(frame.groupby("_panel", sort=True))
+    fig, axes = _grid(max(len(panels), 1), width=5.2, height=3.4)
+    readings = (("raw", "raw (p > 0.5)"), ("batch", "batch-calibrated"), ("context", "contextual"))
+    for ax, (title, group) in zip(axes, panels):
+        order = sorted(group["_cell"].unique(), key=lambda s: (CELL_ORDER.index(s.split("\n")[0])
+                                                              if s.split("\n")[0] in CELL_ORDER else 99, s))
+        x = np.arange(len(order))
+        width = 0.26
+        for i, (name, label) in enumerate(readings):
+            rows = group.set_index("_cell").reindex(order)
+            value = rows[f"{name}_drs"].to_numpy(dtype=float)
+            low = value - rows[f"{name}_drs_ci_low"].to_numpy(dtype=float)
+            high = rows[f"{name}_drs_ci_high"].to_numpy(dtype=float) - value
+            shown = np.isfinite(value)  # an undefined DRS (no threshold, an empty class) is not drawn as 0
+            ax.bar((x + (i - 1) * width)[shown], value[shown], width, yerr=[low[shown], high[shown]],
+                   color=PALETTE[i], label=label if shown.any() else f"{label}: not computed", capsize=2)
+        ns = group.set_index("_cell").reindex(order)
+        ax.set_xticks(x, [f"{c}\nn={int(r)}+{int(s)}" for c, r, s in zip(order, ns["n_real"], ns["n_syn"])],
+                      fontsize=6)
+        ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+        ax.set(ylim=(0, 1.05), ylabel="DRS", title=title)
+        ax.legend(fontsize=6)
+    for ax in list(axes)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("Raw vs calibrated DRS of the verdict probability (95 % bootstrap intervals)", y=1.04,
+                 fontsize=9)
+    return fig

@@ -1,0 +1,156 @@
+"""What the annotator sees: the sample and the C2 metadata block as HTML that fits the page width.
+
+The LLM reads every column of a sample at once, so the annotator must too (PROTOCOL §7, §8 row 4): a
+monospaced code block of the Markdown is cut at the right edge of a laptop screen (at 1300 px, Adult showed
+6 of its 15 columns). Here the sample is an HTML table whose cells are the very strings of
+:func:`llmdisc.discrimination.prompts.render_table` (both come from ``tabulate``'s one formatting step on the
+same frame: same rows, column order, number formatting and text), sized to the page: headers wrap after
+``_``, text values wrap at their spaces and hyphens, and the font shrinks with the page width (CSS
+container units) so that the widest unbreakable word of every column fits. The metadata block stays
+plain text and wraps its long lines.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pandas as pd
+from tabulate import tabulate
+
+SAMPLE_CLASS = "llmdisc-sample"
+"""CSS class of the ``<div>`` around the sample table (the browser test finds the table by it)."""
+
+METADATA_CLASS = "llmdisc-metadata"
+"""CSS class of the ``<pre>`` holding the C2 metadata block."""
+
+LARGEST_FONT_REM = 0.9
+"""Font size of a sample table that fits its page with room to spare (rem: 1 = the page's 16 px)."""
+
+SMALLEST_FONT_REM = 0.6
+"""Floor of the shrinking font (about 9.6 px); a table needing less scrolls inside its box instead."""
+
+PAGE_CSS = f"""<style>
+[data-testid="stMainBlockContainer"] {{ padding-left: 2rem; padding-right: 2rem; }}
+.{SAMPLE_CLASS} {{ width: 100%; max-width: 100%; container-type: inline-size; overflow-x: auto;
+  margin-bottom: 1rem; }}
+.{SAMPLE_CLASS} table {{ width: 100%; border-collapse: collapse; table-layout: auto; margin: 0;
+  line-height: 1.25; font-variant-numeric: tabular-nums; }}
+.{SAMPLE_CLASS} th, .{SAMPLE_CLASS} td {{ padding: 0.2em 0.35em; vertical-align: top;
+  border: 1px solid rgba(128, 128, 128, 0.35); overflow-wrap: break-word; hyphens: none; }}
+.{SAMPLE_CLASS} th {{ font-weight: 600; background: rgba(128, 128, 128, 0.12); vertical-align: bottom; }}
+.{SAMPLE_CLASS} tbody tr:nth-child(even) {{ background: rgba(128, 128, 128, 0.06); }}
+.{METADATA_CLASS} {{ white-space: pre-wrap; overflow-wrap: anywhere; overflow-x: visible;
+  font-size: 0.8rem; line-height: 1.35; padding: 0.75rem 1rem; border-radius: 0.5rem;
+  background: rgba(128, 128, 128, 0.08); max-width: 100%; }}
+</style>"""
+"""The page's style sheet; inject it once per page (``st.html`` puts a lone style sheet out of the page
+flow). Besides the two blocks, it narrows Streamlit's side margins of the main column (5 rem each in the
+wide layout) to 2 rem: 96 px more for the table, so a larger font."""
+
+_HEADER_CELL = re.compile(r"(<th[^>]*>)(.*?)(</th>)", re.DOTALL)
+_VALUE_BREAKS = re.compile(r"\s+|(?<=-)(?=[^\d\s-])")
+"""Where a browser may wrap a value: at white space, and after a hyphen followed by a non-digit."""
+_HEADER_BREAKS = re.compile(r"\s+|(?<=_)|(?<=-)(?=[^\d\s-])")
+"""The same for headers, plus after each ``_`` (where :func:`sample_table_html` puts a ``<wbr>``)."""
+
+_CELL_EM = 0.8
+"""Horizontal padding (2 x 0.35 em) and border of one cell, in em."""
+_BOLD = 1.06
+"""Headers are bold: about 6 % wider than the same letters in regular weight."""
+
+
+def _char_em(char: str) -> float:
+    """A generous width of one character of the page's proportional font (Source Sans), in em.
+
+    Overestimating only makes the font a little smaller than it could be; measured in Chromium, Adult's
+    narrowest layout is 65.5 em (a 20-row sample), which these widths put at 76 em.
+    """
+    if char in "mwMW":
+        return 0.85
+    if char.isupper() or char.isdigit():
+        return 0.62
+    return 0.52
+
+
+def _longest_word_em(text: str, breaks: re.Pattern[str]) -> float:
+    return max((sum(map(_char_em, part)) for part in breaks.split(text)), default=0.0)
+
+
+def sample_min_width_em(sample: pd.DataFrame) -> float:
+    """Estimate the narrowest width the sample table can take, in em of its font.
+
+    Each column is as wide as its longest unbreakable word (header or value, split where
+    :data:`_VALUE_BREAKS` / :data:`_HEADER_BREAKS` allow a line break) plus its padding.
+
+    Args:
+        sample: The rows shown, with their column names.
+
+    Returns:
+        The sum over columns, in em (a width / this = the largest font that fits that width); 0.0 for a
+        sample without columns. An overestimate by design (generous character widths from
+        :func:`_char_em`, values as ``str``, about as long as tabulate's rendering).
+    """
+    total = 0.0
+    for column in sample.columns:
+        value_em = max((_longest_word_em(value, _VALUE_BREAKS) for value in sample[column].astype(str)),
+                       default=0.0)
+        header_em = _longest_word_em(str(column), _HEADER_BREAKS) * _BOLD
+        total += max(value_em, header_em) + _CELL_EM
+    return round(total, 2)
+
+
+def sample_font_size(sample: pd.DataFrame) -> str:
+    """CSS font size of the sample table: as large as fits its box, between two bounds.
+
+    Args:
+        sample: The rows shown.
+
+    Returns:
+        ``clamp(0.6rem, calc(100cqi / W), 0.9rem)`` with ``W`` = :func:`sample_min_width_em`: ``100cqi`` is
+        the width of the table's box (the page's main column), so the font is the one at which the
+        table's narrowest layout just fits, never above :data:`LARGEST_FONT_REM` nor below
+        :data:`SMALLEST_FONT_REM`. Adult's 15 columns beside the sidebar get 12.0 px at 1280 px,
+        14.1 px at 1440 px.
+    """
+    width_em = max(sample_min_width_em(sample), 1.0)
+    return f"clamp({SMALLEST_FONT_REM}rem, calc(100cqi / {width_em}), {LARGEST_FONT_REM}rem)"
+
+
+def sample_table_html(sample: pd.DataFrame) -> str:
+    """Render a sample as the HTML table the annotator sees, cell for cell the Markdown the LLM receives.
+
+    Args:
+        sample: The rows shown, with their column names, in the table's column order (as passed to
+            :func:`llmdisc.discrimination.prompts.render_table`).
+
+    Returns:
+        One ``<div class="llmdisc-sample">`` holding a ``<table>`` (font :func:`sample_font_size`): one
+        ``<th>`` per column and one ``<tr>`` per row, in the sample's order; each cell's text (white space
+        stripped) equals the corresponding cell of ``render_table(sample)``, HTML-escaped (``<=50K``
+        shows as ``<=50K``); numeric columns right-aligned as in the Markdown. Headers get a ``<wbr>`` (an
+        invisible line-break opportunity) after each ``_``. No newline inside (tabulate's line breaks
+        become spaces), so a Markdown renderer would keep it as one HTML block.
+    """
+    # pandas' to_markdown is tabulate(df, headers="keys", tablefmt="pipe", showindex=False): the same call
+    # with tablefmt="html" formats every cell identically (tabulate formats first, then lays out).
+    table = tabulate(sample, headers="keys", tablefmt="html", showindex=False)
+    table = _HEADER_CELL.sub(lambda m: m.group(1) + m.group(2).strip().replace("_", "_<wbr>") + m.group(3),
+                             table)
+    table = table.replace("<table>", f'<table style="font-size: {sample_font_size(sample)};">', 1)
+    return f'<div class="{SAMPLE_CLASS}">{table.replace(chr(10), " ")}</div>'
+
+
+def metadata_html(text: str) -> str:
+    """Render the C2 metadata block (:func:`llmdisc.discrimination.metadata.metadata_block`) as wrapping text.
+
+    Args:
+        text: The block exactly as the LLM receives it.
+
+    Returns:
+        A ``<pre class="llmdisc-metadata">`` whose text is ``text`` (HTML-escaped; line breaks, blank
+        lines and indentation kept) with long lines wrapped at the page edge instead of scrolling
+        sideways. Newlines are written as ``&#10;`` so the HTML is one line (one Markdown HTML block even
+        where the text has blank lines).
+    """
+    return f'<pre class="{METADATA_CLASS}">{html.escape(text).replace(chr(10), "&#10;")}</pre>'

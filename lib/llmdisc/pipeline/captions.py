@@ -1,0 +1,226 @@
+"""The supplementary's words in one place: figure captions, table descriptions and the research questions.
+
+Every figure that notebook 07 saves (``figures/<name>.png``) is shown in the supplementary with the numbered
+caption kept here under its file name: what is plotted, what n is, what the interval is and how to read 0, 0.5
+and 1. :data:`RESEARCH_QUESTIONS` lists what the study asks, each with the notebook section, figures and table
+that answer it; the landing page (:mod:`llmdisc.pipeline.landing`) is generated from it and from
+``results/tables/``. A figure or table missing from a run is left out, never an error; a figure without an
+entry here gets a caption saying so (add one here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class FigureCaption:
+    """The caption of one figure, in four parts a reader needs to read it."""
+
+    title: str
+    """One line: what the figure shows."""
+    plotted: str
+    """What is on the axes, panels, colours and markers."""
+    n: str
+    """What n is; ``{field}`` placeholders are filled from the run's tables (see :func:`caption_text`)."""
+    interval: str
+    """What the error bars or bands are (or that there are none)."""
+    reading: str
+    """How to read 0, 0.5 and 1 (or the figure's reference lines)."""
+
+
+_DRS_READING = ("DRS 0: the model never tells the labels apart (for instance it always answers one label); "
+                "0.5: balanced chance-level discrimination (dashed line); 1: every real sample called REAL "
+                "and every synthetic one SYNTHETIC: the release is distinguishable.")
+
+FIGURE_CAPTIONS: dict[str, FigureCaption] = {
+    "drs_by_cell": FigureCaption(
+        "Disclosure Risk Score by synthesizer and condition.",
+        "DRS = min(p_REAL, p_SYN) per synthesizer (x) and condition (colour: C1 table only, C2 table + "
+        "metadata), one panel per dataset × provider/model, never pooled.",
+        "n on each bar = valid trials of the cell ({n_valid} valid trials in {n_cells} cells in this run).",
+        "Error bars: 95 % bootstrap interval of the DRS (seeded; seeds in results/tables/llm_cells.csv).",
+        _DRS_READING),
+    "drs_decomposition": FigureCaption(
+        "Which half of the task limits the DRS: p_REAL against p_SYN.",
+        "p_REAL (real samples called REAL) and p_SYN (synthetic samples called SYNTHETIC) per synthesizer and "
+        "condition, one panel per dataset × provider/model.",
+        "n on each bar = valid trials with a real (p_REAL) or a synthetic (p_SYN) sample.",
+        "Error bars: Wilson 95 % interval of the share.",
+        "0: no sample of that label recognised; 0.5: half of them; 1: all of them. An always-REAL answerer sits "
+        "at p_REAL = 1, p_SYN = 0 (DRS 0)."),
+    "label_bias_confidence": FigureCaption(
+        "Label bias and stated confidence.",
+        "Bars: share of REAL answers per cell; diamonds: mean stated confidence / 100.",
+        "n on each bar = valid trials of the cell.",
+        "None: both values are shown as observed (no interval).",
+        "REAL-answer rate 0: always SYNTHETIC; 0.5: balanced answers (the true share of real samples); "
+        "1: always REAL. Confidence 0.5 = 50 of 100, 1 = fully sure."),
+    "condition_change": FigureCaption(
+        "Does the metadata block change the DRS? C1 against C2.",
+        "DRS under C1 (table only) and C2 (table + metadata) per synthesizer, joined by a line; legend: the "
+        "two-sided permutation p-value of DRS(C2) − DRS(C1) (3,000 shuffles of the condition labels).",
+        "n = valid trials per condition of each cell (columns n_c1, n_c2 of results/tables/llm_condition_tests.csv).",
+        "No error bars: the permutation p-value is the uncertainty shown.",
+        _DRS_READING + " A flat line: no change; p < 0.05: a change unlikely under shuffled conditions."),
+    "seed_stability": FigureCaption(
+        "Seed stability of the matched-N DRS.",
+        "Mean DRS over re-draw seeds per synthesizer and condition, one panel per dataset × model "
+        "(the paper's own trials from notebook 08 where our run has too few valid trials per model).",
+        "n = seeds of the re-draw (50 in the paper's analysis, seeds 1000–1049).",
+        "Error bars: 2.5–97.5 % range of the DRS over the seeds (not a confidence interval).",
+        _DRS_READING),
+    "llm_vs_baselines": FigureCaption(
+        "The LLM against the classifier and distance baselines.",
+        "LLM DRS (y) against a baseline metric (x: C2ST ROC-AUC or the DCR share), one point per synthesizer; "
+        "colour = condition, marker = dataset; legend: Kendall's τ across the synthesizers.",
+        "n = valid trials of each LLM cell (results/tables/llm_cells.csv); the baselines' sizes are in "
+        "results/tables/baselines_headline.csv.",
+        "Vertical bars: 95 % bootstrap interval of the DRS.",
+        "y: " + _DRS_READING + " x: ROC-AUC 0.5 = the classifier cannot tell real from synthetic rows, 1 = it "
+        "always can; DCR share 0.5 = synthetic rows as close to the training data as the holdout is."),
+    "human_vs_llm": FigureCaption(
+        "Humans against the LLM, per cell.",
+        "Pooled human DRS (x) against the LLM's DRS (y) for the cells both were measured on; colour and "
+        "marker = condition; dashed line: y = x.",
+        "n = cells shared by the human pilot and the LLM run ({n_human} human labels in the pilot).",
+        "None drawn: each point is a point estimate (intervals in results/tables/human_cells.csv).",
+        "On the diagonal: humans and the LLM equally able; above it: the LLM better. " + _DRS_READING),
+    "calibration": FigureCaption(
+        "Confidence calibration (reliability diagram).",
+        "Observed accuracy (y) against mean stated confidence / 100 (x) in confidence bins, one line per model.",
+        "n next to each point = valid trials in the bin.",
+        "None: bin means only.",
+        "On the dashed diagonal: calibrated (stated 0.5 → right half the time, 1 → always right); below it: "
+        "over-confident; accuracy 0.5 = chance on a balanced task."),
+    "encoding_effect": FigureCaption(
+        "Encoding effect: Census as PUMS integer codes against text labels.",
+        "DRS per synthesizer for each encoding × condition (colour), one panel per provider/model.",
+        "n on each bar = valid trials of the cell.",
+        "Error bars: 95 % bootstrap interval of the DRS.",
+        _DRS_READING + " Only the codes encoding is drawn unless the run includes census-labels."),
+    "protocol_effect": FigureCaption(
+        "The paper's fixed 20-row sample repeats one prompt; fresh samples do not.",
+        "Effective N (distinct prompts, or distinct answers where the paper's records hold no prompt) against "
+        "the valid trials of each cell; colour = protocol (ours: fresh samples; the paper's: fixed sample).",
+        "n = valid trials per cell (x); one point per cell.",
+        "None: counts.",
+        "On the dashed diagonal: every trial is a distinct sample (the trials are independent); far below it: "
+        "the trials repeat one prompt and their n overstates the evidence."),
+    "probability_roc": FigureCaption(
+        "The verdict as a probability: ROC curves of the label score.",
+        "ROC curve of the score log P(SYNTHETIC) − log P(REAL) per cell (true-positive rate against false-positive "
+        "rate, a synthetic sample being the positive class); legend: the cell's AUC.",
+        "n = real and synthetic samples scored in the cell (columns n_real, n_syn of "
+        "results/tables/llm_probability_cells.csv).",
+        "The AUC's 95 % DeLong interval and its permutation p-value are in the table (auc_ci_low, auc_ci_high, "
+        "auc_p_value).",
+        "AUC 0.5 (the diagonal): the score does not rank the labels; 1: every synthetic sample ranked above every "
+        "real one; 0: perfectly the wrong way round (a ranking an adversary with a few labelled samples would flip)."),
+    "probability_raw_vs_calibrated": FigureCaption(
+        "DRS of the probability score under three decisions: raw, batch-calibrated, contextual.",
+        "Per cell, the DRS when SYNTHETIC is decided by p_synthetic > 0.5 (raw, the model's bias included), by "
+        "the cell's median score (batch-calibrated) or by a content-free table's score (contextual); neither "
+        "calibration reads the cell's labels.",
+        "n = real and synthetic samples scored in the cell (n_real, n_syn in "
+        "results/tables/llm_probability_cells.csv).",
+        "Intervals, where drawn, are those of results/tables/llm_probability_cells.csv.",
+        _DRS_READING),
+}
+
+
+@dataclass(frozen=True)
+class ResearchQuestion:
+    """One question of the study and where in the supplementary it is answered."""
+
+    key: str
+    question: str
+    notebook: str
+    """Notebook number (``"07"``) whose section answers it."""
+    section: str
+    """Heading number in that notebook (``"3"`` for ``## 3. …``); an empty string points to the page."""
+    figures: tuple[str, ...] = ()
+    table: str = ""
+    """The results table (``results/tables/<table>.csv``) holding the numbers."""
+
+
+RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = (
+    ResearchQuestion("RQ1", "Can an LLM shown a 20-row sample tell a REAL table from a SYNTHETIC release?",
+                     "07", "2", ("drs_by_cell", "drs_decomposition", "label_bias_confidence"), "llm_cells"),
+    ResearchQuestion("RQ2", "Does the metadata block (C2: table + distributional statistics) change the DRS?",
+                     "07", "3", ("condition_change",), "llm_condition_tests"),
+    ResearchQuestion("RQ3", "Do the paper's numbers follow from its own counts and its own trial records?",
+                     "08", "2", ("seed_stability",), "paper_cells_from_trials"),
+    ResearchQuestion("RQ4", "How many independent trials does a cell hold: the fixed sample against fresh ones?",
+                     "07", "9", ("protocol_effect",), "llm_effective_n"),
+    ResearchQuestion("RQ5", "Does the LLM order the releases as classifier two-sample tests and distances do?",
+                     "07", "5", ("llm_vs_baselines",), "llm_baseline_agreement"),
+    ResearchQuestion("RQ6", "Can people tell real from synthetic samples, and do they agree with the LLM?",
+                     "06", "", ("human_vs_llm",), "human_totals"),
+    ResearchQuestion("RQ7", "Is the model's stated confidence calibrated?", "07", "7", ("calibration",), ""),
+    ResearchQuestion("RQ8", "Does the encoding of Census (integer codes or text labels) change the DRS?",
+                     "07", "8", ("encoding_effect",), "llm_cells"),
+    ResearchQuestion("RQ9", "Does the model's probability for each label rank real and synthetic samples where "
+                     "its verdict does not?", "07", "1b", ("probability_roc", "probability_raw_vs_calibrated"),
+                     "llm_probability_cells"),
+)
+
+TABLE_DESCRIPTIONS: dict[str, str] = {
+    "llm_cells": "Our LLM trials scored per dataset × synthesizer × condition × provider/model: n, p_REAL and "
+                 "p_SYN with Wilson 95 % intervals, DRS with its 95 % bootstrap interval (notebook 07).",
+    "llm_probability_cells": "The verdict as a probability per cell: AUC of log P(SYNTHETIC) − log P(REAL) "
+                             "with its 95 % DeLong interval and permutation p-value; raw, batch-calibrated and "
+                             "contextual DRS (notebook 07).",
+    "llm_condition_tests": "Permutation tests of DRS(C2) − DRS(C1) per cell (3,000 shuffles; notebook 07).",
+    "llm_effective_n": "Effective N (distinct prompts or answers) per cell, ours and the paper's (notebook 07).",
+    "llm_baseline_agreement": "Kendall's τ between the LLM's DRS and each baseline across synthesizers.",
+    "baselines_headline": "C2ST, DCR, linkage and Anonymeter headline per dataset × synthesizer (notebook 05).",
+    "human_totals": "Human pilot per annotator and condition: n, p_REAL, p_SYN, DRS with intervals (notebook 06).",
+    "human_cells": "Human pilot per annotator × dataset × synthesizer × condition (notebook 06).",
+    "human_deltas": "Human pilot: C2 − C1 per annotator and cell (notebook 06).",
+    "human_confidence": "Human pilot: stated confidence when right and when wrong (notebook 06).",
+    "human_agreement": "Human against LLM DRS: Spearman ρ and Bland–Altman limits (notebook 06).",
+    "human_agreement_cells": "The cells the human–LLM agreement is computed over (notebook 06).",
+    "human_problems": "Problems found in the label files (empty when none; notebook 06).",
+    "paper_cells_from_counts": "The paper's cells recomputed from its published counts, beside its numbers.",
+    "paper_cells_from_trials": "The paper's cells recomputed from its own trial records, beside its numbers.",
+    "paper_models_from_counts": "The paper's per-model totals from its published counts.",
+    "paper_models_from_trials": "The paper's per-model totals recomputed from its trial records.",
+    "paper_datasets_from_counts": "The paper's per-dataset totals from its published counts.",
+    "paper_datasets_from_trials": "The paper's per-dataset totals recomputed from its trial records.",
+    "paper_cell_scores": "The paper's trials scored as ours are: intervals and effective N per cell.",
+    "paper_fair_cells": "The paper's fair cells: both models with ≥ 8 valid trials.",
+    "paper_matched_n": "The paper's matched-N analysis, reproduced (seed 2026).",
+    "paper_seed_stability": "The paper's matched-N DRS over seeds 1000–1049.",
+    "paper_permutation": "The paper's C1 → C2 permutation tests, reproduced (seed 20260531).",
+    "paper_effective_n": "Distinct answers per cell of the paper's trials (the repeated prompt).",
+}
+
+
+class _Counts(dict):
+    """Placeholder values for :func:`caption_text`: a count the run's tables do not give reads 'not available'."""
+
+    def __missing__(self, key: str) -> str:
+        return "not available"
+
+
+def caption_text(name: str, counts: Mapping[str, object] | None = None) -> str:
+    """The caption of figure ``name`` as one paragraph of Markdown.
+
+    Args:
+        name: the figure's file name without suffix (``drs_by_cell``).
+        counts: values for the caption's placeholders (``n_valid``, ``n_cells``, ``n_human``); missing ones
+            read "not available".
+
+    Returns:
+        ``**title** plotted n interval reading``; for a figure with no entry in :data:`FIGURE_CAPTIONS`, a
+        caption saying that one is missing (the build does not fail over it).
+    """
+    caption = FIGURE_CAPTIONS.get(name)
+    if caption is None:
+        return (f"**{name}.** No caption is recorded for this figure yet: add one to "
+                "`llmdisc.pipeline.captions.FIGURE_CAPTIONS`.")
+    values = _Counts(counts or {})
+    parts = [caption.plotted, caption.n.format_map(values), caption.interval, caption.reading]
+    return f"**{caption.title}** " + " ".join(parts)

@@ -1,0 +1,235 @@
+"""The supplementary's landing page and tables page, generated as MyST Markdown from ``results/tables/``.
+
+:func:`landing_page` writes what the study asks, the headline table (``llm_cells.csv``: per provider/model and
+dataset, each cell with n, p_REAL, p_SYN and the DRS with its 95 % bootstrap interval, in percent), one line
+per research question pointing to the notebook section and figure that answer it, and the paper's numbers
+beside ours (``paper_cells_from_trials.csv``, ``paper_models_from_*.csv``). :func:`tables_page` renders every
+``results/tables/*.csv`` (and ``results/baselines/*.csv``) with its CSV and LaTeX files linked. Both only read
+tables: a table that is missing leaves its part out with a line saying so, never an error.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from llmdisc.pipeline.captions import RESEARCH_QUESTIONS, TABLE_DESCRIPTIONS
+
+HEADLINE_TABLE = "tbl-headline"
+"""Prefix of the labels (and HTML ids) of the headline tables, one per provider/model; the tests read them."""
+MAX_TABLE_ROWS = 60
+"""Rows shown per table on the tables page; the CSV holds all of them."""
+
+
+@dataclass
+class SiteMap:
+    """Where things are in the staged supplementary: what the generated pages link to."""
+
+    notebook_pages: dict[str, list[str]] = field(default_factory=dict)
+    """Notebook number (``"04"``) → docnames of its runs in the primary configuration, in plan order."""
+    section_labels: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(docname, heading number) → the label of that section."""
+    figure_labels: dict[str, str] = field(default_factory=dict)
+    """Figure name → the label of its figure in notebook 07 of the primary configuration."""
+    table_files: dict[str, list[str]] = field(default_factory=dict)
+    """Table name → staged paths of its files (``_tables/llm_cells.csv``, ``…tex``) relative to the source."""
+
+
+def pct(value: object) -> str:
+    """A share in [0, 1] as percent with one decimal (``0.837`` → ``83.7``); missing → ``–``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{100 * float(value):.1f}"
+
+
+def _read(tables_dir: Path, name: str) -> pd.DataFrame | None:
+    path = tables_dir / f"{name}.csv"
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path)
+    except (ValueError, OSError):  # an empty or half-written table: leave its part out
+        return None
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _pipe_table(header: list[str], rows: list[list[object]]) -> list[str]:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _numbered_table(label: str, caption: str, header: list[str], rows: list[list[object]]) -> list[str]:
+    # A colon fence: a backtick fence's info string may not hold the backticks of a caption's code span.
+    return [f":::{{table}} {caption}", f":name: {label}", "", *_pipe_table(header, rows), ":::", ""]
+
+
+def _downloads(site: SiteMap, name: str) -> str:
+    files = site.table_files.get(name, [])
+    return " · ".join(f"{{download}}`{Path(f).suffix.lstrip('.').upper()} <{f}>`" for f in files)
+
+
+def headline_rows(cells: pd.DataFrame) -> list[list[object]]:
+    """Rows of one model's headline table from its rows of ``llm_cells.csv``, by dataset, synthesizer, condition.
+
+    Columns (:data:`HEADLINE_HEADER`): dataset, synthesizer, condition, n real / syn (valid trials), p_REAL,
+    p_SYN and DRS [95 % bootstrap interval], the last three in percent with one decimal.
+    """
+    order = cells.sort_values(["dataset", "synthetic_method", "condition"])
+    return [[r.dataset, r.synthetic_method, r.condition, f"{int(r.n_valid_real)} / {int(r.n_valid_syn)}",
+             pct(r.p_real), pct(r.p_syn), f"{pct(r.drs)} [{pct(r.drs_ci_low)}, {pct(r.drs_ci_high)}]"]
+            for r in order.itertuples()]
+
+
+HEADLINE_HEADER = ["dataset", "synthesizer", "condition", "n real / syn", "p_REAL", "p_SYN", "DRS [95 % CI]"]
+
+
+def headline_label(provider: str, model: str) -> str:
+    """The label (and HTML id) of one provider/model's headline table: ``tbl-headline-local-smollm2-…``."""
+    return HEADLINE_TABLE + "-" + "-".join(filter(None, re.split(r"[^a-z0-9]+", f"{provider} {model}".lower())))
+
+
+def _headline(tables_dir: Path, site: SiteMap) -> list[str]:
+    cells = _read(tables_dir, "llm_cells")
+    lines = ["## Headline: our trials, per model and dataset", ""]
+    if cells is None or cells.empty:
+        return lines + ["_No `results/tables/llm_cells.csv` yet: run `make reproduce`._", ""]
+    n_total, n_valid = int(cells["n_total"].sum()), int(cells["n_valid"].sum())
+    lines += [f"{n_valid} valid trials of {n_total} in {len(cells)} cells "
+              f"({cells['provider'].nunique()} provider(s), {cells['model'].nunique()} model(s)), one table per "
+              "provider/model: scores are never pooled across models. Percent; DRS interval: 95 % bootstrap; "
+              f"n = valid trials with a real / synthetic sample. Files: {_downloads(site, 'llm_cells')}.", ""]
+    for (provider, model), frame in cells.groupby(["provider", "model"], sort=True):
+        lines += [f"### {provider} / {model}", ""]
+        lines += _numbered_table(headline_label(provider, model),
+                                 f"DRS of every cell of {provider} / {model} (percent).",
+                                 HEADLINE_HEADER, headline_rows(frame))
+    return lines
+
+
+def _question_lines(site: SiteMap) -> list[str]:
+    lines = ["## Research questions and where they are answered", ""]
+    for rq in RESEARCH_QUESTIONS:
+        pages = site.notebook_pages.get(rq.notebook, [])
+        where = []
+        if pages:
+            label = site.section_labels.get((pages[0], rq.section)) if rq.section else None
+            where.append(f"{{ref}}`notebook {rq.notebook} § {rq.section} <{label}>`" if label
+                         else f"{{doc}}`notebook {rq.notebook} </{pages[0]}>`")
+        figures = [f"{{numref}}`{site.figure_labels[f]}`" for f in rq.figures if f in site.figure_labels]
+        where += figures
+        if rq.table and rq.table in site.table_files:
+            where.append(f"table `{rq.table}` ({_downloads(site, rq.table)})")
+        answer = "; ".join(where) if where else "_not in this run_"
+        lines.append(f"- **{rq.key}.** {rq.question} → {answer}")
+    return lines + [""]
+
+
+def _paper_lines(tables_dir: Path, site: SiteMap) -> list[str]:
+    lines = ["## The paper's numbers beside ours", ""]
+    models_counts = _read(tables_dir, "paper_models_from_counts")
+    models_trials = _read(tables_dir, "paper_models_from_trials")
+    cells = _read(tables_dir, "paper_cells_from_trials")
+    if models_counts is None and cells is None:
+        return lines + ["_No `results/tables/paper_*.csv`: notebook 08 needs the paper's records "
+                        "(`../shared/reference`)._", ""]
+    lines += ["The paper's published counts and its own trial records (`../shared/reference`), scored by "
+              "notebook 08. DRS and accuracy in percent.", ""]
+    if models_counts is not None and models_trials is not None:
+        merged = models_counts.merge(models_trials, on=["provider", "model"], suffixes=("_counts", "_trials"))
+        rows = [[f"{r.provider} / {r.model}", int(r.N_counts), f"{r.DRS_counts:.1f}", f"{r.Accuracy_counts:.1f}",
+                 int(r.N_trials), f"{r.DRS_trials:.1f}", f"{r.Accuracy_trials:.1f}"]
+                for r in merged.itertuples()]
+        lines += _numbered_table(
+            "tbl-paper-models", "Per model: from the paper's counts and from its trial records.",
+            ["provider / model", "N (counts)", "DRS (counts)", "accuracy (counts)", "N (trials)",
+             "DRS (trials)", "accuracy (trials)"], rows)
+    if cells is not None:
+        matches = int(cells["matches"].astype(bool).sum())
+        lines += [f"Per cell, the paper's printed DRS against the DRS its own trial records give: **{matches} of "
+                  f"{len(cells)} cells match** ({_downloads(site, 'paper_cells_from_trials')}).", ""]
+        rows = [[r.dataset, r.synthetic_method, r.condition, f"{r.provider} / {r.model}", int(r.paper_n),
+                 f"{r.paper_drs:.1f}", int(r.N), f"{r.DRS:.1f}", "yes" if bool(r.matches) else "**no**"]
+                for r in cells.itertuples()]
+        lines += _numbered_table(
+            "tbl-paper-cells", "Per cell: the paper's DRS beside the DRS of its own trial records.",
+            ["dataset", "synthesizer", "condition", "provider / model", "paper n", "paper DRS", "records n",
+             "records DRS", "match"], rows)
+    return lines
+
+
+def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
+    """The landing page (``index.md``) as MyST Markdown.
+
+    Args:
+        tables_dir: ``results/tables`` (or a copy); read only.
+        site: the staged pages, sections, figures and table files to link.
+        toctree: the toctree directives (one string each) listing the notebook pages in pipeline order.
+
+    Returns:
+        The page text; parts whose tables are missing say so instead of failing.
+    """
+    lines = [
+        "# LLM-as-a-Discriminator — supplementary material", "",
+        "A data holder releases a synthetic table instead of the real one. **Can a large language model, shown a "
+        "20-row sample, tell whether it is REAL or SYNTHETIC?** If it can, the release carries artefacts an "
+        "adversary could exploit. Each trial shows the model one sample, either as a table only (**C1**) or with "
+        "a block of distributional statistics (**C2**), and asks for a verdict with a confidence.", "",
+        "The score is the **Disclosure Risk Score** DRS = min(p_REAL, p_SYN): p_REAL is the share of real "
+        "samples called REAL, p_SYN the share of synthetic samples called SYNTHETIC. 0: the model never tells "
+        "the labels apart (an answerer that always says one label scores 0); 0.5: balanced chance-level "
+        "discrimination; 1: every sample recognised, the release is distinguishable. Every DRS comes with its "
+        "bootstrap interval and n, per provider and model, never pooled.", "",
+        "This supplementary is built from the executed notebooks of `make reproduce` without re-running them; "
+        "every number below is read from `results/tables/` ({doc}`all tables <tables>`).", ""]
+    lines += _question_lines(site)
+    lines += _headline(tables_dir, site)
+    lines += _paper_lines(tables_dir, site)
+    lines += toctree
+    return "\n".join(lines) + "\n"
+
+
+def _format(value: object) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "–"
+        return f"{value:.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:.4g}"
+    return str(value)
+
+
+def tables_page(tables: dict[str, Path], site: SiteMap) -> str:
+    """The tables page (``tables.md``): every table rendered (first :data:`MAX_TABLE_ROWS` rows), files linked.
+
+    Args:
+        tables: table name → its CSV file, in the order to show them.
+        site: for the staged CSV and LaTeX files to link.
+    """
+    lines = ["# Result tables", "",
+             "Every table the run wrote, as rendered from its CSV (numbers to 4 significant digits; the files "
+             "hold full precision).", ""]
+    for name, path in tables.items():
+        lines += [f"## `{name}`", ""]
+        description = TABLE_DESCRIPTIONS.get(name, "")
+        lines += [f"{description} Files: {_downloads(site, name)}.".strip(), ""]
+        try:
+            frame = pd.read_csv(path)
+        except (ValueError, OSError) as exc:
+            lines += [f"_Could not be read: {type(exc).__name__}._", ""]
+            continue
+        if frame.empty:
+            lines += ["_Empty table (no rows)._", ""]
+            continue
+        frame = frame.loc[:, [c for c in frame.columns if not str(c).startswith("Unnamed")]]
+        shown = frame.head(MAX_TABLE_ROWS)
+        rows = [[_format(v) for v in row] for row in shown.itertuples(index=False)]
+        note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
+        label = "tbl-" + name.replace("_", "-")
+        lines += _numbered_table(label, f"`{name}`{note}.", [str(c) for c in frame.columns], rows)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,618 @@
+"""Cue validity: parse the cues that name a checkable fact about the shown rows and check each against them.
+
+A discriminator that writes "row 7 has relationship = Husband and sex = Female" makes a claim about the 20 rows
+it was shown. :func:`parse_claims` finds such claims in one cue string; :func:`check_claim` checks one against
+the shown sample and returns ``true``, ``false`` or ``not_checkable`` with the reason. Claim kinds:
+
+* ``row_values``: rows named by number (1-based, as the models count them) with column values
+  ("Row 8: marital_status is Divorced, but relationship is Husband").
+* ``combination``: two values of two columns said to occur together in some row, without a row number
+  ("Husband and Female"); negated ("no Female Husband") it claims that no row has them.
+* ``range``: a column's range ("age ranges from 18 to 57"): the sample's min and max must equal the bounds;
+  under C2 without the word "sample" the range may describe the metadata block, so it is checked against
+  the table the metadata described when that table is given, else not checkable.
+* ``listed_values``: values listed for a column ("occupation values like 410, 2001, 7315"): each must occur.
+* ``single_value``: a column with one value only ("race is uniformly 1 across all 20 rows").
+* ``no_missing``: no missing values; ``duplicates``: duplicate rows (or their absence).
+* ``mapping``: education and education_num consistent (or not) with the real table's one-to-one mapping.
+* ``invalid_values``: values said not to exist: each must occur in the sample and be absent from the
+  valid vocabulary (the distinct values of the real table).
+
+The parser is rule-based and deliberately conservative: what it cannot tie to a column and a value is not a
+claim. Its accuracy on a hand-checked subset is measured by :func:`parser_agreement`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+VERDICTS = ("true", "false", "not_checkable")
+CLAIM_KINDS = ("row_values", "combination", "range", "listed_values", "single_value", "no_missing",
+               "duplicates", "mapping", "invalid_values")
+_NEGATION = re.compile(r"\b(no|not|never|none|without|absence|absent|lack|lacks|cannot|free of)\b", re.I)
+_INCONSISTENT = re.compile(r"inconsisten|mismatch|incorrect|violat|not making sense|n[o']t make sense|breakdown|"
+                           r"problem|wrong|does not match|failure", re.I)
+_CONSISTENT = re.compile(r"consisten|perfect|one-to-one|well-maintained|always map|maintain", re.I)
+_LINK = re.compile(r"\b(with|but|paired|combination|combined|together|contradict\w*)\b", re.I)
+_STOP_VALUES = {"other", "none", "?", "private", "white", "black", "other-service"}
+"""Category values too common as English words to be read as a cited value when they stand alone."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable claim.
+
+    Attributes:
+        kind: one of :data:`CLAIM_KINDS`.
+        values: ``{column: value}`` (row_values, combination, single_value), or ``{column: [values]}``
+            (listed_values, invalid_values), or ``{column: (low, high)}`` (range).
+        rows: 1-based row numbers (row_values).
+        negated: the text denies the fact (combination, no_missing, duplicates) or, for mapping, claims
+            an inconsistency.
+        scope: ``sample`` (the shown rows) or ``unclear`` (a range under C2 that may describe the metadata).
+        text: the segment the claim came from.
+    """
+
+    kind: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    rows: tuple[int, ...] = ()
+    negated: bool = False
+    scope: str = "sample"
+    text: str = ""
+
+    def describe(self) -> str:
+        """A short stable description, e.g. ``combination relationship=Husband;sex=Female``."""
+        parts = ";".join(f"{k}={_fmt(v)}" for k, v in sorted(self.values.items()))
+        rows = f" rows={','.join(map(str, self.rows))}" if self.rows else ""
+        return f"{'not ' if self.negated else ''}{self.kind} {parts}{rows}".strip()
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, tuple):
+        return f"{_fmt(value[0])}-{_fmt(value[1])}"
+    if isinstance(value, list):
+        return "|".join(_fmt(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# --------------------------------------------------------------------------- vocabulary of a table
+@dataclass(frozen=True)
+class TableVocabulary:
+    """Column names and category values of a table, compiled for matching in free text."""
+
+    columns: tuple[str, ...]
+    numeric: frozenset[str]
+    column_patterns: Mapping[str, re.Pattern]
+    value_index: Mapping[str, tuple[str, Any]]
+    value_pattern: re.Pattern | None
+
+    @classmethod
+    def from_table(cls, table: pd.DataFrame) -> "TableVocabulary":
+        """Build from the real table (its columns, dtypes and distinct category values)."""
+        columns = tuple(str(c) for c in table.columns)
+        numeric = frozenset(c for c in columns if pd.api.types.is_numeric_dtype(table[c]))
+        patterns = {}
+        for col in columns:
+            variants = {col, col.replace("_", " "), col.replace("_", "-")}
+            alt = "|".join(re.escape(v) for v in sorted(variants, key=len, reverse=True))
+            # 'education' must not match inside 'education_num'
+            longer = [c for c in columns if c != col and c.startswith(col)]
+            guard = "".join(f"(?![ _-]?{re.escape(c[len(col):].lstrip('_'))})" for c in longer)
+            patterns[col] = re.compile(rf"(?<![\w-])(?:{alt}){guard}(?![\w])", re.I)
+        owners: dict[str, list[tuple[str, Any]]] = {}
+        for col in columns:
+            if col in numeric:
+                continue
+            for value in pd.unique(table[col].dropna()):
+                text = str(value).strip()
+                if len(text) < 3 or text.lower() in _STOP_VALUES:
+                    continue
+                owners.setdefault(text.lower(), []).append((col, value))
+        index = {k: v[0] for k, v in owners.items() if len(v) == 1}  # a value of two columns is ambiguous
+        pattern = None
+        if index:
+            alt = "|".join(re.escape(k) for k in sorted(index, key=len, reverse=True))
+            pattern = re.compile(rf"(?<![\w-])({alt})(?![\w-])", re.I)
+        return cls(columns, numeric, patterns, index, pattern)
+
+    def columns_in(self, text: str) -> list[tuple[int, str]]:
+        """(position, column) of every column name in ``text``."""
+        found = []
+        for col, pat in self.column_patterns.items():
+            found.extend((m.start(), col) for m in pat.finditer(text))
+        return sorted(found)
+
+
+# --------------------------------------------------------------------------- parsing
+_ROWS = re.compile(r"\brows?\s+((?:\d+\s*(?:,|and|&|-)?\s*)+)", re.I)
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_RANGE = re.compile(rf"(?:from\s+)?({_NUMBER})\s*(?:-|–|to)\s*({_NUMBER})")
+
+
+def _segments(text: str) -> list[str]:
+    """Split a cue string into bullet lines and sentences, and after each "(row N)" of a sentence."""
+    parts = re.split(r"\n+|(?<=[.!?])\s+(?=[A-Z*])|\s\*\s+", text)
+    out = []
+    for part in parts:
+        out.extend(re.split(r"(?<=\(row \d\))|(?<=\(row \d\d\))", part, flags=re.I))
+    return [p.strip(" *-\t,;") for p in out if p and p.strip(" *-\t,;")]
+
+
+def _clean(text: str) -> str:
+    return text.replace("`", "'").replace("**", "").replace("\u2019", "'")
+
+
+def _numeric_attrs(seg: str, vocab: TableVocabulary) -> dict[str, float]:
+    """Column-number pairs: ``education_num 10``, ``age = 20``, ``18-year-old``, ``5 hours``."""
+    out: dict[str, float] = {}
+    for col in vocab.numeric:
+        pat = vocab.column_patterns[col]
+        for m in pat.finditer(seg):
+            after = seg[m.end():m.end() + 14]
+            hit = re.match(rf"['\"]?\s*(?:=|:|is|of|was)?\s*['\"]?({_NUMBER})(?![\d.]*\s*(?:-|to)\s*\d)", after)
+            if hit and not re.match(r"\s*\(", after):
+                out[col] = float(hit.group(1))
+    if "age" in vocab.numeric:
+        m = re.search(r"\b(\d{1,3})-year-old|\baged (\d{1,3})\b", seg)
+        if m:
+            out["age"] = float(m.group(1) or m.group(2))
+    if "education_num" in vocab.numeric and "education_num" not in out:
+        m = re.search(r"mapped to\s*'?(?:education[ _-]num'?\s*)?(\d+)", seg, re.I)
+        if m:
+            out["education_num"] = float(m.group(1))
+    if "hours_per_week" in vocab.numeric:
+        m = re.search(r"\bworking\s+(\d{1,2})\s+hours", seg, re.I)
+        if m:
+            out["hours_per_week"] = float(m.group(1))
+    return out
+
+
+def _linked_pair(seg: str, vocab: TableVocabulary) -> bool:
+    """True when the segment's two category values are written as one pair ("Female with Husband")."""
+    spans = [m.span() for m in vocab.value_pattern.finditer(seg)] if vocab.value_pattern else []
+    if len(spans) != 2:
+        return False
+    between = seg[spans[0][1]:spans[1][0]]
+    return len(between) <= 25 or bool(_LINK.search(between))
+
+
+def _category_attrs(seg: str, vocab: TableVocabulary) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if vocab.value_pattern is None:
+        return out
+    for m in vocab.value_pattern.finditer(seg):
+        col, value = vocab.value_index[m.group(1).lower()]
+        if col in out and out[col] != value:
+            out[col] = None  # two values of one column in one segment: not one row's claim
+        else:
+            out[col] = value
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _row_numbers(seg: str) -> tuple[int, ...]:
+    rows: list[int] = []
+    for m in _ROWS.finditer(seg):
+        body = m.group(1)
+        for a, b in re.findall(r"(\d+)\s*-\s*(\d+)", body):
+            rows.extend(range(int(a), int(b) + 1))
+        body = re.sub(r"\d+\s*-\s*\d+", " ", body)
+        rows.extend(int(x) for x in re.findall(r"\d+", body))
+    return tuple(sorted(set(r for r in rows if 1 <= r <= 1000)))
+
+
+def parse_claims(text: Any, vocab: TableVocabulary, *, condition: str | None = None) -> list[Claim]:
+    """Every checkable claim in one cue string.
+
+    Args:
+        text: the cue string (non-strings give no claim).
+        vocab: the vocabulary of the table the sample came from (:meth:`TableVocabulary.from_table` on the
+            real table).
+        condition: ``C1``/``C2``: under C2 a range without the word "sample" has ``scope="unclear"``.
+
+    Returns:
+        Claims in order of appearance (possibly none).
+    """
+    if not isinstance(text, str) or not text.strip():
+        return []
+    claims: list[Claim] = []
+    whole = _clean(text)
+    low = whole.lower()
+    if re.search(r"missing values?|missing data|\bnulls?\b", low):
+        negated = bool(re.search(r"\b(no|lack|lacks|absence|absent|without|zero|none)\b[^.]{0,40}missing|"
+                                 r"missing[^.]{0,20}\b(none|absent)\b", low))
+        claims.append(Claim("no_missing", negated=not negated, text=whole[:200]))
+    if re.search(r"duplicat", low):
+        claims.append(Claim("duplicates", negated=bool(_NEGATION.search(low)), text=whole[:200]))
+    for seg in _segments(whole):
+        seg_low = seg.lower()
+        if re.search(r"education'?\s*(and|vs\.?|versus|with|/|-)\s*'?education[ _-]?num", seg_low):
+            inconsistent = bool(_INCONSISTENT.search(seg_low)) and not re.search(r"\bno (\w+ )?inconsisten", seg_low)
+            if (inconsistent or _CONSISTENT.search(seg_low)) and not any(c.kind == "mapping" for c in claims):
+                claims.append(Claim("mapping", values={"education": "education_num"}, negated=inconsistent,
+                                    text=seg[:200]))
+        claims.extend(_segment_claims(seg, vocab, condition))
+    return claims
+
+
+_LIST = re.compile(r"(?:e\.g\.,?|like|such as|values? of|values?|has|have|are(?: predominantly)?|exclusively)\s*:?\s*"
+                   r"\(?((?:'?-?\d+(?:\.\d+)?'?\s*,\s*)*(?:and\s+|or\s+)?'?-?\d+(?:\.\d+)?'?)(?![\d.]\d)(?!-year)"
+                   r"(?!\s*(?:%|rows|hours|unique|distinct|years|out of))")
+_STATISTIC = re.compile(r"\b(max|maximum|min|minimum|mean|median|average|std|unique|distinct|count|number of|"
+                        r"percentile|p\d\d|skewness|kurtosis)\b", re.I)
+
+
+def _owner_of_list(seg: str, start: int, cols: list[tuple[int, str]]) -> str | None:
+    """The column a list of numbers belongs to: the last column named before it, skipping one that is
+    only a comparison ("Similar to 'occupation', this column ...")."""
+    owner = None
+    for pos, col in cols:
+        if pos >= start:
+            break
+        if re.search(r"(similar to|like|as in|unlike)\s*'?$", seg[max(0, pos - 14):pos], re.I):
+            continue
+        owner = col
+    return owner
+
+
+def _segment_claims(seg: str, vocab: TableVocabulary, condition: str | None) -> list[Claim]:
+    out: list[Claim] = []
+    cols = vocab.columns_in(seg)
+    low = seg.lower()
+    # ranges and listed values are tied to the nearest column named before them
+    for pos, col in cols:
+        window = seg[pos:pos + 140]
+        if col in vocab.numeric:
+            m = (re.search(rf"(?:range[sd]?|from|\()\s*(?:from|of|:)?\s*\(?({_NUMBER})\s*(?:-|–|to)\s*({_NUMBER})(?![.\d])",
+                           window)
+                 or re.search(rf"between\s+({_NUMBER})\s+and\s+({_NUMBER})(?![.\d])", window))
+            if m and not re.search(r"\d-year", window[m.start():m.end() + 6]):
+                scope = "sample" if ("sample" in window.lower() or condition != "C2") else "unclear"
+                out.append(Claim("range", values={col: (float(m.group(1)), float(m.group(2)))}, scope=scope,
+                                 text=seg[:200]))
+                continue
+        m = _LIST.search(window)
+        if (m and _owner_of_list(seg, pos + m.start(1), cols) == col
+                and not _STATISTIC.search(window[:m.start(1)])):  # a statistic's value, not a shown value
+            values = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", m.group(1))]
+            kind = "invalid_values" if re.search(r"not (a )?valid|invalid|do(es)? not exist|non-?existent|"
+                                                 r"outside", low) else "listed_values"
+            if col in vocab.numeric or kind == "invalid_values":
+                out.append(Claim(kind, values={col: values}, text=seg[:200]))
+        if re.search(r"uniformly|only (a )?single|single unique|consistent value of|all \d+ (displayed |"
+                     r"provided |sample )?rows|same value", low) and col in vocab.columns:
+            v = re.search(r"(?:value of|uniformly|value)\s*'?(-?\d+)'?", seg)
+            value = float(v.group(1)) if v and col in vocab.numeric else None
+            if not any(c.kind == "single_value" for c in out):
+                out.append(Claim("single_value", values={col: value}, text=seg[:200]))
+    attrs = {**_category_attrs(seg, vocab), **_numeric_attrs(seg, vocab)}
+    rows = _row_numbers(seg)
+    if rows and attrs:
+        out.append(Claim("row_values", values=attrs, rows=rows, text=seg[:200]))
+    elif not rows:
+        cats = _category_attrs(seg, vocab)
+        if len(cats) == 2 and _linked_pair(seg, vocab):
+            out.append(Claim("combination", values=cats, negated=bool(_NEGATION.search(seg)), text=seg[:200]))
+    return out
+
+
+# --------------------------------------------------------------------------- checking
+def _equal(series: pd.Series, value: Any) -> pd.Series:
+    if isinstance(value, (int, float)) and pd.api.types.is_numeric_dtype(series):
+        return pd.Series(np.isclose(series.astype(float), float(value)), index=series.index)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return series.astype(str).str.strip().str.lower() == str(value).strip().lower()
+
+
+def _canonical_mapping(real: pd.DataFrame) -> dict[str, Any] | None:
+    if not {"education", "education_num"} <= set(real.columns):
+        return None
+    return real.groupby("education")["education_num"].agg(lambda s: s.mode().iloc[0]).to_dict()
+
+
+def check_claim(claim: Claim, sample: pd.DataFrame | None, *, real: pd.DataFrame | None = None,
+                metadata_table: pd.DataFrame | None = None) -> tuple[str, str]:
+    """Check one claim against the shown sample.
+
+    Args:
+        claim: a parsed claim.
+        sample: the rows shown, in the order shown (None when the sample cannot be rebuilt).
+        real: the real table (valid vocabulary for ``invalid_values``, canonical mapping for ``mapping``).
+        metadata_table: the table the C2 metadata described, for ranges of ``scope="unclear"``.
+
+    Returns:
+        ``(verdict, detail)``: verdict in :data:`VERDICTS`, detail says what was compared.
+    """
+    if sample is None:
+        return "not_checkable", "the shown sample cannot be rebuilt"
+    unknown = [c for c in claim.values if c not in sample.columns and claim.kind != "mapping"]
+    if unknown:
+        return "not_checkable", f"column(s) {unknown} not in the sample"
+    if claim.kind == "row_values":
+        bad = [r for r in claim.rows if r > len(sample)]
+        if bad:
+            return "false", f"row(s) {bad} beyond the {len(sample)} rows shown"
+        misses = []
+        for r in claim.rows:
+            row = sample.iloc[[r - 1]]
+            for col, value in claim.values.items():
+                if not bool(_equal(row[col], value).iloc[0]):
+                    misses.append(f"row {r} {col}={row[col].iloc[0]!r}, not {_fmt(value)!r}")
+        return ("false", "; ".join(misses[:3])) if misses else ("true", "every named row has the values")
+    if claim.kind == "combination":
+        mask = np.ones(len(sample), dtype=bool)
+        for col, value in claim.values.items():
+            mask &= np.asarray(_equal(sample[col], value))
+        present = bool(mask.any())
+        rows = [int(i) + 1 for i in np.flatnonzero(mask)]
+        if claim.negated:
+            return ("false", f"rows {rows} have it") if present else ("true", "no shown row has it")
+        return ("true", f"rows {rows}") if present else ("false", "no shown row has this combination")
+    if claim.kind == "range":
+        (col, (low, high)), = claim.values.items()
+        table = sample
+        if claim.scope == "unclear":
+            if metadata_table is None:
+                return "not_checkable", "a C2 range that may describe the metadata block"
+            values = pd.concat([sample[col], metadata_table[col]])
+            ok = any(np.isclose(t[col].min(), low) and np.isclose(t[col].max(), high)
+                     for t in (sample, metadata_table))
+            return ("true" if ok else "false",
+                    f"sample {sample[col].min()}-{sample[col].max()}, table {values.min()}-{values.max()}")
+        ok = np.isclose(table[col].min(), low) and np.isclose(table[col].max(), high)
+        return ("true" if ok else "false", f"sample {table[col].min()}-{table[col].max()}")
+    if claim.kind in ("listed_values", "invalid_values"):
+        (col, values), = claim.values.items()
+        absent = [v for v in values if not bool(_equal(sample[col], v).any())]
+        if absent:
+            return "false", f"{col} shows no {', '.join(_fmt(v) for v in absent[:5])}"
+        if claim.kind == "invalid_values":
+            if real is None:
+                return "not_checkable", "no real table to define the valid codes"
+            valid = [v for v in values if bool(_equal(real[col], v).any())]
+            if valid:
+                return "false", f"{', '.join(_fmt(v) for v in valid[:5])} are valid {col} values of the real table"
+        return "true", f"every listed {col} value is shown"
+    if claim.kind == "single_value":
+        (col, value), = claim.values.items()
+        distinct = sample[col].nunique(dropna=False)
+        if distinct != 1:
+            return "false", f"{col} shows {distinct} distinct values"
+        if value is not None and not bool(_equal(sample[col], value).all()):
+            return "false", f"{col} is {sample[col].iloc[0]!r}, not {_fmt(value)}"
+        return "true", f"{col} has one value"
+    if claim.kind == "no_missing":
+        n_missing = int(sample.isna().sum().sum() + (sample.astype(str) == "?").sum().sum())
+        if claim.negated:  # claims missing values are present
+            return ("true" if n_missing else "false"), f"{n_missing} missing cells"
+        return ("true" if n_missing == 0 else "false"), f"{n_missing} missing cells"
+    if claim.kind == "duplicates":
+        n_dup = int(sample.duplicated().sum())
+        if claim.negated:
+            return ("true" if n_dup == 0 else "false"), f"{n_dup} duplicate rows"
+        return ("true" if n_dup else "false"), f"{n_dup} duplicate rows"
+    if claim.kind == "mapping":
+        mapping = _canonical_mapping(real if real is not None else sample)
+        if mapping is None or not {"education", "education_num"} <= set(sample.columns):
+            return "not_checkable", "no education/education_num columns"
+        expected = sample["education"].map(mapping)
+        n_off = int((expected != sample["education_num"]).sum())
+        if claim.negated:
+            return ("true" if n_off else "false"), f"{n_off} rows off the real mapping"
+        return ("true" if n_off == 0 else "false"), f"{n_off} rows off the real mapping"
+    return "not_checkable", f"unknown claim kind {claim.kind!r}"
+
+
+# --------------------------------------------------------------------------- tables of claims
+def check_cues(cues: pd.DataFrame, samples: Mapping[Any, pd.DataFrame | None], *,
+               vocabularies: Mapping[str, TableVocabulary], reals: Mapping[str, pd.DataFrame] | None = None,
+               metadata_tables: Mapping[Any, pd.DataFrame | None] | None = None,
+               unavailable_reasons: Mapping[Any, str] | None = None) -> pd.DataFrame:
+    """Parse and check every cue string of a cue table; one row per claim.
+
+    Args:
+        cues: cue strings (:func:`llmdisc.scoring.cues.cue_strings`) with ``dataset_key``, ``condition``, ``text``.
+        samples: ``{trial key: shown rows or None}``; the trial key is ``(source, run_id, trial_id, line_no)``.
+        vocabularies: ``{dataset_key: TableVocabulary}`` (from the real table).
+        reals: ``{dataset_key: real table}`` for the valid codes and the education mapping.
+        metadata_tables: ``{trial key: table the C2 metadata described}`` (optional).
+        unavailable_reasons: ``{trial key: why its sample cannot be rebuilt}``, shown as the detail.
+
+    Returns:
+        Columns: the cue columns, claim_kind, claim, verdict, detail. Cue strings without a claim do not
+        appear (count them with :func:`validity_table`, which takes the cue table too).
+    """
+    rows = []
+    reals = reals or {}
+    metadata_tables = metadata_tables or {}
+    unavailable_reasons = unavailable_reasons or {}
+    for rec in cues.to_dict("records"):
+        vocab = vocabularies.get(rec.get("dataset_key"))
+        if vocab is None:
+            continue
+        key = tuple(rec.get(k) for k in ("source", "run_id", "trial_id", "line_no"))
+        sample = samples.get(key)
+        for claim in parse_claims(rec.get("text"), vocab, condition=rec.get("condition")):
+            if sample is None:
+                verdict, detail = "not_checkable", unavailable_reasons.get(key, "the shown sample cannot be rebuilt")
+            else:
+                verdict, detail = check_claim(claim, sample, real=reals.get(rec.get("dataset_key")),
+                                              metadata_table=metadata_tables.get(key))
+            rows.append({**rec, "claim_kind": claim.kind, "claim": claim.describe(), "verdict": verdict,
+                         "detail": detail})
+    return pd.DataFrame(rows)
+
+
+def verified_cues(trials: pd.DataFrame, samples: Mapping[str, pd.DataFrame], *,
+                  real: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """The cited cues of trial records that are verified true of the rows each trial was shown (for the audit).
+
+    Args:
+        trials: trial records (``trial_id``, ``condition``, ``reasoning``, ``red_flags``,
+            ``supporting_evidence``, ``status``).
+        samples: ``{trial_id: the rows shown, in the order shown}``.
+        real: the real table (column vocabulary, valid codes, education mapping); default: the union of the
+            samples.
+
+    Returns:
+        One dict per verified claim: trial_id, true_label, predicted_label, field, text (the cue string),
+        claim (its description) and detail (what was compared). Claims that are false or not checkable are
+        left out; :func:`check_cues` gives all of them.
+    """
+    from llmdisc.scoring.cues import cue_strings
+
+    if not samples:
+        return []
+    base = real if real is not None else pd.concat(list(samples.values()), ignore_index=True)
+    vocab = TableVocabulary.from_table(base)
+    cues = cue_strings(trials).assign(dataset_key="_audit")
+    out = []
+    for rec in cues.to_dict("records"):
+        sample = samples.get(rec["trial_id"])
+        if sample is None:
+            continue
+        for claim in parse_claims(rec["text"], vocab, condition=rec.get("condition")):
+            verdict, detail = check_claim(claim, sample, real=base)
+            if verdict == "true":
+                out.append({"trial_id": rec["trial_id"], "true_label": rec.get("true_label"),
+                            "predicted_label": rec.get("predicted_label"), "field": rec["field"],
+                            "text": rec["text"], "claim": claim.describe(), "detail": detail})
+    return out
+
+
+def parser_agreement(reference: pd.DataFrame, vocabularies: Mapping[str, TableVocabulary]) -> pd.DataFrame:
+    """Claim-level agreement of :func:`parse_claims` with hand-written expected claims.
+
+    Args:
+        reference: columns text, condition and ``expected_claims`` (`` || ``-joined :meth:`Claim.describe`
+            strings; empty when the string holds no checkable claim).
+        vocabularies: ``{dataset_key: vocabulary}``; each string is parsed with that of its ``dataset_key``.
+
+    Returns:
+        One row per string (parsed, expected, exact) and, as attributes of the frame (``.attrs``), the
+        claim-level precision, recall and the share of strings parsed exactly.
+    """
+    rows, tp, n_pred, n_exp = [], 0, 0, 0
+    for rec in reference.to_dict("records"):
+        vocab = vocabularies[rec["dataset_key"]]
+        parsed = {c.describe() for c in parse_claims(rec["text"], vocab, condition=rec.get("condition"))}
+        expected = {e.strip() for e in str(rec.get("expected_claims") or "").split(" || ") if e.strip()}
+        tp += len(parsed & expected)
+        n_pred += len(parsed)
+        n_exp += len(expected)
+        rows.append({**rec, "parsed_claims": " || ".join(sorted(parsed)), "exact": parsed == expected})
+    out = pd.DataFrame(rows)
+    out.attrs["precision"] = tp / n_pred if n_pred else float("nan")
+    out.attrs["recall"] = tp / n_exp if n_exp else float("nan")
+    out.attrs["exact_share"] = float(out["exact"].mean()) if len(out) else float("nan")
+    out.attrs["n_strings"], out.attrs["n_expected"], out.attrs["n_parsed"] = len(out), n_exp, n_pred
+    return out
+
+
+def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.DataFrame], *,
+                  n_rows: int = 20, seed: int = 42) -> tuple[dict, dict]:
+    """Rebuild the paper's shown samples: ``real.sample(20, random_state=42).sort_index()`` for REAL trials.
+
+    Args:
+        trials_or_cues: rows with source, run_id, trial_id, line_no, dataset_key, true_label.
+        real_tables: ``{dataset_key: the paper's real table in file order}`` (Adult: UCI ``adult.data`` with
+            ``?`` rows dropped; Census: the paper's ``census.csv``).
+        n_rows, seed: the paper's draw.
+
+    Returns:
+        ``(samples, reasons)``: ``samples[key]`` the rebuilt rows (None for SYNTHETIC trials: the paper's
+        synthetic tables are not available), ``reasons[key]`` why a sample is None.
+    """
+    drawn = {k: t.sample(n_rows, random_state=seed).sort_index().reset_index(drop=True)
+             for k, t in real_tables.items()}
+    samples, reasons = {}, {}
+    for rec in trials_or_cues.drop_duplicates(list(("source", "run_id", "trial_id", "line_no"))).to_dict("records"):
+        key = tuple(rec.get(k) for k in ("source", "run_id", "trial_id", "line_no"))
+        if rec.get("true_label") == "REAL" and rec.get("dataset_key") in drawn:
+            samples[key] = drawn[rec["dataset_key"]]
+        else:
+            samples[key] = None
+            reasons[key] = ("the paper's synthetic tables are not available" if rec.get("true_label") == "SYNTHETIC"
+                            else "the paper's real table of this dataset is not available")
+    return samples, reasons
+
+
+def validity_table(checked: pd.DataFrame, by: Sequence[str] = ("source", "provider", "model", "true_label"),
+                   ) -> pd.DataFrame:
+    """Share of claims true, false and not checkable per group, each with a Wilson 95 % interval.
+
+    Returns:
+        Columns ``by``, n_claims, n_true, n_false, n_not_checkable, share_true (of all claims), its interval,
+        share_false, its interval, share_not_checkable, its interval, and true_of_checked (true among the
+        checkable ones) with its interval. Shares are fractions in [0, 1].
+    """
+    from llmdisc.scoring.metrics import wilson_interval
+
+    if checked.empty:
+        return pd.DataFrame(columns=[*by, "n_claims"])
+    rows = []
+    for key, grp in checked.groupby(list(by), dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        counts = grp["verdict"].value_counts()
+        n = len(grp)
+        row = dict(zip(by, key), n_claims=n)
+        for verdict in VERDICTS:
+            k = int(counts.get(verdict, 0))
+            est = wilson_interval(k, n)
+            row.update({f"n_{verdict}": k, f"share_{verdict}": est.value, f"share_{verdict}_ci_low": est.ci_low,
+                        f"share_{verdict}_ci_high": est.ci_high})
+        n_checked = row["n_true"] + row["n_false"]
+        est = wilson_interval(row["n_true"], n_checked)
+        row.update({"n_checked": n_checked, "true_of_checked": est.value, "true_of_checked_ci_low": est.ci_low,
+                    "true_of_checked_ci_high": est.ci_high})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def flatten_keys(keys: Iterable[tuple]) -> list[str]:
+    """Trial keys as strings (for tables)."""
+    return ["|".join("" if v is None else str(v) for v in k) for k in keys]
+
+
+def row_fact_conflicts(checked: pd.DataFrame,
+                       by: Sequence[str] = ("source", "dataset_key", "synthetic_method", "true_label")) -> pd.DataFrame:
+    """Row facts that contradict each other among trials that were shown the same rows.
+
+    The paper drew every trial of a cell with ``random_state=42``, so all trials of one dataset × synthesizer ×
+    label (both conditions) saw the same 20 rows. Two ``row_values`` claims naming the same row and column
+    with different values cannot both be true: at least one is false even where the sample itself is not
+    available (the paper's synthetic tables). Pass only claims of trials known to share their sample.
+
+    Returns:
+        One row per group ``by``: n_row_facts (distinct row × column pairs named), n_conflicting (pairs named
+        with two or more values) and share_conflicting with its Wilson 95 % interval.
+    """
+    from llmdisc.scoring.metrics import wilson_interval
+
+    facts = []
+    for rec in checked[checked["claim_kind"] == "row_values"].to_dict("records"):
+        body, _, rows = rec["claim"].partition(" rows=")
+        pairs = body.split(" ", 1)[1].split(";") if " " in body else []
+        for row in rows.split(","):
+            for pair in pairs:
+                col, _, value = pair.partition("=")
+                facts.append({**{k: rec.get(k) for k in by}, "row": row, "column": col, "value": value})
+    if not facts:
+        return pd.DataFrame(columns=[*by, "n_row_facts", "n_conflicting", "share_conflicting"])
+    frame = pd.DataFrame(facts)
+    out = []
+    for key, grp in frame.groupby(list(by), dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        values = grp.groupby(["row", "column"])["value"].nunique()
+        est = wilson_interval(int((values > 1).sum()), len(values))
+        out.append({**dict(zip(by, key)), "n_row_facts": len(values), "n_conflicting": int((values > 1).sum()),
+                    "share_conflicting": est.value, "share_conflicting_ci_low": est.ci_low,
+                    "share_conflicting_ci_high": est.ci_high})
+    return pd.DataFrame(out)

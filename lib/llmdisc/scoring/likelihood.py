@@ -1,0 +1,261 @@
+"""Scoring the likelihood discriminator: AUC real vs synthetic, a label-free decision rule, controls, columns.
+
+Input: the per-sample records of ``results/likelihood/*.jsonl``
+(:func:`llmdisc.discrimination.likelihood.records.load_likelihood`), whose score (default ``mean_logprob``, the
+mean token log-likelihood in nats) is higher when the model finds a sample more probable.
+
+* **AUC** (:func:`likelihood_auc`) = P(score of a synthetic sample > score of a real holdout sample), ties counting half:
+  0.5 = no separation; 0 = every synthetic sample less probable than every real one; 1 = every synthetic sample
+  *more* probable (a mode-collapsed release reads as predictable). ``separation`` = max(AUC, 1 − AUC) is the
+  two-sided reading (0.5 = none, 1 = perfect, either way). The interval is DeLong's (normal approximation,
+  clipped to [0, 1]); the p-value is a two-sided permutation test of |AUC − 0.5| with a seed (reproducible).
+* **Decision rule** (:func:`flag_outside_band`): a sample is called SYNTHETIC when its score falls outside the
+  central 95 % of the scores of a *separate* set of real holdout samples (the reference); it never reads the
+  synthetic labels. p_REAL = share of real holdout test samples not flagged, p_SYN = share of synthetic samples
+  flagged, likelihood DRS = min(p_REAL, p_SYN) on the footing of the LLM's DRS (Wilson intervals for the shares,
+  bootstrap for the DRS). With no synthesis at all p_SYN stays near 0.05 and DRS near 0.05.
+* **Controls**: real train samples scored as the "synthetic" class (real-vs-real: must sit near AUC 0.5; a clear
+  departure means the model has memorised the public data) and the shuffled-columns positive control.
+* **Columns** (:func:`column_contributions`): which columns make synthetic rows improbable.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from llmdisc.errors import DataError
+from llmdisc.scoring.auc import auc_test, delong_auc
+from llmdisc.scoring.metrics import Estimate, drs_bootstrap_from_counts, wilson_interval
+from llmdisc.synthesis.controls import POSITIVE_CONTROL
+
+SCORE_COLUMNS = ("mean_logprob", "min_k_logprob")
+"""Per-sample scores the tables are computed for."""
+REAL_VS_REAL = "real_vs_real"
+"""``source`` name of the real-vs-real control in the tables (train samples against holdout samples)."""
+BAND_COVERAGE = 0.95
+CELL_COLUMNS = ("dataset_key", "backend", "model", "serialisation", "context")
+"""What a likelihood cell is never pooled over (with the ``source`` compared against the holdout)."""
+
+
+def _check_classes(real: np.ndarray, synthetic: np.ndarray) -> None:
+    if len(real) == 0 or len(synthetic) == 0:
+        raise DataError(f"an AUC needs both classes; got {len(real)} real and {len(synthetic)} synthetic scores; "
+                        "fix: score real holdout samples and synthetic samples (samples_per_class >= 2 each)")
+    if not (np.isfinite(real).all() and np.isfinite(synthetic).all()):
+        raise DataError("some scores are NaN or infinite; fix: re-score those samples (a text without scored "
+                        "tokens has no score)")
+
+
+def _labelled(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    _check_classes(real, synthetic)
+    return np.r_[np.zeros(len(real)), np.ones(len(synthetic))], np.r_[real, synthetic]
+
+
+def delong_interval(real: Sequence[float], synthetic: Sequence[float], confidence: float = 0.95) -> Estimate:
+    """AUC = P(synthetic > real) (ties half) with DeLong's interval (:func:`llmdisc.scoring.auc.delong_auc`)."""
+    labels, scores = _labelled(np.asarray(real, float), np.asarray(synthetic, float))
+    return delong_auc(labels, scores, confidence)
+
+
+def permutation_p_value(real: Sequence[float], synthetic: Sequence[float], *, seed: int, n_perm: int = 2000) -> float:
+    """Two-sided permutation p-value of |AUC − 0.5| (:func:`llmdisc.scoring.auc.auc_test`):
+    ``(1 + #{perm: |AUC_perm − .5| >= |AUC − .5|}) / (1 + n_perm)``; the same seed gives the same p-value."""
+    labels, scores = _labelled(np.asarray(real, float), np.asarray(synthetic, float))
+    return auc_test(labels, scores, seed=seed, permutations=n_perm).p_value
+
+
+def likelihood_auc(real: Sequence[float], synthetic: Sequence[float], *, seed: int, n_perm: int = 2000,
+             confidence: float = 0.95) -> dict[str, Any]:
+    """AUC of the score, real vs synthetic, with direction, two-sided reading, interval and permutation p.
+
+    Returns:
+        ``auc``, ``auc_low``, ``auc_high`` (DeLong), ``separation`` = max(AUC, 1 − AUC) with ``separation_low``/
+        ``separation_high`` (the interval folded the same way), ``direction`` (``synthetic less probable`` when
+        AUC < 0.5, ``synthetic more probable`` when > 0.5, ``none`` at 0.5), ``perm_p``, ``n_real``, ``n_syn``.
+
+    Raises:
+        DataError: a class is empty (the message names the fix) or a score is not finite.
+    """
+    real_arr, syn_arr = np.asarray(real, float), np.asarray(synthetic, float)
+    est = delong_interval(real_arr, syn_arr, confidence)
+    if est.value < 0.5:
+        direction, sep_low, sep_high = "synthetic less probable", 1 - est.ci_high, 1 - est.ci_low
+    elif est.value > 0.5:
+        direction, sep_low, sep_high = "synthetic more probable", est.ci_low, est.ci_high
+    else:
+        direction, sep_low, sep_high = "none", 0.5, max(1 - est.ci_low, est.ci_high)
+    if sep_low < 0.5 < sep_high or direction == "none":  # interval straddles 0.5: fold it at 0.5
+        sep_low, sep_high = 0.5, max(1 - est.ci_low, est.ci_high)
+    return {"auc": est.value, "auc_low": est.ci_low, "auc_high": est.ci_high,
+            "separation": max(est.value, 1 - est.value), "separation_low": sep_low, "separation_high": sep_high,
+            "direction": direction, "perm_p": permutation_p_value(real_arr, syn_arr, seed=seed, n_perm=n_perm),
+            "n_real": len(real_arr), "n_syn": len(syn_arr)}
+
+
+def reference_band(reference: Sequence[float], coverage: float = BAND_COVERAGE) -> tuple[float, float]:
+    """The central ``coverage`` of the reference (real holdout) scores: its (1−c)/2 and (1+c)/2 quantiles.
+
+    Raises:
+        DataError: fewer than 2 reference scores, or a non-finite one.
+    """
+    values = np.asarray(reference, float)
+    if len(values) < 2 or not np.isfinite(values).all():
+        raise DataError(f"the decision rule needs at least 2 finite reference scores of real holdout samples; got "
+                        f"{len(values)}; fix: score reference holdout samples (reference_samples >= 20 is advised)")
+    low, high = np.quantile(values, [(1 - coverage) / 2, (1 + coverage) / 2])
+    return float(low), float(high)
+
+
+def flag_outside_band(scores: Sequence[float], band: tuple[float, float]) -> np.ndarray:
+    """True (called SYNTHETIC) for each score below ``band[0]`` or above ``band[1]``. Reads no label."""
+    values = np.asarray(scores, float)
+    return (values < band[0]) | (values > band[1])
+
+
+def decision_scores(real: Sequence[float], synthetic: Sequence[float], reference: Sequence[float], *, seed: int,
+                    coverage: float = BAND_COVERAGE, n_boot: int = 2000) -> dict[str, Any]:
+    """p_REAL, p_SYN and the likelihood DRS of the label-free band rule, with intervals.
+
+    Args:
+        real: Scores of real holdout test samples.
+        synthetic: Scores of the synthetic (or control) samples.
+        reference: Scores of separate real holdout samples (they set the band).
+        seed: Seed of the DRS bootstrap.
+        coverage: Central share of the reference kept as "real" (0.95).
+        n_boot: Bootstrap draws.
+
+    Returns:
+        ``band_low``, ``band_high``, ``n_reference``, ``p_real`` (+ ``_low``/``_high``, Wilson), ``p_syn`` (+ Wilson),
+        ``drs`` (+ bootstrap interval). DRS 0 = no balanced discrimination, 0.5 = chance-level balanced, 1 = perfect.
+    """
+    band = reference_band(reference, coverage)
+    real_flags, syn_flags = flag_outside_band(real, band), flag_outside_band(synthetic, band)
+    if len(real_flags) == 0 or len(syn_flags) == 0:
+        raise DataError(f"the decision rule needs real and synthetic samples; got {len(real_flags)} and "
+                        f"{len(syn_flags)}; fix: score both classes")
+    n_real, kept = len(real_flags), int((~real_flags).sum())
+    n_syn, caught = len(syn_flags), int(syn_flags.sum())
+    p_real, p_syn = wilson_interval(kept, n_real), wilson_interval(caught, n_syn)
+    drs = drs_bootstrap_from_counts(n_real, kept, n_syn, caught, seed=seed, n_boot=n_boot)
+    return {"band_low": band[0], "band_high": band[1], "n_reference": len(reference),
+            "p_real": p_real.value, "p_real_low": p_real.ci_low, "p_real_high": p_real.ci_high,
+            "p_syn": p_syn.value, "p_syn_low": p_syn.ci_low, "p_syn_high": p_syn.ci_high,
+            "drs": drs.value, "drs_low": drs.ci_low, "drs_high": drs.ci_high}
+
+
+def _cell_seed(seed: int, parts: Sequence[Any]) -> int:
+    import hashlib
+
+    return int(hashlib.sha256("||".join(map(str, (seed, *parts))).encode()).hexdigest()[:8], 16)
+
+
+def likelihood_table(records: pd.DataFrame, *, score: str = "mean_logprob", seed: int = 0, n_perm: int = 2000,
+                     n_boot: int = 2000) -> pd.DataFrame:
+    """One row per cell × compared source: AUC test and decision rule against the real holdout test samples.
+
+    Sources compared: each synthesizer, the shuffled-columns positive control (``kind`` ``positive_control``)
+    and the train samples (``source`` :data:`REAL_VS_REAL`, ``kind`` ``real_vs_real``). Seeds of the permutation
+    test and the bootstrap derive from ``seed`` and the row's identity.
+
+    Raises:
+        DataError: a cell without real holdout test samples or without reference samples.
+    """
+    if score not in SCORE_COLUMNS:
+        raise DataError(f"score {score!r} is not a per-sample score; fix: use one of {', '.join(SCORE_COLUMNS)}")
+    rows = []
+    for cell, frame in records.groupby(list(CELL_COLUMNS), sort=True, dropna=False):
+        holdout = frame[frame["source"] == "holdout"]
+        real = holdout.loc[holdout["role"] == "test", score].to_numpy(float)
+        reference = holdout.loc[holdout["role"] == "reference", score].to_numpy(float)
+        if len(real) == 0 or len(reference) == 0:
+            raise DataError(f"cell {dict(zip(CELL_COLUMNS, cell))} has {len(real)} real holdout test and "
+                            f"{len(reference)} reference samples; fix: score both (build_likelihood_queue does)")
+        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
+            name = REAL_VS_REAL if source == "train" else source
+            kind = ("real_vs_real" if source == "train" else
+                    "positive_control" if source == POSITIVE_CONTROL else "release")
+            other = group[score].to_numpy(float)
+            row_seed = _cell_seed(seed, (*cell, name, score))
+            row = dict(zip(CELL_COLUMNS, cell))
+            row.update({"source": name, "kind": kind, "score": score})
+            row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm))
+            row.update(decision_scores(real, other, reference, seed=row_seed, n_boot=n_boot))
+            row["real_mean"], row["other_mean"] = float(np.mean(real)), float(np.mean(other))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def real_vs_real_warnings(table: pd.DataFrame, *, alpha: float = 0.05) -> list[str]:
+    """Sentences for each real-vs-real control whose AUC departs from 0.5 (permutation p < ``alpha``)."""
+    out = []
+    for _, row in table[table["kind"] == "real_vs_real"].iterrows():
+        if row["perm_p"] < alpha:
+            out.append(f"{row['dataset_key']} ({row['model']}, {row['score']}): real train samples against real "
+                       f"holdout samples give AUC {row['auc']:.2f} (p = {row['perm_p']:.3f}), not 0.5: the model "
+                       "tells two real samples apart, which points to memorised public data or a split artefact; "
+                       "read this cell's release AUCs against it")
+    return out
+
+
+def column_contributions(records: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """Per cell × compared source × column: how probable the column's values are, synthetic against real.
+
+    Columns: ``real_nats_per_row`` and ``other_nats_per_row`` (mean over samples of the column's summed token
+    log-probabilities divided by the sample's rows), ``delta_nats_per_row`` = other − real (negative: the
+    synthetic values of this column are less probable), ``column_auc`` (P(other > real) for that column's sum, 0.5 =
+    no difference), and ``rank`` (1 = the column with the largest |delta|).
+    """
+    rows = []
+    for cell, frame in records.groupby(list(CELL_COLUMNS), sort=True, dropna=False):
+        real = frame[(frame["source"] == "holdout") & (frame["role"] == "test")]
+        if real.empty:
+            continue
+        real_cols = pd.DataFrame(list(real["column_logprob"])).div(real["n_rows"].to_numpy(), axis=0)
+        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
+            other_cols = pd.DataFrame(list(group["column_logprob"])).div(group["n_rows"].to_numpy(), axis=0)
+            part = []
+            for column in real_cols.columns:
+                if column not in other_cols.columns:
+                    continue
+                est = delong_interval(real_cols[column].to_numpy(float), other_cols[column].to_numpy(float))
+                part.append({**dict(zip(CELL_COLUMNS, cell)), "source": REAL_VS_REAL if source == "train" else source,
+                             "column": column, "real_nats_per_row": float(real_cols[column].mean()),
+                             "other_nats_per_row": float(other_cols[column].mean()),
+                             "delta_nats_per_row": float(other_cols[column].mean() - real_cols[column].mean()),
+                             "column_auc": est.value})
+            order = sorted(part, key=lambda r: -abs(r["delta_nats_per_row"]))
+            for rank, row in enumerate(order, start=1):
+                row["rank"] = rank
+            rows.extend(order)
+    return pd.DataFrame(rows)
+
+
+SAMPLE_TABLE_COLUMNS = ("dataset_key", "backend", "model", "model_digest", "serialisation", "context", "source",
+                        "role", "true_label", "index", "sample_seed", "n_rows", "prompt_tokens", "n_tokens",
+                        "total_logprob", "mean_logprob", "min_k_logprob", "header_logprob", "layout_logprob",
+                        "seconds")
+
+
+def samples_table(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per scored sample (the flat columns of the records; figures read this table)."""
+    return records.loc[:, list(SAMPLE_TABLE_COLUMNS)].sort_values(
+        ["dataset_key", "model", "source", "role", "index"]).reset_index(drop=True)
+
+
+def coverage_check(table: pd.DataFrame, dataset_keys: Sequence[str], sources: Sequence[str],
+                   min_per_class: int) -> list[str]:
+    """Problems with a run's cells table: a missing dataset × source cell or one with fewer samples per class
+    than ``min_per_class`` (an empty list when every cell is there and full)."""
+    problems = []
+    for key in dataset_keys:
+        for source in sources:
+            rows = table[(table["dataset_key"] == key) & (table["source"] == source)]
+            if rows.empty:
+                problems.append(f"{key} × {source}: no cell")
+            elif int(rows["n_real"].min()) < min_per_class or int(rows["n_syn"].min()) < min_per_class:
+                problems.append(f"{key} × {source}: {int(rows['n_real'].min())} real / {int(rows['n_syn'].min())} "
+                                f"other samples, fewer than {min_per_class}")
+    return problems

@@ -1,0 +1,182 @@
+"""Token log-likelihoods of texts under the packaged model: both implementations, cell mapping, resumable runs.
+
+The model is loaded once per module (the transformers copy from its converted cache, llama.cpp in its own server).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from llmdisc.discrimination.likelihood.base import ContextOverflowError
+from llmdisc.discrimination.likelihood.llamacpp_backend import LlamaCppScorer
+from llmdisc.discrimination.likelihood.records import read_records
+from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, run_likelihood
+from llmdisc.discrimination.likelihood.sample_scores import min_k, score_sample
+from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+from llmdisc.discrimination.likelihood.serialise import great_text, markdown_text, place, serialise
+from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+from llmdisc.discrimination.prompts import build_prompt, render_table
+from llmdisc.discrimination.samples import build_trial_queue
+from llmdisc.errors import ConfigError, DataError
+
+SAMPLE = pd.DataFrame({
+    "age": [39, 50, 38],
+    "workclass": ["State-gov", "Self-emp-not-inc", "Private"],
+    "city": ["Zürich", "München", "Köln"],
+    "account": [1234567890123, 42, 7],
+})
+
+
+@pytest.fixture(scope="module")
+def scorer() -> TransformersScorer:
+    return TransformersScorer(threads=2)
+
+
+@pytest.fixture(scope="module")
+def llamacpp() -> LlamaCppScorer:
+    return LlamaCppScorer(threads=2, n_ctx=2048)
+
+
+def test_log_likelihood_equals_a_direct_computation_from_the_logits(scorer):
+    import torch
+
+    text = "age is 39, workclass is State-gov"
+    tokens = scorer.token_logprobs(text)
+    ids = tokens.token_ids
+    with torch.no_grad():
+        logits = scorer.lm(torch.tensor([ids])).logits[0].double()
+    direct = [float(logits[i - 1, ids[i]] - torch.logsumexp(logits[i - 1], dim=0)) for i in range(1, len(ids))]
+    assert math.isnan(tokens.logprobs[0])
+    assert tokens.logprobs[1:] == pytest.approx(direct, abs=1e-4)
+    assert all(v < 0 for v in tokens.logprobs[1:])
+    assert tokens.model_digest == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    # Offsets index into the text: the pieces spell it out.
+    assert "".join(text[s:e] for s, e in tokens.offsets) == text
+
+
+def test_the_two_implementations_agree_on_tokens_templates_and_log_probabilities(scorer, llamacpp):
+    text = "| age | workclass |\n|---:|:---|\n| 39 | State-gov |"
+    a, b = scorer.token_logprobs(text), llamacpp.token_logprobs(text)
+    assert a.token_ids == b.token_ids and a.offsets == b.offsets
+    x, y = np.array(a.logprobs[1:]), np.array(b.logprobs[1:])
+    diffs = np.abs(x - y)
+    print(f"max |diff| {diffs.max():.3f}, mean |diff| {diffs.mean():.3f} nats, totals {x.sum():.2f} / {y.sum():.2f}, "
+          f"r = {np.corrcoef(x, y)[0, 1]:.4f}")
+    # llama.cpp multiplies Q4_1 weights with 8-bit-quantised activations; transformers uses the float32
+    # dequantised weights: per token they differ by tenths of a nat, in total by about a percent.
+    assert diffs.max() < 0.6 and diffs.mean() < 0.25, diffs
+    assert np.corrcoef(x, y)[0, 1] > 0.99
+    assert x.sum() == pytest.approx(y.sum(), rel=0.03)
+    assert scorer.chat_text("S", "U") == llamacpp.chat_text("S", "U")
+
+
+def test_llamacpp_refuses_a_split_multibyte_character_with_the_fix(llamacpp):
+    with pytest.raises(ConfigError, match="transformers scorer"):
+        llamacpp.token_logprobs("city 東京")
+
+
+def test_markdown_cell_spans_are_the_values_as_shown():
+    shown = markdown_text(SAMPLE)
+    assert shown.text == render_table(SAMPLE)
+    by_cell = {(c.row, c.column): shown.text[c.start:c.end] for c in shown.cells}
+    assert by_cell[(0, 1)] == "State-gov" and by_cell[(2, 2)] == "Köln" and by_cell[(0, 3)] == "1234567890123"
+    assert [shown.text[s:e] for s, e in shown.header] == list(SAMPLE.columns)
+
+
+def test_great_text_is_one_row_per_line_of_column_is_value():
+    shown = great_text(SAMPLE)
+    assert shown.text.split("\n")[0] == "age is 39, workclass is State-gov, city is Zürich, account is 1234567890123"
+    assert {(c.row, c.column): shown.text[c.start:c.end] for c in shown.cells}[(1, 2)] == "München"
+
+
+@pytest.mark.parametrize("serialisation", ["markdown", "great"])
+def test_parts_by_column_and_by_row_add_up_to_the_total(scorer, serialisation):
+    placed = place(SAMPLE, serialise(SAMPLE, serialisation), context="c1_prompt", chat_text=scorer.chat_text)
+    assert placed.text[placed.start:placed.end] == placed.sample.text
+    tokens = scorer.token_logprobs(placed.text, start_char=placed.start, end_char=placed.end)
+    scores = score_sample(tokens, placed)
+    by_column = sum(scores.column_logprob.values()) + scores.header_logprob + scores.layout_logprob
+    by_row = sum(scores.row_logprob) + scores.header_logprob + scores.layout_logprob
+    assert by_column == pytest.approx(scores.total_logprob, abs=1e-9)
+    assert by_row == pytest.approx(scores.total_logprob, abs=1e-9)
+    assert scores.mean_logprob == pytest.approx(scores.total_logprob / scores.n_tokens)
+    assert scores.min_k_logprob <= scores.mean_logprob
+    assert all(scores.column_tokens[c] > 0 for c in SAMPLE.columns)
+    assert len(scores.row_logprob) == len(SAMPLE)
+    # The long number's digits (one token each) all land in its column.
+    assert scores.column_tokens["account"] >= len("1234567890123")
+
+
+def test_the_table_is_scored_inside_the_c1_prompt_exactly_as_shown(scorer):
+    placed = place(SAMPLE, markdown_text(SAMPLE), context="c1_prompt", chat_text=scorer.chat_text)
+    request = build_prompt(SAMPLE, condition="C1", variant="neutral")
+    assert placed.text == scorer.chat_text(request.system, request.user)
+    assert placed.text[placed.start:placed.end] == render_table(SAMPLE)
+
+
+def test_min_k_is_the_mean_of_the_lowest_fifth():
+    assert min_k([-1.0, -2.0, -3.0, -4.0, -10.0] * 2) == pytest.approx(-10.0)
+    assert min_k([-1.0, -5.0, -3.0]) == pytest.approx(-5.0)
+    with pytest.raises(ConfigError, match="0.2"):
+        min_k([-1.0], fraction=0.0)
+
+
+def test_bad_input_gets_errors_that_name_the_fix(scorer):
+    long_table = pd.DataFrame({"n": np.arange(3000) * 7919})
+    placed = place(long_table, markdown_text(long_table), context="none")
+    with pytest.raises(ContextOverflowError, match="fewer rows"):
+        scorer.token_logprobs(placed.text)
+    with pytest.raises(DataError, match=r"'\|'"):
+        markdown_text(pd.DataFrame({"a": ["x|y", "z"]}))
+    with pytest.raises(DataError, match="newlines"):
+        great_text(pd.DataFrame({"a": ["x\ny", "z"]}))
+    with pytest.raises(DataError, match="at least one row"):
+        markdown_text(pd.DataFrame({"a": []}))
+    with pytest.raises(ConfigError, match="serialisation"):
+        serialise(SAMPLE, "csv")
+
+
+def test_synthetic_samples_use_the_c1_trials_seeds_and_real_samples_the_holdout():
+    queue = build_likelihood_queue(["adult"], ["ctgan"], 3, run_seed=7)
+    trials = {(t.synthesizer, t.true_label, t.index): t.sample_seed
+              for t in build_trial_queue(["adult"], ["ctgan"], ["C1"], 3, run_seed=7)}
+    synthetic = [s for s in queue if s.source == "ctgan"]
+    assert [s.sample_seed for s in synthetic] == [trials[("ctgan", "SYNTHETIC", i)] for i in range(3)]
+    real = [s for s in queue if s.true_label == "REAL"]
+    assert {s.source for s in real} == {"holdout", "train"}
+    assert {(s.source, s.role) for s in real} == {("holdout", "test"), ("holdout", "reference"), ("train", "control")}
+    assert len({s.sample_seed for s in queue}) == len(queue)
+    assert {s.source for s in queue} == {"holdout", "train", "ctgan", "shuffled_columns"}
+    with pytest.raises(ConfigError, match="at least 2"):
+        build_likelihood_queue(["adult"], ["ctgan"], 1, run_seed=7)
+
+
+def test_a_run_resumes_and_redoes_nothing_finished(scorer, tmp_path):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"age": rng.integers(18, 80, 30), "job": rng.choice(["Sales", "Tech", "Craft"], 30)})
+    tables = {"adult": {"holdout": table, "train": table.iloc[::-1].reset_index(drop=True),
+                        "ctgan": table.assign(age=99), "shuffled_columns": table}}
+    specs = build_likelihood_queue(["adult"], ["ctgan"], 2, run_seed=1)
+    out = tmp_path / "run.jsonl"
+    kwargs = dict(context="none", n_rows=3, cache=ScoreCache(tmp_path / "cache"))
+    first = run_likelihood(specs, tables, scorer, out, **kwargs)
+    assert (first.scored, first.skipped) == (len(specs), 0)
+    records, _ = read_records(out)
+    assert len(records) == len(specs)
+    one = records["adult|ctgan|test|0"]
+    assert one["model_digest"] == scorer.model_digest and one["serialisation"] == "markdown"
+    assert one["true_label"] == "SYNTHETIC" and len(one["row_ids"]) == 3
+    # Kill mid-write: drop the last record and leave a torn line.
+    lines = out.read_text(encoding="utf-8").splitlines()
+    out.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20], encoding="utf-8")
+    second = run_likelihood(specs, tables, scorer, out, **kwargs)
+    assert (second.scored + second.cached, second.skipped) == (1, len(specs) - 1)
+    assert second.cached == 1  # the torn sample's scores came back from the score cache
+    assert read_records(out) == (records, 0) or len(read_records(out)[0]) == len(specs)
+    third = run_likelihood(specs, tables, scorer, out, **kwargs)
+    assert (third.scored, third.cached, third.skipped) == (0, 0, len(specs))
+    assert len(out.read_text(encoding="utf-8").splitlines()) == len(specs)

@@ -1,0 +1,47 @@
+"""The likelihood figures draw one panel per dataset × model from the tables, every source present."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from llmdisc.figures import likelihood_plots
+from llmdisc.figures.plots import save_figure
+from llmdisc.scoring.likelihood import column_contributions, likelihood_table, samples_table
+
+
+def _records() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for key in ("adult", "census-codes"):
+        for source, role, shift in (("holdout", "test", 0), ("holdout", "reference", 0), ("train", "control", 0),
+                                    ("ctgan", "test", -1), ("tvae", "test", 1), ("shuffled_columns", "test", -0.3)):
+            for i in range(6):
+                value = rng.normal(shift, 0.5)
+                rows.append({"dataset_key": key, "backend": "transformers", "model": "m", "model_digest": "d",
+                             "serialisation": "markdown", "context": "c1_prompt", "source": source, "role": role,
+                             "true_label": "REAL" if source in ("holdout", "train") else "SYNTHETIC", "index": i,
+                             "sample_seed": i, "n_rows": 20, "prompt_tokens": 100, "n_tokens": 80,
+                             "total_logprob": value * 80, "mean_logprob": value - 1, "min_k_logprob": value - 4,
+                             "header_logprob": -3.0, "layout_logprob": -9.0, "seconds": 1.0,
+                             "column_logprob": {"age": -20 + 10 * value, "job": -30.0 + rng.normal()}})
+    return pd.DataFrame(rows)
+
+
+def test_score_distributions_and_column_contributions_draw_every_panel(tmp_path):
+    records = _records()
+    cells = likelihood_table(records, n_perm=100, n_boot=100)
+    fig = likelihood_plots.score_distributions(samples_table(records), cells)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 2
+    labels = [t.get_text() for t in visible[0].get_xticklabels()]
+    assert labels[0] == "real holdout" and any(label.startswith("ctgan\nAUC") for label in labels)
+    assert any(label.startswith("real_vs_real") for label in labels)
+    from matplotlib.collections import PathCollection
+
+    points = sum(len(c.get_offsets()) for c in visible[0].collections if isinstance(c, PathCollection))
+    assert points == 6 * 5  # five groups of six samples; the reference samples are left out
+    fig2 = likelihood_plots.column_contributions(column_contributions(records))
+    assert [t.get_text() for t in fig2.axes[0].get_yticklabels()][-1] == "age"  # the shifted column on top
+    paths = save_figure(fig, "likelihood_scores", tmp_path) + save_figure(fig2, "likelihood_columns", tmp_path)
+    assert all(p.stat().st_size > 0 for p in paths)

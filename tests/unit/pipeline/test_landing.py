@@ -1,0 +1,63 @@
+"""The landing and tables pages: numbers read from results/tables, missing tables tolerated."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pandas as pd
+import pytest
+
+from llmdisc.paths import project_root
+from llmdisc.pipeline.landing import SiteMap, headline_label, landing_page, pct, tables_page
+
+TABLES = project_root() / "results" / "tables"
+
+
+def test_pct_formats_shares_as_percent_and_missing_as_a_dash():
+    assert pct(0.8367) == "83.7" and pct(0) == "0.0" and pct(1) == "100.0"
+    assert pct(float("nan")) == "–" and pct(None) == "–"
+
+
+def test_headline_rows_are_the_committed_cells_table():
+    if not (TABLES / "llm_cells.csv").is_file():
+        pytest.skip("results/tables/llm_cells.csv is not in this checkout (it is committed; restore it)")
+    cells = pd.read_csv(TABLES / "llm_cells.csv")
+    page = landing_page(TABLES, SiteMap(), [])
+    for (provider, model), frame in cells.groupby(["provider", "model"]):
+        assert f":name: {headline_label(provider, model)}" in page
+        for row in frame.itertuples():
+            line = (f"| {row.dataset} | {row.synthetic_method} | {row.condition} | "
+                    f"{row.n_valid_real} / {row.n_valid_syn} | {100 * row.p_real:.1f} | {100 * row.p_syn:.1f} | "
+                    f"{100 * row.drs:.1f} [{100 * row.drs_ci_low:.1f}, {100 * row.drs_ci_high:.1f}] |")
+            assert line in page
+
+
+def test_paper_numbers_sit_beside_the_records_numbers():
+    if not (TABLES / "paper_cells_from_trials.csv").is_file():
+        pytest.skip("results/tables/paper_cells_from_trials.csv is not in this checkout")
+    paper = pd.read_csv(TABLES / "paper_cells_from_trials.csv")
+    page = landing_page(TABLES, SiteMap(), [])
+    assert f"{int(paper['matches'].sum())} of {len(paper)} cells match" in page
+    first = paper.iloc[0]
+    assert f"| {first.paper_n} | {first.paper_drs:.1f} | {first.N} | {first.DRS:.1f} |" in page
+
+
+def test_missing_tables_leave_their_parts_out(tmp_path):
+    page = landing_page(tmp_path, SiteMap(), ["```{toctree}", "```"])
+    assert "No `results/tables/llm_cells.csv` yet" in page
+    assert "No `results/tables/paper_*.csv`" in page
+    assert "_not in this run_" in page  # research questions with nothing to point to
+    assert page.rstrip().endswith("```")
+
+
+def test_tables_page_renders_every_table_and_survives_an_empty_one(tmp_path):
+    if not (TABLES / "llm_cells.csv").is_file():
+        pytest.skip("results/tables/llm_cells.csv is not in this checkout")
+    shutil.copy(TABLES / "llm_cells.csv", tmp_path / "llm_cells.csv")
+    (tmp_path / "cues_new.csv").write_text("")  # a table another stage is still writing
+    site = SiteMap(table_files={"llm_cells": ["_tables/llm_cells.csv", "_tables/llm_cells.tex"]})
+    page = tables_page({"llm_cells": tmp_path / "llm_cells.csv", "cues_new": tmp_path / "cues_new.csv"}, site)
+    assert "{download}`CSV <_tables/llm_cells.csv>` · {download}`TEX <_tables/llm_cells.tex>`" in page
+    assert ":name: tbl-llm-cells" in page and "Unnamed" not in page
+    assert re.search(r"## `cues_new`\n\n.*\n\n_Could not be read: EmptyDataError._", page)
