@@ -38,10 +38,10 @@ CLAIMS_SET = "cue_claims_v1.csv"
 
 
 def fixture_path(name: str) -> Path:
-    """``tests/fixtures/<name>`` under the project root (the hand-coded reference sets)."""
-    from llmdisc.paths import project_root
+    """The hand-coded reference set ``name``, shipped with the package (``llmdisc/scoring/cue_reference/``)."""
+    import importlib.resources
 
-    return project_root() / "tests" / "fixtures" / name
+    return Path(str(importlib.resources.files("llmdisc.scoring").joinpath("cue_reference").joinpath(name)))
 
 
 def paper_real_tables() -> dict[str, pd.DataFrame]:
@@ -100,7 +100,8 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         include_humans: add the human notes (``../shared/reference/results/human``).
 
     Returns:
-        ``{"tables": {name: DataFrame}, "inputs": [relative paths read], "counts": {...}}``.
+        ``{"tables": {name: DataFrame}, "inputs": [relative paths read], "input_paths": [the same files as
+        paths], "counts": {...}}``.
     """
     from llmdisc.discrimination import load_trials
     from llmdisc.human import read_labels
@@ -109,6 +110,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     codebook = load_codebook()
     themes = codebook.theme_ids
     inputs: list[str] = []
+    input_paths: list[Path] = []  # the files themselves, for the manifest's hashes
     cue_frames, trial_frames = [], {}
     trials_dir = trials_dir or results_dir() / "trials"
     ours = pd.DataFrame()
@@ -116,6 +118,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         ours = load_trials(trials_dir)
         trial_frames["llmdisc"] = ours
         cue_frames.append(cue_strings(ours, source="llmdisc"))
+        input_paths.extend(sorted(trials_dir.rglob("*.jsonl")))
         inputs.extend(relative_to_root(f) for f in sorted(trials_dir.rglob("*.jsonl")))
     paper = pd.DataFrame()
     if include_paper and reference_dir() is not None:
@@ -123,11 +126,13 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         paper = import_paper_trials(files)
         trial_frames["paper"] = paper
         cue_frames.append(cue_strings(paper, source="paper"))
+        input_paths.extend(Path(f) for f in files)
         inputs.extend(relative_to_root(f) for f in files)
     if include_humans and reference_dir() is not None:
         labels, _, files = read_labels([reference_dir() / "results" / "human"])
         cue_frames.append(note_cues(labels))
-        inputs.extend(relative_to_root(Path(f)) for f in files)
+        input_paths.extend(sorted((reference_dir() / "results" / "human").rglob("*.csv")))  # read_labels names
+        inputs.extend(relative_to_root(Path(f)) for f in files)  # its files for display, relative to the root
     if not cue_frames:
         raise DataError("no trial records and no ../shared/reference; fix: run notebook 04 or set LLMDISC_SHARED")
     cues = pd.concat(cue_frames, ignore_index=True)
@@ -162,6 +167,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
                                                                   & ~reference["in_codebook_examples"].astype(bool)]}
         tables["cues_coder_agreement"] = pd.concat(
             [coder_agreement(p, codebook).assign(subset=name) for name, p in parts.items()], ignore_index=True)
+        input_paths.append(ref_path)
         inputs.append(relative_to_root(ref_path))
     # cue validity
     reals = paper_real_tables() if not paper.empty else {}
@@ -204,8 +210,9 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         claim_ref = pd.read_csv(claims_path, keep_default_na=False)
         agreement = parser_agreement(claim_ref[claim_ref["dataset_key"].isin(list(vocabularies))], vocabularies)
         tables["cues_parser_accuracy"] = pd.DataFrame([{**agreement.attrs, "fixture": CLAIMS_SET}])
+        input_paths.append(claims_path)
         inputs.append(relative_to_root(claims_path))
     counts = {"cue_strings": int(len(cues)), "cue_strings_with_text": int(len(usable)),
               "trials_or_answers": int(len(per_trial)), "claims": int(len(checked)),
               "codebook_version": codebook.version}
-    return {"tables": tables, "inputs": inputs, "counts": counts, "coded": coded}
+    return {"tables": tables, "inputs": inputs, "input_paths": input_paths, "counts": counts, "coded": coded}

@@ -11,7 +11,7 @@ speaks for SYNTHETIC or for REAL). ``generic`` is given exactly when no other th
 
 The coder is transparent on purpose: one list of regular expressions per theme, in the codebook beside the
 theme's definition and its included and excluded examples. Its agreement with the hand-coded reference set
-(``tests/fixtures/cue_reference_v1.csv``) is measured by :func:`coder_agreement`; themes it codes badly are
+(``lib/llmdisc/scoring/cue_reference/cue_reference_v1.csv``) is measured by :func:`coder_agreement`; themes it codes badly are
 reported as such, not hidden.
 """
 

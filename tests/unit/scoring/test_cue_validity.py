@@ -86,7 +86,7 @@ def test_validity_table_shares_carry_wilson_intervals():
 
 
 def test_parser_accuracy_on_the_hand_checked_subset():
-    ref = pd.read_csv(project_root() / "tests" / "fixtures" / "cue_claims_v1.csv", keep_default_na=False)
+    ref = pd.read_csv(project_root() / "lib" / "llmdisc" / "scoring" / "cue_reference" / "cue_claims_v1.csv", keep_default_na=False)
     assert len(ref) >= 20
     adult = pd.DataFrame({"age": [1], "workclass": ["Private"], "education": ["Bachelors"], "education_num": [13],
                           "marital_status": ["Never-married"], "occupation": ["Adm-clerical"],

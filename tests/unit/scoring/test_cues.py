@@ -19,7 +19,7 @@ from llmdisc.scoring.cues import (
     themes_as_sets,
 )
 
-REFERENCE = project_root() / "tests" / "fixtures" / "cue_reference_v1.csv"
+REFERENCE = project_root() / "lib" / "llmdisc" / "scoring" / "cue_reference" / "cue_reference_v1.csv"
 CODEBOOK = load_codebook()
 
 
