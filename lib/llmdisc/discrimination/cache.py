@@ -73,6 +73,7 @@ def cache_key_parts(
     replicate: int,
     sample_seed: int | None = None,
     kind: str = "completion",
+    label_method: str | None = None,
 ) -> dict[str, Any]:
     """Return the dictionary that :func:`cache_key` hashes (useful to see why two keys differ).
 
@@ -92,6 +93,9 @@ def cache_key_parts(
         kind: ``completion`` (a generated answer) or ``label_scores`` (the labels' log-probabilities after
             the answer prefix): two different questions about the same prompt. ``completion`` adds nothing
             to the key, so the keys of answers cached before label scores existed are unchanged.
+        label_method: for ``label_scores``, how the provider computes them when it has more than one way
+            (the ``local`` provider: ``transformers-float32``; None for its llama.cpp forced tokens, so
+            those keys are unchanged): the numbers differ slightly between methods.
 
     Returns:
         A JSON-serialisable dict with one entry per part of the key.
@@ -99,6 +103,8 @@ def cache_key_parts(
     if kind not in ("completion", "label_scores"):
         raise ConfigError(f"cache key kind {kind!r} is unknown; fix: use 'completion' or 'label_scores'")
     extra = {} if kind == "completion" else {"kind": kind, "answer_prefix": ANSWER_PREFIX}
+    if kind == "label_scores" and label_method is not None:
+        extra["label_method"] = label_method
     return {**extra,
         "provider": provider,
         "model": model,
@@ -141,7 +147,7 @@ def request_cache_key(
         model_digest=identity.get("model_digest"), base_url=identity.get("base_url"),
         system=request.system, user=request.user, json_schema=request.json_schema,
         temperature=config.temperature, seed=config.seed, max_tokens=config.max_tokens,
-        replicate=replicate, sample_seed=sample_seed, kind=kind,
+        replicate=replicate, sample_seed=sample_seed, kind=kind, label_method=identity.get("label_method"),
     )
 
 

@@ -121,6 +121,19 @@ class TrialSpec:
     :data:`llmdisc.discrimination.label_scores.SCORING_MODES`)."""
 
 
+def trial_sample_seed(run_seed: int, dataset_key: str, cell: str, true_label: str, index: int, *,
+                      share_real_samples: bool = True) -> int:
+    """Seed of the rows trial ``index`` of a cell shows under paired fresh sampling (both conditions).
+
+    ``cell`` is a synthesizer or a control; with ``share_real_samples`` a REAL sample's seed names ``"real"``
+    instead of the cell, so every cell of a dataset shows the same real rows. The likelihood runs
+    (:mod:`llmdisc.discrimination.likelihood.runs`) draw with these seeds, so that they score exactly the tables
+    the C1 trials showed.
+    """
+    source = "real" if share_real_samples and true_label == "REAL" else cell
+    return derive_seed(run_seed, dataset_key, source, true_label, index)
+
+
 def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], conditions: Sequence[str],
                       trials_per_label: int | Mapping[str, int], *, run_seed: int, sampling: str = "fresh",
                       paired: bool = True, replicates: int = 1, scoring: str = "verdict",
@@ -200,7 +213,8 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
                         if sampling == "fixed":
                             seed = PAPER_FIXED_SEED
                         elif paired:
-                            seed = derive_seed(run_seed, dataset_key, source, true_label, index)
+                            seed = trial_sample_seed(run_seed, dataset_key, synthesizer, true_label, index,
+                                                     share_real_samples=share_real_samples)
                         else:
                             seed = derive_seed(run_seed, dataset_key, source, true_label, index,
                                                condition)

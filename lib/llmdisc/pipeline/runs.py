@@ -169,7 +169,9 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                  "samples_per_class": lk.samples_per_class, "reference_samples": lk.reference_samples,
                  "model": lk.model, "backend": lk.backend, "serialisation": lk.serialisation,
                  "context": "c1_prompt", "variant": "neutral", "seed": seed, "quick": quick},
-                depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
+                # after the key's trials: their label-score forward passes hold these samples' table tokens
+                depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"]
+                + [run for run in trial_runs if run.startswith(f"04_llm_trials__{key}__")],
                 output_globs=[f"results/likelihood/likelihood-{key}-*", "results/tables/likelihood_*",
                               "figures/likelihood_*"]))
             final_deps.append(run_id)

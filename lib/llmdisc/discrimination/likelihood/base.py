@@ -11,13 +11,12 @@ forced tokens one step at a time). :data:`LIKELIHOOD_MODELS` lists the packaged 
 from __future__ import annotations
 
 import abc
+import importlib.util
 import math
 from dataclasses import dataclass, field
-
-import importlib.util
 from pathlib import Path
 
-from llmdisc.discrimination.providers.embedded import PACKAGED_MODELS, PackagedModel, packaged_gguf_path
+from llmdisc.discrimination.providers.packaged import PACKAGED_MODELS, PackagedModel, packaged_gguf_path
 from llmdisc.errors import ConfigError
 
 DEFAULT_LIKELIHOOD_MODEL = "smollm2-135m-instruct-q4_1"
@@ -108,6 +107,9 @@ class LikelihoodScorer(abc.ABC):
     model_digest: str
     context_length: int
     """The model's context window in tokens (texts longer than this are refused)."""
+    token_cache = None
+    """A :class:`~llmdisc.discrimination.likelihood.token_cache.TokenCache` whose stored forward passes answer
+    :meth:`token_logprobs` without running the model (None: always run it)."""
 
     @abc.abstractmethod
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
@@ -153,8 +155,24 @@ class LikelihoodScorer(abc.ABC):
         if first >= stop:
             raise ConfigError(f"no token to score between characters {start_char} and {end_char}; fix: give a "
                               "span that holds text")
-        values = self._score_ids(ids, first, stop)
+        values = self._cached_values(text, ids, first, stop)
+        extras: dict[str, object] = {"token_cache": "hit" if values is not None else "miss"}
+        if values is None:
+            values = self._score_ids(ids, first, stop)
         logprobs = [math.nan] * first + [float(v) for v in values] + [math.nan] * (len(ids) - stop)
         return TokenLogprobs(text=text, token_ids=ids, offsets=offsets, logprobs=logprobs, model=self.model,
                              model_digest=self.model_digest, backend=self.backend,
-                             seconds=time.perf_counter() - begin)
+                             seconds=time.perf_counter() - begin, extras=extras)
+
+    def _cached_values(self, text: str, ids: list[int], first: int, stop: int) -> list[float] | None:
+        """The log-probabilities of tokens ``first..stop`` from :attr:`token_cache`, when a forward pass over the
+        same text (same backend and weights) stored them all; else None."""
+        if self.token_cache is None:
+            return None
+        from llmdisc.discrimination.likelihood.token_cache import token_key
+
+        found = self.token_cache.get(token_key(text=text, backend=self.backend, model_digest=self.model_digest))
+        if found is None or found[0] != ids:
+            return None
+        values = found[1][first:stop]
+        return values if all(math.isfinite(v) for v in values) else None

@@ -119,7 +119,8 @@ def run_configured_likelihood(config: LikelihoodRunConfig, *, out_path: Path | s
     manifest = write_manifest(out.parent, "09_likelihood", inputs=inputs, outputs=[out],
                               parameters={k: v for k, v in asdict(config).items() if k != "extra"},
                               seed=config.seed, name=f"{out.stem}.manifest.json",
-                              metrics={"n_samples": len(specs), "scored": summary.scored, "cached": summary.cached,
+                              metrics={"n_samples": len(specs), "scored": summary.scored,
+                                       "from_trials": summary.from_trials, "cached": summary.cached,
                                        "skipped": summary.skipped, "seconds": round(summary.seconds, 1)},
                               extra={"model_digest": scorer.model_digest, "backend": scorer.backend})
     return ConfiguredLikelihoodRun(summary, out, manifest, scorer.model_digest,

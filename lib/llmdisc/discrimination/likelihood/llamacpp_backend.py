@@ -33,7 +33,7 @@ from llmdisc.discrimination.likelihood.base import (
     LikelihoodScorer,
     likelihood_gguf_path,
 )
-from llmdisc.discrimination.providers.embedded import file_sha256
+from llmdisc.discrimination.providers.packaged import file_sha256
 from llmdisc.errors import ChecksumError, ConfigError, ProviderError
 
 DEFAULT_LLAMACPP_CONTEXT = 8192

