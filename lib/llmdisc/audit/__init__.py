@@ -3,7 +3,8 @@
 Reads a user's real and synthetic tables (CSV or Parquet, bounded seeded subsamples); writes ``DIR/audit.json``,
 the self-contained ``DIR/report.html``, ``DIR/manifest.json``, the trial records ``DIR/trials/<run>.jsonl`` and the
 audit's own response cache. :func:`run_audit` (in :mod:`~llmdisc.audit.run`) is the whole audit; the modules
-beside it are its parts (sources, schema, llm, checks, verdict, report, errors).
+beside it are its parts (options, sources, schema, llm, scores, decision, likelihood, cues, checks, verdict,
+report, errors).
 """
 
 from llmdisc.audit.run import (

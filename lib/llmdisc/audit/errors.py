@@ -20,11 +20,12 @@ EXIT_TOO_FEW_ROWS = 7
 EXIT_REMOTE_REFUSED = 8
 EXIT_UNREACHABLE = 9
 EXIT_PROVIDER = 10
+EXIT_INCONCLUSIVE = 11
 
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
-    (EXIT_OK, "audit written; the --fail-above gate (if any) passed"),
+    (EXIT_OK, "audit written and conclusive; the --fail-above gate (if any) passed"),
     (EXIT_USAGE, "bad command-line option or value (e.g. --fail-above outside 0..1, unknown provider)"),
-    (EXIT_GATE, "audit written, but the DRS upper bound exceeds --fail-above"),
+    (EXIT_GATE, "audit written, but the --gate statistic's 95 % upper bound exceeds --fail-above"),
     (EXIT_MISSING, "an input file (or the --metadata file) does not exist"),
     (
         EXIT_UNPARSABLE,
@@ -42,7 +43,16 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
         "the provider would send real rows off this machine and --allow-remote was not given",
     ),
     (EXIT_UNREACHABLE, "the provider cannot be reached or stopped answering; finished trials stay cached"),
-    (EXIT_PROVIDER, "the provider refused (missing key, unknown model) or --cache-mode offline missed"),
+    (
+        EXIT_PROVIDER,
+        "the provider refused (missing key, unknown model; no token probabilities under --scoring probability or "
+        "both: pass --scoring verdict) or --cache-mode offline missed",
+    ),
+    (
+        EXIT_INCONCLUSIVE,
+        "audit written but INCONCLUSIVE (never a pass): the discriminator failed its positive control, or too "
+        "few trials were valid to decide; with or without --fail-above",
+    ),
     (130, "interrupted; finished trials stay cached and a re-run resumes"),
 )
 """(exit status, meaning) of ``llmdisc audit``."""

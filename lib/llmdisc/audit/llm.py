@@ -1,8 +1,11 @@
-"""The LLM part of an audit: balanced trials on one ``release`` cell, their scores, and what the LLM cited.
+"""The LLM part of an audit: balanced trials on the ``release`` cell and its two controls, and what the LLM cited.
 
 Trials run through the compendium's runner (:func:`llmdisc.discrimination.runner.run_trials`): one record per line in
 ``DIR/trials/<run>.jsonl``, answers cached in a :class:`~llmdisc.discrimination.cache.ResponseCache`, and a re-run of
-the same audit resumes (answered trials are skipped, error trials retried, cached calls re-used).
+the same audit resumes (answered trials are skipped, error trials retried, cached calls re-used). With label scores
+(``scoring`` ``probability`` or ``both``) the content-free prompt of each condition is scored too and written beside
+the trials as ``<run>.content-free.json`` (contextual calibration). The cells are scored in
+:mod:`~llmdisc.audit.scores`.
 """
 
 from __future__ import annotations
@@ -19,48 +22,102 @@ from llmdisc.discrimination.cache import ResponseCache
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
 from llmdisc.discrimination.runner import RunSummary, run_name, run_sync, run_trials
 from llmdisc.discrimination.samples import TrialSpec, derive_seed
+from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL
 
 AUDIT_DATASET_KEY = "audit"
 """The ``dataset_key`` (and ``dataset``) of audit trial records."""
 """The ``encoding`` of audit trial records: the user's values, unchanged."""
 RELEASE = "release"
-"""The one cell's ``synthetic_method``: the release under audit."""
+"""The release cell's ``synthetic_method``: the release under audit."""
 PROMPT_VARIANT = "neutral"
+CELLS = (RELEASE, POSITIVE_CONTROL, NEGATIVE_CONTROL)
+"""The audit's cells: the release, the positive control (:data:`llmdisc.synthesis.controls.POSITIVE_CONTROL`: the
+real rows with every column shuffled independently, seeded) and the negative control
+(:data:`~llmdisc.synthesis.controls.NEGATIVE_CONTROL`: real holdout rows in the "synthetic" class)."""
+SHARED_REAL = "real"
+"""Seed part of the REAL samples, shared by every cell (the compendium's ``share_real_samples``)."""
 
 
-def audit_trial_queue(trials_per_label: int, conditions: Sequence[str], *, run_seed: int) -> list[TrialSpec]:
-    """Balanced queue of one ``release`` cell: ``trials_per_label`` per true label per condition.
+def cell_tables(tables: dict[str, pd.DataFrame], *, seed: int) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """The tables of the audit's cells, from the LLM's view of the rows read.
 
-    Mirrors :func:`llmdisc.discrimination.samples.build_trial_queue` (paired: trial ``i`` shows the same rows under C1 and
-    C2; every trial its own sample, seed ``derive_seed(run_seed, "audit", "release", label, i)``), whose
-    synthesizer check admits only the compendium's synthesizers.
+    Args:
+        tables: ``{"real", "synthetic"[, "holdout"]}`` as the LLM sees them
+            (:func:`~llmdisc.audit.schema.prepare_tables`).
+        seed: the run seed; the positive control's permutations use ``derive_seed(seed, "audit",
+            "shuffled_columns")``.
 
     Returns:
-        ``2 × trials_per_label × len(conditions)`` specs.
+        ``({"real", "release", "shuffled_columns", "real_holdout"}, notes)``: the positive control is the real
+        rows with every column shuffled independently (:func:`llmdisc.synthesis.controls.shuffled_columns_table`;
+        left out, with a note, for a table of one column); the negative control draws from the holdout when one
+        was given, else from the real rows read (other seeded draws of the same rows: exchangeable with the REAL
+        samples, so it must score at chance all the same). ``notes`` says where each control came from.
     """
+    from llmdisc.errors import DataError
+    from llmdisc.synthesis.controls import shuffled_columns_table
+
+    out = {"real": tables["real"], RELEASE: tables["synthetic"]}
+    notes = {}
+    try:
+        out[POSITIVE_CONTROL] = shuffled_columns_table(
+            tables["real"], seed=derive_seed(seed, AUDIT_DATASET_KEY, POSITIVE_CONTROL))
+        notes[POSITIVE_CONTROL] = "the real rows read, every column shuffled independently (seeded)"
+    except DataError as exc:
+        notes[POSITIVE_CONTROL] = f"not built: {exc}"
+    if "holdout" in tables:
+        out[NEGATIVE_CONTROL] = tables["holdout"]
+        notes[NEGATIVE_CONTROL] = "real holdout rows (--holdout) in the synthetic class"
+    else:
+        out[NEGATIVE_CONTROL] = tables["real"]
+        notes[NEGATIVE_CONTROL] = ("no --holdout: other seeded draws of the real rows read, in the synthetic class "
+                                   "(pass --holdout to use records the synthesizer never saw)")
+    return out, notes
+
+
+def audit_trial_queue(trials_per_label: int, conditions: Sequence[str], *, run_seed: int,
+                      cells: Sequence[str] = CELLS, scoring: str = "both") -> list[TrialSpec]:
+    """Balanced queue of the audit's cells: ``trials_per_label`` per true label per condition per cell.
+
+    Mirrors :func:`llmdisc.discrimination.samples.build_trial_queue` with ``share_real_samples=True`` (whose
+    synthesizer check admits only the compendium's synthesizers and controls, not ``release``): paired (trial
+    ``i`` shows the same rows under C1 and C2); REAL sample ``i`` is the same in every cell (seed
+    ``derive_seed(run_seed, "audit", "real", "REAL", i)``), so its prompt is answered once and the response
+    cache serves the other cells; each cell's SYNTHETIC sample ``i`` has seed
+    ``derive_seed(run_seed, "audit", cell, "SYNTHETIC", i)``.
+
+    Returns:
+        ``2 × trials_per_label × len(conditions) × len(cells)`` specs, each with ``scoring``.
+    """
+    from llmdisc.discrimination.label_scores import SCORING_MODES
     from llmdisc.errors import ConfigError
 
     if trials_per_label < 1:
         raise ConfigError(f"--trials {trials_per_label}; fix: give at least 1 trial per label")
+    if scoring not in SCORING_MODES:
+        raise ConfigError(f"--scoring {scoring!r} is not known; fix: use one of {', '.join(SCORING_MODES)}")
     queue = []
     for index in range(trials_per_label):
-        for label in LABELS:
-            seed = derive_seed(run_seed, AUDIT_DATASET_KEY, RELEASE, label, index)
-            for condition in conditions:
-                queue.append(
-                    TrialSpec(
-                        trial_id=f"{AUDIT_DATASET_KEY}|{RELEASE}|{condition}|{label}|{index}|r0",
-                        dataset_key=AUDIT_DATASET_KEY,
-                        synthesizer=RELEASE,
-                        condition=condition,
-                        true_label=label,
-                        index=index,
-                        replicate=0,
-                        run_seed=run_seed,
-                        sampling="fresh",
-                        sample_seed=seed,
+        for cell in cells:
+            for label in LABELS:
+                source = SHARED_REAL if label == "REAL" else cell
+                seed = derive_seed(run_seed, AUDIT_DATASET_KEY, source, label, index)
+                for condition in conditions:
+                    queue.append(
+                        TrialSpec(
+                            trial_id=f"{AUDIT_DATASET_KEY}|{cell}|{condition}|{label}|{index}|r0",
+                            dataset_key=AUDIT_DATASET_KEY,
+                            synthesizer=cell,
+                            condition=condition,
+                            true_label=label,
+                            index=index,
+                            replicate=0,
+                            run_seed=run_seed,
+                            sampling="fresh",
+                            sample_seed=seed,
+                            scoring=scoring,
+                        )
                     )
-                )
     return queue
 
 
@@ -71,12 +128,17 @@ def trial_file(
     metadata_source: str,
     seed: int,
     data_digest: str,
+    *,
+    scoring: str = "both",
+    cells: Sequence[str] = CELLS,
 ) -> Path:
-    """``trials_dir/<run_name>__d<data digest>.jsonl``: one file per configuration *and* per input data.
+    """``trials_dir/<run_name>__d<digest>.jsonl``: one file per configuration *and* per input data.
 
-    The data digest (of the rows read and their kinds) keeps a re-run on changed files from resuming
-    answers given about other rows.
+    The digest (of the rows read and their kinds, and of the cells) keeps a re-run on changed files, or an
+    audit folder written before the controls existed, from resuming answers given about other rows.
     """
+    import hashlib
+
     name = run_name(
         [AUDIT_DATASET_KEY],
         provider_name,
@@ -86,37 +148,78 @@ def trial_file(
         "fresh",
         seed,
         base_url=provider.base_url,
+        scoring=scoring,
     )
-    return trials_dir / f"{name}__d{data_digest[:10]}.jsonl"
+    digest = data_digest if tuple(cells) == (RELEASE,) else hashlib.sha256(
+        f"{data_digest}|{'|'.join(cells)}|shared-real".encode()).hexdigest()
+    return trials_dir / f"{name}__d{digest[:10]}.jsonl"
+
+
+async def check_label_scoring(provider: Provider) -> None:
+    """Fail before any trial when the provider cannot score labels, naming the audit's fix.
+
+    Raises:
+        ProviderConfigError, CacheMissError: what the provider raises, with "pass --scoring verdict" added;
+        other provider errors (unreachable, missing key) unchanged.
+    """
+    from llmdisc.discrimination.providers.errors import ProviderConfigError
+    from llmdisc.errors import CacheMissError
+
+    await provider.check()
+    try:
+        await provider.check_label_scores()
+    except (ProviderConfigError, CacheMissError) as exc:
+        raise type(exc)(f"{exc}. In llmdisc audit: pass --scoring verdict (verdicts only: no AUC and no "
+                        "calibrated DRS)") from None
 
 
 def run_audit_trials(
     specs: Sequence[TrialSpec],
     *,
     provider: Provider,
-    real: pd.DataFrame,
-    synthetic: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
     metadata_source: str,
     out_path: Path,
     cache: ResponseCache,
     concurrency: int,
     progress: bool,
     parameters: dict[str, Any],
-) -> RunSummary:
-    """Run (or resume) the audit's trials; blocking. The provider is closed afterwards.
+    scoring: str = "both",
+    conditions: Sequence[str] = (),
+    n_rows: int = 20,
+) -> tuple[RunSummary, dict[str, Any]]:
+    """Run (or resume) the audit's trials and, with label scores, the content-free prompts; blocking.
+
+    Args:
+        tables: ``{"real": ..., "release": ..., "shuffled_columns": ..., "real_holdout": ...}`` (the cells'
+            tables; the REAL class is drawn from ``real``).
+        scoring: ``verdict``, ``probability`` or ``both``.
+        conditions: the conditions whose content-free prompt is scored (contextual calibration).
+        n_rows: rows per sample (and of the content-free table).
+
+    Returns:
+        ``(summary, content_free)``: the runner's summary and ``{"status": "scored"|"unavailable"|"not asked",
+        "file", "reason"}``. A content-free prompt that cannot be scored leaves contextual calibration out (the
+        reason is reported), never the audit. The provider is closed afterwards.
 
     Raises:
         RunAborted, ProviderError, CacheMissError: as :func:`llmdisc.discrimination.runner.run_trials` (finished
-        trials kept).
+        trials kept); ProviderConfigError/CacheMissError before any trial when label scores are asked of a
+        provider without token probabilities (see :func:`check_label_scoring`).
     """
-    tables = {AUDIT_DATASET_KEY: {"real": real, RELEASE: synthetic}}
+    from llmdisc.discrimination.content_free import score_content_free, write_content_free
+    from llmdisc.errors import LlmdiscError
 
-    async def main() -> RunSummary:
+    cells = {AUDIT_DATASET_KEY: dict(tables)}
+
+    async def main() -> tuple[RunSummary, dict[str, Any]]:
         try:
-            return await run_trials(
+            if scoring != "verdict" and cache.mode != "offline":
+                await check_label_scoring(provider)
+            summary = await run_trials(
                 specs,
                 provider=provider,
-                tables=tables,
+                tables=cells,
                 variant=PROMPT_VARIANT,
                 metadata_source=metadata_source,
                 out_path=out_path,
@@ -125,60 +228,24 @@ def run_audit_trials(
                 generate_config=GenerateConfig(),
                 progress=progress,
                 parameters=parameters,
+                n_rows=n_rows,
             )
+            content_free: dict[str, Any] = {"status": "not asked", "file": None, "reason": "--scoring verdict"}
+            if scoring != "verdict":
+                try:
+                    scores = await score_content_free(
+                        provider, tables["real"], dataset_key=AUDIT_DATASET_KEY, conditions=list(conditions),
+                        variant=PROMPT_VARIANT, metadata_source=metadata_source, n_rows=n_rows, cache=cache)
+                    path = write_content_free(out_path, scores)
+                    content_free = {"status": "scored", "file": path, "reason": None}
+                except LlmdiscError as exc:  # contextual calibration is left out, with the reason
+                    content_free = {"status": "unavailable", "file": None,
+                                    "reason": f"{type(exc).__name__}: {exc}"}
+            return summary, content_free
         finally:
             await provider.aclose()
 
     return run_sync(main)
-
-
-def condition_scores(trials: pd.DataFrame, *, seed: int) -> list[dict[str, Any]]:
-    """Score each condition of the audit's trials with :func:`llmdisc.scoring.metrics.score_cells`.
-
-    Returns:
-        One dict per condition: ``condition``, n_total/n_valid/n_invalid/n_error, n_valid_real/syn, p_real,
-        p_syn (Wilson 95 % bounds), drs (bootstrap 95 % bounds, ``bootstrap_seed``), balanced_accuracy,
-        mean_confidence. DRS 0 = the LLM told nothing apart (or always gave one label), 0.5 = chance-level
-        balanced guessing, 1 = every sample told apart.
-    """
-    from llmdisc.scoring.metrics import CELL_COLUMNS, score_cells
-
-    keep = [
-        "condition",
-        "n_total",
-        "n_valid",
-        "n_invalid",
-        "n_error",
-        "n_valid_real",
-        "n_valid_syn",
-        "n_correct_real",
-        "n_correct_syn",
-        "p_real",
-        "p_real_ci_low",
-        "p_real_ci_high",
-        "p_syn",
-        "p_syn_ci_low",
-        "p_syn_ci_high",
-        "drs",
-        "drs_ci_low",
-        "drs_ci_high",
-        "bootstrap_seed",
-        "balanced_accuracy",
-        "mean_confidence",
-    ]
-    if trials.empty:
-        return []
-    scored = score_cells(trials, by=CELL_COLUMNS, seed=seed)
-    return [{k: _plain(row[k]) for k in keep} for _, row in scored.iterrows()]
-
-
-def _plain(value: Any) -> Any:
-    """Return a NumPy scalar as a Python value, NaN as None (JSON has no NaN)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and value != value:
-        return None
-    return value
 
 
 def _column_pattern(column: str) -> re.Pattern[str]:

@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from llmdisc.audit import report_sections as sections
 from llmdisc.pipeline.reports import scrub_text
 
 _CSS = """
@@ -173,7 +174,8 @@ def render_html(result: dict[str, Any], figures: dict[str, str | None] | None = 
     classes = (
         "verdict"
         + (" thin" if verdict["thin_evidence"] else "")
-        + (" fail" if gate.get("passed") is False else "")
+        + (" fail" if gate.get("passed") is False or result.get("decision", {}).get("outcome") == "inconclusive"
+           else "")
     )
     parts = [
         '<h1>Synthetic-data release audit</h1><p class="muted">llmdisc '
@@ -182,11 +184,13 @@ def render_html(result: dict[str, Any], figures: dict[str, str | None] | None = 
         f'<div class="{classes}"><strong>Verdict.</strong> {html.escape(verdict["headline"])}</div>',
     ]
     if gate:
-        state = "passed" if gate["passed"] else "FAILED"
+        state = {True: "passed", False: "FAILED"}.get(gate["passed"], "not decided (inconclusive)")
         parts.append(
-            f"<p><strong>Release gate {state}</strong>: DRS upper bound {_fmt(gate['drs_upper_bound'])} "
-            f"vs --fail-above {_fmt(gate['fail_above'])}.</p>"
+            f"<p><strong>Release gate {state}</strong>: {html.escape(str(gate.get('statistic', 'drs')))} upper "
+            f"bound {_fmt(gate.get('upper_bound', gate.get('drs_upper_bound')))} vs --fail-above "
+            f"{_fmt(gate['fail_above'])}.</p>"
         )
+    parts += sections.decision_section(result)
     parts.append("<ul>" + "".join(f"<li>{html.escape(d)}</li>" for d in verdict["details"]) + "</ul>")
 
     parts += _key_columns_section(result)
@@ -195,38 +199,17 @@ def render_html(result: dict[str, Any], figures: dict[str, str | None] | None = 
         f"<p>{html.escape(params['provider'])} / {html.escape(str(params['model']))}: "
         f"{params['trials_per_label']} trials per label per condition, {params['n_rows']} rows per sample, "
         f"fresh seeded samples (seed {params['seed']}), metadata source "
-        f"<code>{html.escape(params['metadata_source'])}</code>. DRS = min(p_REAL, p_SYN): 0 = the LLM told "
+        f"<code>{html.escape(params['metadata_source'])}</code>, scoring <code>"
+        f"{html.escape(str(params.get('scoring', 'verdict')))}</code>. Per condition, the release beside its "
+        "positive and negative controls. DRS = min(p_REAL, p_SYN): 0 = the LLM told "
         "nothing apart (or always gave one label), 0.5 = chance-level balanced guessing, 1 = every sample "
-        "told apart; higher is worse for privacy. Intervals: Wilson (p) and bootstrap (DRS), 95 %.</p>"
+        "told apart; higher is worse for privacy. Intervals, 95 %: Wilson (p), bootstrap (DRS), DeLong (AUC).</p>"
     )
-    conditions = result["conditions"]
-    parts.append(
-        _table(
-            [
-                "condition",
-                "DRS (95 % CI)",
-                "p_REAL (95 % CI)",
-                "p_SYN (95 % CI)",
-                "valid",
-                "invalid",
-                "error",
-            ],
-            [
-                [
-                    r["condition"],
-                    _ci({"value": r["drs"], "ci_low": r["drs_ci_low"], "ci_high": r["drs_ci_high"]}),
-                    _ci({"value": r["p_real"], "ci_low": r["p_real_ci_low"], "ci_high": r["p_real_ci_high"]}),
-                    _ci({"value": r["p_syn"], "ci_low": r["p_syn_ci_low"], "ci_high": r["p_syn_ci_high"]}),
-                    r["n_valid"],
-                    r["n_invalid"],
-                    r["n_error"],
-                ]
-                for r in conditions
-            ],
-        )
-    )
+    parts += sections.cells_section(result, _table)
     parts.append(_img(figures.get("drs"), "DRS per condition"))
 
+    parts += sections.likelihood_section(result, _table)
+    parts += sections.cues_section(result, _table)
     parts.append("<h2>What the LLM cited</h2>")
     cited = result["cited_columns"]
     if cited:

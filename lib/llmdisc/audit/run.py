@@ -2,14 +2,18 @@
 
 :func:`run_audit` reads a bounded, seeded subsample of the real and synthetic tables (CSV or Parquet,
 :mod:`~llmdisc.audit.sources`), settles which columns are categorical (:mod:`~llmdisc.audit.schema`), runs
-balanced LLM trials with fresh samples on one ``release`` cell (:mod:`~llmdisc.audit.llm`; cached and
-resumable), the C2ST / distance / Anonymeter checks (:mod:`~llmdisc.audit.checks`), and writes
-``DIR/audit.json`` and the self-contained ``DIR/report.html`` (:mod:`~llmdisc.audit.report`) with a
-plain-language verdict (:mod:`~llmdisc.audit.verdict`).
+balanced LLM trials with fresh samples on the ``release`` cell and its two controls (:mod:`~llmdisc.audit.llm`;
+cached and resumable), scored by verdict and by probability (:mod:`~llmdisc.audit.scores`), decides whether the
+audit is conclusive (:mod:`~llmdisc.audit.decision`), scores the shown samples' likelihood
+(:mod:`~llmdisc.audit.likelihood`) and checks the cited cues (:mod:`~llmdisc.audit.cues`), runs the C2ST /
+distance / Anonymeter checks (:mod:`~llmdisc.audit.checks`), and writes ``DIR/audit.json`` and the
+self-contained ``DIR/report.html`` (:mod:`~llmdisc.audit.report`) with a plain-language verdict
+(:mod:`~llmdisc.audit.verdict`).
 
 Layout of ``DIR``: ``audit.json``, ``report.html``, ``manifest.json``, ``trials/<run>.jsonl`` (one trial
 record per line; a re-run resumes it), ``cache/`` (the response cache: answers about the user's rows stay in
-the audit folder, never in the project's shared cache), ``checks.json`` (the non-LLM checks, re-used by a
+the audit folder, never in the project's shared cache; ``cache/likelihood`` holds the likelihood scores),
+``checks.json`` (the non-LLM checks, re-used by a
 re-run on the same rows and settings).
 
 Privacy of the audit itself: a provider whose ``is_remote`` is True (Gemini; OpenAI-compatible or Ollama
@@ -30,13 +34,10 @@ import pandas as pd
 
 import llmdisc
 from llmdisc import CONDITIONS
-from llmdisc.audit.errors import RemoteProviderRefused
-from llmdisc.errors import ConfigError
+from llmdisc.audit.options import N_ROWS, check_options, open_checked_provider
 
 __all__ = ["AuditResult", "run_audit", "DEFAULT_TRIALS", "DEFAULT_MAX_ROWS", "N_ROWS"]
 
-N_ROWS = 20
-"""Rows per LLM sample (as in the study)."""
 DEFAULT_TRIALS = 10
 """Trials per true label per condition."""
 DEFAULT_MAX_ROWS = 10_000
@@ -53,8 +54,15 @@ class AuditResult:
         audit_json: ``out_dir/audit.json``.
         report_html: ``out_dir/report.html``.
         summary: everything written into ``audit.json`` (a dict).
-        drs_upper_bound: max over conditions of the DRS 95 % upper bound (1.0 when a condition has no DRS).
-        gate_passed: None without ``fail_above``; else whether ``drs_upper_bound <= fail_above``.
+        drs_upper_bound: max over conditions of the verdict DRS 95 % upper bound (1.0 when a condition has no
+            DRS; None without verdicts).
+        gate_passed: None without ``fail_above`` or when inconclusive; else whether ``gate_upper_bound <=
+            fail_above``.
+        outcome: ``pass``, ``fail``, ``inconclusive`` or ``conclusive`` (no gate), see
+            :mod:`llmdisc.audit.decision`; the CLI exits 0, 3, 11 and 0.
+        gate: the gate statistic (``drs``, ``calibrated-drs`` or ``auc``).
+        gate_upper_bound: max over conditions of the gate statistic's 95 % upper bound.
+        reasons: why the audit is inconclusive (empty otherwise).
     """
 
     out_dir: Path
@@ -63,65 +71,10 @@ class AuditResult:
     summary: dict[str, Any]
     drs_upper_bound: float | None
     gate_passed: bool | None
-
-
-def _check_options(
-    trials_per_label: int,
-    conditions: Sequence[str],
-    metadata_source: str,
-    fail_above: float | None,
-    max_rows: int,
-    concurrency: int,
-    n_attacks: int,
-) -> None:
-    from llmdisc.discrimination.metadata import METADATA_SOURCES
-
-    unknown = [c for c in conditions if c not in CONDITIONS]
-    if not conditions or unknown or len(set(conditions)) != len(conditions):
-        raise ConfigError(
-            f"conditions {list(conditions)} are not a list of distinct C1/C2; fix: pass e.g. "
-            "--conditions C1,C2"
-        )
-    if metadata_source not in METADATA_SOURCES:
-        raise ConfigError(
-            f"metadata source {metadata_source!r} is not known; fix: use one of {METADATA_SOURCES}"
-        )
-    if fail_above is not None and not 0.0 <= fail_above <= 1.0:
-        raise ConfigError(
-            f"--fail-above {fail_above:g} is outside 0..1; fix: give the DRS bound as a fraction "
-            "(e.g. 0.25 for 25 %)"
-        )
-    for name, value, low in (
-        ("--trials", trials_per_label, 1),
-        ("--max-rows", max_rows, N_ROWS),
-        ("--concurrency", concurrency, 1),
-        ("--n-attacks", n_attacks, 0),
-    ):
-        if int(value) < low:
-            raise ConfigError(f"{name} {value} is below {low}; fix: give at least {low}")
-
-
-def open_checked_provider(name: str, model: str | None, base_url: str | None, *, allow_remote: bool) -> Any:
-    """Build the provider and refuse a remote one without ``allow_remote`` — before any request.
-
-    Raises:
-        RemoteProviderRefused: ``provider.is_remote`` and not ``allow_remote`` (the message says why).
-        ConfigError: unknown provider or an option it does not take.
-    """
-    from llmdisc.discrimination.cache import public_base_url
-    from llmdisc.discrimination.trial_runs import open_provider
-
-    provider = open_provider(name, model or "", base_url or "")
-    if provider.is_remote and not allow_remote:
-        where = public_base_url(provider.base_url) or "a service off this machine"
-        raise RemoteProviderRefused(
-            f"provider {name!r} would send rows of the REAL table to {where}, which is not this "
-            "machine; nothing "
-            "was sent. fix: add --allow-remote if your data-protection rules permit sending real "
-            "records to that "
-            "service, or use --provider local (the embedded model) or a loopback --base-url"
-        )
-    return provider
+    outcome: str = "conclusive"
+    gate: str = "drs"
+    gate_upper_bound: float | None = None
+    reasons: tuple[str, ...] = ()
 
 
 def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
@@ -151,20 +104,6 @@ def _checks_cached(path: Path, key: str, compute: Any) -> dict[str, Any]:
     return dict(checks, reused=False)
 
 
-def _column_notes(identifiers: list[dict[str, Any]], excluded: dict[str, str], kept: bool) -> list[str]:
-    """Verdict lines on the key columns (their ranges) and the columns left out of every discriminator."""
-    notes = []
-    for key in identifiers:
-        where = ("kept in every discriminator (--keep-ids)" if kept else
-                 "left out of the LLM samples, the C2ST, DCR and Anonymeter (--keep-ids keeps it)")
-        sentence = key["sentence"]
-        notes.append(f"{sentence[0].upper()}{sentence[1:]}; {where}.")
-    pii = [f"{c} ({r})" for c, r in excluded.items() if r.startswith("personal information")]
-    if pii:
-        notes.append("Left out as personal information (by their --metadata sdtype): " + ", ".join(pii) + ".")
-    return notes
-
-
 def run_audit(
     real: Path | str,
     synthetic: Path | str,
@@ -190,6 +129,10 @@ def run_audit(
     fail_above: float | None = None,
     run_checks: bool = True,
     progress: bool = True,
+    scoring: str = "both",
+    gate: str | None = None,
+    likelihood: bool = True,
+    replay_path: Path | str | None = None,
 ) -> AuditResult:
     """Audit a synthetic release against its real data and write ``audit.json`` and ``report.html``.
 
@@ -198,7 +141,8 @@ def run_audit(
         synthetic: the synthetic release (same columns).
         out_dir: the audit folder (created); a re-run into it resumes the trials and re-uses the cache.
         holdout: optional real records the synthesizer never saw: enables the DCR comparison and Anonymeter.
-        provider: ``local`` (embedded model, default), ``ollama``, ``gemini`` or ``openai``.
+        provider: ``local`` (embedded model, default), ``ollama``, ``gemini``, ``openai`` or ``replay``
+            (recorded answers, ``replay_path``).
         model: model id (None: the provider's default).
         base_url: service URL for ``openai``/``gemini``, host for ``ollama``.
         trials_per_label: trials per true label per condition (balanced).
@@ -218,9 +162,24 @@ def run_audit(
         concurrency: most provider calls in flight.
         max_rows: rows read from each table (seeded positions); at least 20.
         n_attacks: Anonymeter attacks per evaluator (with a holdout); 0 skips Anonymeter.
-        fail_above: DRS bound in [0, 1] for the release gate (recorded; the CLI turns it into exit status 3).
+        fail_above: bound in [0, 1] on the gate statistic's 95 % upper bound (recorded; the CLI turns a
+            failed gate into exit status 3).
         run_checks: False skips C2ST/DCR/Anonymeter (the report says so).
         progress: show the trial progress bar.
+        scoring: ``both`` (default: the generated verdict and the label scores of the same prompt),
+            ``probability`` (label scores only) or ``verdict``. Label scores need a provider that returns token
+            probabilities; one that does not is refused before any trial (pass ``verdict``).
+        gate: the statistic ``fail_above`` bounds: ``drs`` (verdict DRS), ``calibrated-drs`` (the larger of the
+            batch- and contextually calibrated DRS of p_synthetic) or ``auc`` (2·|AUC − 0.5|, the two-sided
+            discrimination max(AUC, 1 − AUC) mapped so that 0 = chance). None: ``calibrated-drs``, or ``drs``
+            under ``scoring="verdict"`` (:mod:`llmdisc.audit.decision`).
+        likelihood: score every shown sample's table likelihood with the embedded model (no network).
+        replay_path: for ``provider="replay"``: the recorded trials (.jsonl file or folder) to answer from.
+
+    Every audit runs two controls beside the release (:func:`llmdisc.audit.llm.cell_tables`): the positive
+    control (real rows, columns shuffled) and the negative control (real holdout rows in the synthetic class).
+    The audit is *inconclusive* — never a pass, with or without ``fail_above`` — when the discriminator fails its
+    positive control or too few trials are valid (the rule: :mod:`llmdisc.audit.decision`).
 
     Returns:
         The :class:`AuditResult`.
@@ -228,7 +187,8 @@ def run_audit(
     Raises:
         RemoteProviderRefused (exit 8), InputMissingError (4), InputUnparsableError (5),
         ColumnMismatchError (6),
-        TooFewRowsError (7), ProviderError/RunAborted (9 unreachable, 10 otherwise), ConfigError (2): see
+        TooFewRowsError (7), ProviderError/RunAborted (9 unreachable, 10 otherwise, including a provider without
+        token probabilities under ``scoring`` probability/both), ConfigError (2): see
         :data:`llmdisc.audit.errors.EXIT_STATUSES`. Finished trials stay in ``out_dir/trials`` on every error.
     """
     from llmdisc.audit import checks as checks_module
@@ -236,18 +196,30 @@ def run_audit(
     from llmdisc.audit.schema import check_same_columns, identifier_summary, plan_columns, prepare_tables
     from llmdisc.audit.sdv_metadata import read_sdv_metadata
     from llmdisc.audit.sources import open_table, read_sample
-    from llmdisc.audit.verdict import make_verdict
+    from llmdisc.audit.verdict import column_notes, make_verdict
     from llmdisc.discrimination.cache import ResponseCache, public_base_url
     from llmdisc.discrimination.records import load_trials
     from llmdisc.discrimination.samples import derive_seed
     from llmdisc.manifest import write_manifest
 
+    from llmdisc.audit.cues import cue_section
+    from llmdisc.audit.decision import decide, default_gate
+    from llmdisc.audit.likelihood import likelihood_section
+    from llmdisc.audit.scores import cell_rows
+    from llmdisc.discrimination.content_free import load_content_free
+    from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL
+
     conditions = list(conditions)
-    _check_options(
-        trials_per_label, conditions, metadata_source, fail_above, max_rows, concurrency, n_attacks
+    gate = gate or default_gate(scoring)
+    check_options(
+        trials_per_label, conditions, metadata_source, fail_above, max_rows, concurrency, n_attacks,
+        scoring, gate,
     )
-    answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote)
+    answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
+                                     replay_path=str(replay_path) if replay_path is not None else None)
     out_dir = Path(out_dir)
+    if hasattr(answerer, "token_cache_dir"):  # the local provider's prompt tokens stay in the audit folder
+        answerer.token_cache_dir = out_dir / "cache" / "likelihood-tokens"
 
     paths = {"real": real, "synthetic": synthetic, **({"holdout": holdout} if holdout is not None else {})}
     sources = {role: open_table(path) for role, path in paths.items()}
@@ -275,8 +247,11 @@ def run_audit(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     cache = ResponseCache(out_dir / "cache", mode=cache_mode)
-    specs = llm.audit_trial_queue(trials_per_label, conditions, run_seed=seed)
-    trial_path = llm.trial_file(out_dir / "trials", answerer, provider, metadata_source, seed, digest)
+    llm_tables, control_notes = llm.cell_tables(tables, seed=seed)
+    cells = [c for c in llm.CELLS if c in llm_tables]
+    specs = llm.audit_trial_queue(trials_per_label, conditions, run_seed=seed, cells=cells, scoring=scoring)
+    trial_path = llm.trial_file(out_dir / "trials", answerer, provider, metadata_source, seed, digest,
+                                scoring=scoring, cells=cells)
     parameters: dict[str, Any] = {
         "provider": provider,
         "model": answerer.model,
@@ -297,22 +272,37 @@ def run_audit(
         "metadata": sdv_metadata.file if sdv_metadata is not None else None,
         "keep_identifiers": keep_identifiers,
         "fail_above": fail_above,
+        "scoring": scoring,
+        "gate": gate,
+        "likelihood": likelihood,
+        "cells": cells,
     }
-    summary = llm.run_audit_trials(
+    summary, content_free = llm.run_audit_trials(
         specs,
         provider=answerer,
-        real=tables["real"],
-        synthetic=tables["synthetic"],
+        tables=llm_tables,
         metadata_source=metadata_source,
         out_path=trial_path,
         cache=cache,
         concurrency=concurrency,
         progress=progress,
         parameters={"audit": parameters, "data_digest": digest},
+        scoring=scoring,
+        conditions=conditions,
+        n_rows=N_ROWS,
     )
     trials = load_trials(trial_path)
     trials = trials[trials["trial_id"].isin({s.trial_id for s in specs})]
-    conditions_scored = llm.condition_scores(trials, seed=seed)
+    free = load_content_free(content_free["file"]) if content_free["file"] is not None else None
+    if free is not None and free["log_odds"].isna().any():  # an invalid content-free score: no contextual DRS there
+        content_free["invalid"] = [f"{r['condition']}: {r['score_invalid_reason']}"
+                                   for r in free[free["log_odds"].isna()].to_dict("records")]
+        free = free[free["log_odds"].notna()]
+    scored = cell_rows(trials, cells, conditions, content_free=free, seed=seed)
+    conditions_scored = scored[llm.RELEASE]
+    decision = decide(conditions_scored, scored.get(POSITIVE_CONTROL), scoring=scoring, gate=gate,
+                      fail_above=fail_above)
+    release_trials = trials[trials["synthetic_method"] == llm.RELEASE]
 
     checks = None
     if run_checks:
@@ -329,10 +319,15 @@ def run_audit(
                 n_attacks=n_attacks,
             ),
         )
-    verdict = make_verdict(conditions_scored, checks)
-    gate_passed = None
-    if fail_above is not None:
-        gate_passed = verdict.drs_upper_bound is not None and verdict.drs_upper_bound <= fail_above
+    verdict = make_verdict(conditions_scored, checks, reading=decision.reading, decision=decision,
+                           negative=scored.get(NEGATIVE_CONTROL, []))
+    gate_passed = None if fail_above is None or decision.outcome == "inconclusive" else decision.outcome == "pass"
+    likelihood_part: dict[str, Any] = {"status": "off", "reason": "--no-likelihood"}
+    if likelihood:
+        likelihood_part = likelihood_section(trials, llm_tables, condition=conditions[0],
+                                             cache_dir=out_dir / "cache" / "likelihood",
+                                             variant=llm.PROMPT_VARIANT, seed=seed)
+    cues = cue_section(trials, llm_tables, cell=llm.RELEASE)
 
     result: dict[str, Any] = {
         "llmdisc_version": llmdisc.__version__,
@@ -372,18 +367,29 @@ def run_audit(
             "cache": "cache/",
         },
         "conditions": conditions_scored,
+        "controls": {
+            name: {"cell": name, "source": control_notes.get(name), "conditions": scored.get(name)}
+            for name in (POSITIVE_CONTROL, NEGATIVE_CONTROL)
+        },
+        "content_free": {**content_free, "file": None if content_free["file"] is None
+                         else Path(content_free["file"]).relative_to(out_dir).as_posix()},
+        "decision": decision.as_dict(),
         "drs_upper_bound": verdict.drs_upper_bound,
-        "cited_columns": llm.cited_columns(trials, list(kinds)),
-        "red_flags": llm.frequent_red_flags(trials),
+        "cited_columns": llm.cited_columns(release_trials, list(kinds)),
+        "red_flags": llm.frequent_red_flags(release_trials),
+        "likelihood": likelihood_part,
+        "cues": cues,
         "checks": checks,
         "verdict": {
             "headline": verdict.headline,
-            "details": list(verdict.details) + _column_notes(identifiers, plan.excluded, keep_identifiers),
+            "details": list(verdict.details) + column_notes(identifiers, plan.excluded, keep_identifiers),
             "thin_evidence": verdict.thin_evidence,
+            "outcome": decision.outcome,
         },
         "gate": None
         if fail_above is None
-        else {"fail_above": fail_above, "drs_upper_bound": verdict.drs_upper_bound, "passed": gate_passed},
+        else {"fail_above": fail_above, "statistic": gate, "upper_bound": decision.upper_bound,
+              "drs_upper_bound": verdict.drs_upper_bound, "passed": gate_passed, "outcome": decision.outcome},
     }
     audit_json = report.write_audit_json(result, out_dir / "audit.json")
     report_html = report.write_report_html(result, out_dir / "report.html")
@@ -394,9 +400,15 @@ def run_audit(
         parameters=parameters,
         seed=seed,
         metrics={
+            "outcome": decision.outcome,
+            "gate": gate,
+            "gate_upper_bound": decision.upper_bound,
             "drs_upper_bound": verdict.drs_upper_bound,
             "gate_passed": gate_passed,
             **{f"drs_{r['condition']}": r["drs"] for r in conditions_scored},
+            **{f"auc_{r['condition']}": (r["probability"] or {}).get("auc") for r in conditions_scored},
+            **{f"calibrated_drs_{r['condition']}": (r["probability"] or {}).get("batch_drs")
+               for r in conditions_scored},
         },
         extra={"data_digest": digest},
     )
@@ -407,4 +419,8 @@ def run_audit(
         summary=result,
         drs_upper_bound=verdict.drs_upper_bound,
         gate_passed=gate_passed,
+        outcome=decision.outcome,
+        gate=gate,
+        gate_upper_bound=decision.upper_bound,
+        reasons=decision.reasons,
     )

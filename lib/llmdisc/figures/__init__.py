@@ -3,9 +3,21 @@
 :mod:`~llmdisc.figures.figure_data` reads trial records, baselines and human tables and returns the tidy tables
 each figure draws (they are also written to ``results/tables/``); :mod:`~llmdisc.figures.plots` has one function
 per figure, reading those tables only, and :func:`~llmdisc.figures.plots.save_figure` writes
-``figures/<name>.{pdf,png}``.
+``figures/<name>.{pdf,png}``. :mod:`~llmdisc.figures.comparison` puts every discriminator (LLM verdict and
+probability, likelihood, C2ST, human pilot) side by side on one scale; :mod:`~llmdisc.figures.comparison_plots`
+draws it.
 """
 
-from llmdisc.figures import cue_data, cue_plots, figure_data, likelihood_plots, plots, probability_plots
+from llmdisc.figures import (
+    comparison,
+    comparison_plots,
+    cue_data,
+    cue_plots,
+    figure_data,
+    likelihood_plots,
+    plots,
+    probability_plots,
+)
 
-__all__ = ["cue_data", "cue_plots", "figure_data", "likelihood_plots", "plots", "probability_plots"]
+__all__ = ["comparison", "comparison_plots", "cue_data", "cue_plots", "figure_data", "likelihood_plots", "plots",
+           "probability_plots"]

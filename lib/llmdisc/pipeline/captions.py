@@ -127,6 +127,24 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "results/tables/llm_probability_cells.csv).",
         "Intervals, where drawn, are those of results/tables/llm_probability_cells.csv.",
         _DRS_READING),
+    "discriminators_side_by_side": FigureCaption(
+        "Every discriminator side by side, on one scale.",
+        "Per dataset (panel) and synthesizer or control (row), one marker per discriminator × statistic × model × "
+        "condition, top to bottom as in the legend: the LLM's verdict (DRS), the verdict as a probability (AUC of "
+        "log P(SYNTHETIC) − log P(REAL), batch-calibrated and contextual DRS), the likelihood discriminator (AUC "
+        "of the mean token log-likelihood, band-rule DRS; its real-vs-real control drawn as real_holdout), the "
+        "C2ST (out-of-fold ROC-AUC per classifier) and the human pilot (pooled annotators' DRS; the pilot labelled "
+        "the paper's samples, not this run's). Colour = discriminator; circle = an AUC read as separation "
+        "2·|AUC − 0.5|, other markers = a DRS; open = C2.",
+        "n beside each marker = valid trials (LLM verdict), scored samples (probability, likelihood), rows (C2ST, "
+        "where its table gives them) or labels (human pilot); column n of "
+        "results/tables/discriminators_side_by_side.csv.",
+        "Bars: each statistic's 95 % interval (bootstrap for a DRS, DeLong for the LLM's and the likelihood's "
+        "AUC, Nadeau–Bengio corrected for the C2ST; none where the C2ST comes from the headline table), an AUC's "
+        "mapped end by end and starting at 0 when it holds 0.5.",
+        "Separation 0: chance (AUC 0.5); 1: perfect separation either way (AUC 0 or 1; the direction is in the "
+        "table). DRS 0: cannot tell; about 0.5 (dotted): what balanced guessing gets; 1: every sample told apart. "
+        "The two readings agree at 1, not at chance: compare a DRS with a DRS and a separation with a separation."),
 }
 
 
@@ -164,6 +182,14 @@ RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = (
     ResearchQuestion("RQ9", "Does the model's probability for each label rank real and synthetic samples where "
                      "its verdict does not?", "07", "1b", ("probability_roc", "probability_raw_vs_calibrated"),
                      "llm_probability_cells"),
+    ResearchQuestion("RQ10", "Side by side on one scale, how well do the LLM's verdicts and probabilities, the "
+                     "likelihood discriminator, the C2ST and the human pilot tell each release apart?", "07", "5b",
+                     ("discriminators_side_by_side",), "discriminators_side_by_side"),
+    ResearchQuestion("RQ11", "How probable does a language model find the rows of a real holdout sample against a "
+                     "synthetic one (no verdict, no training), and does it see the positive control?", "09", "3", (),
+                     "likelihood_cells"),
+    ResearchQuestion("RQ12", "Which cues do models and people cite, and are the cited facts true of the rows shown?",
+                     "10", "", (), "cues_validity"),
 )
 
 TABLE_DESCRIPTIONS: dict[str, str] = {
@@ -172,6 +198,9 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
     "llm_probability_cells": "The verdict as a probability per cell: AUC of log P(SYNTHETIC) − log P(REAL) "
                              "with its 95 % DeLong interval and permutation p-value; raw, batch-calibrated and "
                              "contextual DRS (notebook 07).",
+    "discriminators_side_by_side": "Every discriminator per dataset × synthesizer (and control) on one scale: "
+                                   "separation 2·|AUC − 0.5| or DRS, with the statistic, its 95 % interval, n "
+                                   "and the AUC's direction (notebook 07 § 5b).",
     "llm_condition_tests": "Permutation tests of DRS(C2) − DRS(C1) per cell (3,000 shuffles; notebook 07).",
     "llm_effective_n": "Effective N (distinct prompts or answers) per cell, ours and the paper's (notebook 07).",
     "llm_baseline_agreement": "Kendall's τ between the LLM's DRS and each baseline across synthesizers.",

@@ -114,6 +114,71 @@ def _headline(tables_dir: Path, site: SiteMap) -> list[str]:
     return lines
 
 
+def _num(value: object, digits: int = 2) -> str:
+    """A number with ``digits`` decimals; missing → ``–``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{float(value):.{digits}f}"
+
+
+def _interval(estimate: object, low: object, high: object) -> str:
+    return f"{_num(estimate)} [{_num(low)}, {_num(high)}]"
+
+
+def probability_headline_rows(cells: pd.DataFrame) -> list[list[object]]:
+    """Rows of one model's probability headline from ``llm_probability_cells.csv``: dataset, cell, condition, n,
+    AUC of p_synthetic [95 % DeLong], its permutation p-value, batch-calibrated DRS [95 %] and raw DRS (fractions)."""
+    order = cells.sort_values(["dataset_key", "synthetic_method", "condition"])
+    return [[r.dataset_key, r.synthetic_method, r.condition, f"{int(r.n_real)} / {int(r.n_syn)}",
+             _interval(r.auc, r.auc_ci_low, r.auc_ci_high), _num(r.auc_p_value, 3),
+             _interval(r.batch_drs, r.batch_drs_ci_low, r.batch_drs_ci_high),
+             _interval(r.raw_drs, r.raw_drs_ci_low, r.raw_drs_ci_high)]
+            for r in order.itertuples()]
+
+
+PROBABILITY_HEADER = ["dataset", "cell", "condition", "n real / syn", "AUC [95 % CI]", "perm. p",
+                      "calibrated DRS [95 % CI]", "raw DRS [95 % CI]"]
+LIKELIHOOD_HEADER = ["dataset", "cell", "kind", "n real / syn", "AUC [95 % CI]", "direction", "perm. p",
+                     "likelihood DRS [95 % CI]"]
+
+
+def _probability_headline(tables_dir: Path, site: SiteMap) -> list[str]:
+    cells = _read(tables_dir, "llm_probability_cells")
+    if cells is None or cells.empty:
+        return []
+    lines = ["## Headline: the verdict as a probability", "",
+             "AUC = P(a synthetic sample gets a higher p_synthetic than a real one): 0.5 = no ranking, 1 = every "
+             "synthetic sample ranked above every real one, 0 = the same ranking the wrong way round (an adversary "
+             "with a few labelled samples would flip it). The calibrated DRS thresholds p_synthetic at the cell's "
+             "median (batch calibration: it never reads the labels), so a discriminator with no ranking sits near "
+             "0.5 and the raw DRS (threshold 0.5) shows the label bias. `shuffled_columns` is the positive control "
+             "(must be detected), `real_holdout` the negative control (must sit at chance). Fractions; intervals "
+             f"95 %. Files: {_downloads(site, 'llm_probability_cells')}.", ""]
+    for (provider, model), frame in cells.groupby(["provider", "model"], sort=True):
+        lines += _numbered_table(headline_label(provider, model) + "-probability",
+                                 f"The verdict as a probability, every cell of {provider} / {model}.",
+                                 PROBABILITY_HEADER, probability_headline_rows(frame))
+    return lines
+
+
+def _likelihood_headline(tables_dir: Path, site: SiteMap) -> list[str]:
+    cells = _read(tables_dir, "likelihood_cells")
+    if cells is None or cells.empty or "score" not in cells.columns:
+        return []
+    cells = cells[cells["score"] == "mean_logprob"].sort_values(["dataset_key", "kind", "source"])
+    rows = [[r.dataset_key, r.source, r.kind, f"{int(r.n_real)} / {int(r.n_syn)}",
+             _interval(r.auc, r.auc_low, r.auc_high), r.direction, _num(r.perm_p, 3),
+             _interval(r.drs, r.drs_low, r.drs_high)] for r in cells.itertuples()]
+    return ["## Headline: the likelihood discriminator", "",
+            "The mean token log-likelihood of each shown table under the packaged model, real holdout samples "
+            "against each release (no verdict, no training). AUC as above with its direction; the likelihood DRS "
+            "flags a sample outside the central 95 % of separate holdout samples' scores (it never reads a "
+            "synthetic label). `real_vs_real` (train against holdout samples) must sit near 0.5. "
+            f"Files: {_downloads(site, 'likelihood_cells')}.", "",
+            *_numbered_table(HEADLINE_TABLE + "-likelihood", "The likelihood discriminator, every cell (mean token "
+                             "log-likelihood).", LIKELIHOOD_HEADER, rows)]
+
+
 def _question_lines(site: SiteMap) -> list[str]:
     lines = ["## Research questions and where they are answered", ""]
     for rq in RESEARCH_QUESTIONS:
@@ -190,6 +255,8 @@ def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
         "This supplementary is built from the executed notebooks of `make reproduce` without re-running them; "
         "every number below is read from `results/tables/` ({doc}`all tables <tables>`).", ""]
     lines += _question_lines(site)
+    lines += _probability_headline(tables_dir, site)
+    lines += _likelihood_headline(tables_dir, site)
     lines += _headline(tables_dir, site)
     lines += _paper_lines(tables_dir, site)
     lines += toctree

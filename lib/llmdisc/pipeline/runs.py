@@ -172,8 +172,9 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                 # after the key's trials: their label-score forward passes hold these samples' table tokens
                 depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"]
                 + [run for run in trial_runs if run.startswith(f"04_llm_trials__{key}__")],
-                output_globs=[f"results/likelihood/likelihood-{key}-*", "results/tables/likelihood_*",
-                              "figures/likelihood_*"]))
+                # its own records only: the likelihood_* tables and figures cover every dataset's run, so each
+                # dataset's run rewrites them, and claiming them would make the other dataset's run look stale
+                output_globs=[f"results/likelihood/likelihood-{key}-*"]))
             final_deps.append(run_id)
     if config.cue_analysis:
         cue_inputs = [relative_to_root(ref / "results") + "/**/*.*"] if ref is not None else []
@@ -185,7 +186,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
     runs.append(NotebookRun(
         "07_figures", "07", NOTEBOOKS["07"], {"config_name": config.name, "seed": seed, "quick": quick},
         depends_on=final_deps, output_globs=["figures/*.png", "figures/*.pdf", "results/tables/llm_*",
-                                             "results/tables/baselines_*"]))
+                                             "results/tables/baselines_*", "results/tables/discriminators_*"]))
     return runs
 
 

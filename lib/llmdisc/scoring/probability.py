@@ -169,7 +169,9 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
     thresholds: Mapping[tuple, float] = {}
     if content_free is not None and not content_free.empty:
         keys = ["dataset_key", "condition", "provider", "model"]
-        thresholds = {tuple(row[k] for k in keys): float(row["log_odds"]) for _, row in content_free.iterrows()}
+        # an invalid content-free score (no log-odds) leaves its cells without a contextual threshold (NaN)
+        thresholds = {tuple(row[k] for k in keys): float(pd.to_numeric(row["log_odds"], errors="coerce"))
+                      for _, row in content_free.iterrows()}
     rows = []
     for key, cell in scored.groupby(list(by), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)

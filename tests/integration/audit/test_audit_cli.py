@@ -1,7 +1,10 @@
 """``llmdisc audit`` end to end: the embedded model on an Adult release, remote refusal, the gate, bad input.
 
 Providers answer over real HTTP on 127.0.0.1 (the loopback wire servers of ``llmdisc.testing``); the
-end-to-end run uses the embedded local model on an Adult subsample and its GaussianCopula release.
+end-to-end run uses the embedded local model on an Adult subsample and its GaussianCopula release. Every
+audit runs the release beside two controls (shuffled columns, real rows as "synthetic"); the replayed
+discriminators of the probability scores, the "inconclusive" status and the likelihood are in
+``test_audit_controls.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from llmdisc.audit.errors import EXIT_INCONCLUSIVE
 from llmdisc.cli.main import main
 from llmdisc.testing.wire_servers import GeminiWireServer, OpenAIWireServer
 
@@ -37,9 +41,32 @@ def adult_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return paths
 
 
+def _shown_rows(prompt: str) -> list[tuple[str, ...]]:
+    """The data rows of the Markdown table in a prompt, as tuples of stripped cell texts."""
+    lines = [line.strip() for line in prompt.splitlines() if line.strip().startswith("|")]
+    return [tuple(cell.strip() for cell in line.strip("|").split("|")) for line in lines[2:]]
+
+
+class RowOracle:
+    """A discriminator that is always right: SYNTHETIC when a shown row is not a row of the real table (the
+    marked release, the shuffled-columns control), REAL otherwise (real samples, real rows as "synthetic")."""
+
+    def __init__(self, real_csv: Path) -> None:
+        real = pd.read_csv(real_csv)
+        self.rows = {tuple(str(v).strip() for v in row) for row in real.itertuples(index=False)}
+
+    def __call__(self, chat: object) -> str:
+        shown = _shown_rows(chat.user)  # type: ignore[attr-defined]
+        assert shown, "no table in the prompt"
+        return verdict_text("SYNTHETIC" if any(row not in self.rows for row in shown) else "REAL")
+
+
 def verdict_by_mark(chat: object) -> str:
-    """A discriminator that is always right: the marked release holds ``fake_`` values."""
-    label = "SYNTHETIC" if SYNTH_MARK in chat.user else "REAL"  # type: ignore[attr-defined]
+    """Right about the release (it holds ``fake_`` values); blind to the shuffled-columns control."""
+    return verdict_text("SYNTHETIC" if SYNTH_MARK in chat.user else "REAL")  # type: ignore[attr-defined]
+
+
+def verdict_text(label: str) -> str:
     return json.dumps(
         {
             "verdict": label,
@@ -80,9 +107,9 @@ def _audit(files: dict[str, Path], out: Path, *extra: str, synthetic: str = "mar
 
 
 def _gated_audit(files: dict[str, Path], out: Path, base_url: str) -> int:
-    """Three trials per label against the OpenAI wire server, with the release gate at DRS 0.5."""
-    return _audit(files, out, "--provider", "openai", "--base-url", base_url, "--trials", "3",
-                  "--fail-above", "0.5", "--no-checks")
+    """Five trials per label (verdicts only) against the OpenAI wire server, the release gate at DRS 0.5."""
+    return _audit(files, out, "--provider", "openai", "--base-url", base_url, "--trials", "5",
+                  "--fail-above", "0.5", "--no-checks", "--scoring", "verdict", "--no-likelihood")
 
 
 def _free_port() -> int:
@@ -92,25 +119,36 @@ def _free_port() -> int:
 
 
 def test_gate_exit_status_follows_the_drs_upper_bound(adult_files: dict[str, Path], tmp_path: Path) -> None:
-    with OpenAIWireServer(responder=verdict_by_mark) as server:
+    with OpenAIWireServer(responder=RowOracle(adult_files["real"])) as server:
         status = _gated_audit(adult_files, tmp_path / "right", server.base_url)
     assert status == 3  # every sample told apart: DRS 1, bound 1 > 0.5
     audit = json.loads((tmp_path / "right" / "audit.json").read_text(encoding="utf-8"))
     assert [c["drs"] for c in audit["conditions"]] == [1.0, 1.0]
-    assert audit["gate"] == {"fail_above": 0.5, "drs_upper_bound": 1.0, "passed": False}
+    assert audit["gate"] == {"fail_above": 0.5, "statistic": "drs", "upper_bound": 1.0, "drs_upper_bound": 1.0,
+                             "passed": False, "outcome": "fail"}
+    assert [c["passed"] for c in audit["decision"]["positive_control"]] == [True, True]
+    negative = audit["controls"]["real_holdout"]["conditions"]
+    assert [c["drs"] for c in negative] == [0.0, 0.0]  # real rows as "synthetic" are answered REAL
     assert audit["cited_columns"][0]["column"] in ("workclass", "hours_per_week")
-    assert audit["red_flags"][0] == {
+    assert audit["red_flags"][0] == {  # the release cell's trials only
         "red_flag": "Odd workclass values",
-        "count": 12,
-        "on_real": 6,
-        "on_synthetic": 6,
+        "count": 20,
+        "on_real": 10,
+        "on_synthetic": 10,
     }
     assert "Release gate FAILED" in (tmp_path / "right" / "report.html").read_text(encoding="utf-8")
-    with OpenAIWireServer(responder=always_real) as server:
-        status = _gated_audit(adult_files, tmp_path / "blind", server.base_url)
-    assert status == 0  # p_SYN = 0, so DRS = 0 with a zero-width interval
+    for name, responder in (("blind", always_real), ("marker_only", verdict_by_mark)):
+        with OpenAIWireServer(responder=responder) as server:
+            status = _gated_audit(adult_files, tmp_path / name, server.base_url)
+        # blind: p_SYN = 0, so DRS = 0 with a zero-width interval, which once passed the gate; marker_only: the
+        # release is told apart but the shuffled control is not. Neither discriminator can vouch: inconclusive.
+        assert status == EXIT_INCONCLUSIVE, name
+        audit = json.loads((tmp_path / name / "audit.json").read_text(encoding="utf-8"))
+        assert audit["gate"]["passed"] is None and audit["decision"]["outcome"] == "inconclusive"
+        assert audit["verdict"]["headline"].startswith("INCONCLUSIVE")
+        assert "failed its positive control" in audit["verdict"]["headline"]
     audit = json.loads((tmp_path / "blind" / "audit.json").read_text(encoding="utf-8"))
-    assert audit["drs_upper_bound"] == 0.0 and audit["gate"]["passed"] is True
+    assert audit["drs_upper_bound"] == 0.0
     assert "could not tell the release from real data" in audit["verdict"]["headline"]
     assert "evidence is thin" in audit["verdict"]["headline"]
 
@@ -173,8 +211,13 @@ def test_remote_provider_is_refused_before_any_request(
             "C1",
             "--no-checks",
             "--allow-remote",
+            "--scoring",
+            "verdict",
+            "--no-likelihood",
         )
-        assert status == 0 and len(server.generation_requests) == 2  # with the flag it runs
+        # with the flag it runs: one REAL sample (shared by the cells) and one sample of each of the 3 cells;
+        # one trial per label is too few to decide
+        assert status == EXIT_INCONCLUSIVE and len(server.generation_requests) == 4
     # openai at a non-loopback address: refused at once, no connection attempted (the address is unroutable)
     status = _audit(
         adult_files, tmp_path / "o", "--provider", "openai", "--base-url", "http://10.255.255.1/v1"
@@ -248,21 +291,25 @@ def test_rerun_after_an_outage_resumes_finished_trials(adult_files: dict[str, Pa
         "--conditions",
         "C1",
         "--no-checks",
+        "--scoring",
+        "verdict",
+        "--no-likelihood",
     )
+    # 2 or 3 trials per label are too few to decide (inconclusive); what matters here is what is asked
     with PinnedOpenAIServer(port, responder=verdict_by_mark) as server:
-        assert _audit(adult_files, out, *args, "--trials", "2") == 0
-        assert len(server.generation_requests) == 4
+        assert _audit(adult_files, out, *args, "--trials", "2") == EXIT_INCONCLUSIVE
+        assert len(server.generation_requests) == 8  # 2 REAL samples (shared by the 3 cells) + 2 per cell
     # the server is gone: more trials are asked for, the provider is unreachable
     assert _audit(adult_files, out, *args, "--trials", "3") == 9
     with PinnedOpenAIServer(port, responder=verdict_by_mark) as server:
-        assert _audit(adult_files, out, *args, "--trials", "3") == 0
-        assert len(server.generation_requests) == 2  # only trial index 2 of each label was asked
+        assert _audit(adult_files, out, *args, "--trials", "3") == EXIT_INCONCLUSIVE
+        assert len(server.generation_requests) == 4  # only trial index 2 of each label and cell was asked
     audit = json.loads((out / "audit.json").read_text(encoding="utf-8"))
-    assert audit["trials"]["n_resumed"] == 4 and audit["trials"]["n_run"] == 2
+    assert audit["trials"]["n_resumed"] == 12 and audit["trials"]["n_run"] == 6
     assert audit["conditions"][0]["n_valid"] == 6
     # a rerun with nothing new answers from the trial file: no request at all
     with PinnedOpenAIServer(port, responder=verdict_by_mark) as server:
-        assert _audit(adult_files, out, *args, "--trials", "3") == 0
+        assert _audit(adult_files, out, *args, "--trials", "3") == EXIT_INCONCLUSIVE
         assert server.generation_requests == []
 
 
@@ -294,6 +341,13 @@ def test_end_to_end_with_the_embedded_model(tmp_path: Path) -> None:
     release.to_parquet(files["synthetic"], index=False)
     holdout.to_csv(files["holdout"], index=False)
     out = tmp_path / "audit"
+    from llmdisc.discrimination.cache import default_cache_dir
+
+    def project_token_lines() -> int:
+        return sum(len(f.read_text(encoding="utf-8").splitlines())
+                   for f in (default_cache_dir() / "likelihood-tokens").glob("*.jsonl"))
+
+    before = project_token_lines()
     status = main(
         [
             "audit",
@@ -305,28 +359,40 @@ def test_end_to_end_with_the_embedded_model(tmp_path: Path) -> None:
             str(files["holdout"]),
             "--trials",
             "1",
+            "--conditions",
+            "C1",
             "--out",
             str(out),
             "--n-attacks",
             "30",
             "--no-progress",
+            "--no-likelihood",  # the embedded model's likelihood: test_audit_controls.py
             "--seed",
             "3",
         ]
     )
-    assert status == 0
+    assert status == EXIT_INCONCLUSIVE  # one trial per label cannot decide
+    # the label-score pass's prompt tokens (the user's rows) stay in the audit folder, never the project's cache
+    assert list((out / "cache" / "likelihood-tokens").glob("*.jsonl"))
+    assert project_token_lines() == before
     audit = json.loads((out / "audit.json").read_text(encoding="utf-8"))
-    assert audit["parameters"]["provider"] == "local"
+    assert audit["parameters"]["provider"] == "local" and audit["parameters"]["scoring"] == "both"
     trials = load_trials(out / audit["trials"]["file"])
-    assert len(trials) == 4 and set(trials["condition"]) == {"C1", "C2"}
-    assert set(trials["synthetic_method"]) == {"release"} and set(trials["dataset_key"]) == {"audit"}
+    assert len(trials) == 6 and set(trials["condition"]) == {"C1"}
+    assert set(trials["synthetic_method"]) == {"release", "shuffled_columns", "real_holdout"}
+    assert set(trials["dataset_key"]) == {"audit"} and set(trials["scoring"]) == {"both"}
     # every figure of the report recomputed from the trial records with the scoring functions
-    scored = score_cells(trials, seed=3).set_index("condition")
+    scored = score_cells(trials, seed=3)
+    scored = scored[scored["synthetic_method"] == "release"].set_index("condition")
     for row in audit["conditions"]:
         expected = scored.loc[row["condition"]]
         for key in ("drs", "drs_ci_low", "drs_ci_high", "p_real", "p_syn", "n_valid", "n_error"):
             want = expected[key]
             assert (row[key] is None and pd.isna(want)) or row[key] == pytest.approx(want), key
+        probability = row["probability"]  # the embedded model scores both labels of every prompt
+        assert sum(probability[k] for k in ("n_real", "n_syn", "n_invalid", "n_error")) == 2
+    assert audit["content_free"]["status"] == "scored"
+    assert audit["controls"]["real_holdout"]["source"].startswith("real holdout rows (--holdout)")
     checks = audit["checks"]
     assert checks["distances"]["with_holdout"] is True
     assert 0.0 <= checks["distances"]["share_closer_than_holdout_median"]["value"] <= 1.0

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from llmdisc.audit.errors import EXIT_INCONCLUSIVE
 from llmdisc.cli.main import main
 from llmdisc.testing.wire_servers import OpenAIWireServer
 
@@ -51,8 +52,10 @@ class PromptRecorder:
 
 
 def _audit(demo: dict[str, Path], out: Path, base_url: str, *extra: str) -> int:
+    """Verdicts only (the recorder answers plain text), no likelihood: what is asked and what is reported."""
     return main(["audit", "--real", str(demo["real"]), "--synthetic", str(demo["synthetic"]), "--out", str(out),
-                 "--provider", "openai", "--base-url", base_url, "--n-attacks", "0", "--no-progress", *extra])
+                 "--provider", "openai", "--base-url", base_url, "--n-attacks", "0", "--no-progress",
+                 "--scoring", "verdict", "--no-likelihood", *extra])
 
 
 def _best_auc(audit: dict, classifier: str) -> float:
@@ -65,8 +68,10 @@ def test_key_column_is_left_out_and_reported_dates_are_dates(demo: dict[str, Pat
     recorder = PromptRecorder()
     extra = ("--metadata", str(demo["metadata"])) if with_metadata else ()
     with OpenAIWireServer(responder=recorder) as server:
-        assert _audit(demo, tmp_path / "audit", server.base_url, "--trials", "2", "--no-checks", *extra) == 0
-    assert len(recorder.prompts) == 8  # 2 trials × 2 labels × 2 conditions
+        # always REAL: the discriminator fails its positive control, so the audit is inconclusive
+        assert _audit(demo, tmp_path / "audit", server.base_url, "--trials", "2", "--no-checks",
+                      *extra) == EXIT_INCONCLUSIVE
+    assert len(recorder.prompts) == 16  # 2 trials × 2 conditions × (1 shared REAL + 3 cells' samples)
     for prompt in recorder.prompts:
         assert "student_id" not in prompt and "17264" not in prompt  # the key never reaches the LLM
         assert re.search(r"\b2020-\d\d-\d\d\b", prompt)  # dates shown as dates
@@ -108,8 +113,8 @@ def test_the_classifier_test_without_and_with_the_key(demo: dict[str, Path], tmp
         recorder = PromptRecorder()
         with OpenAIWireServer(responder=recorder) as server:
             assert _audit(demo, tmp_path / name, server.base_url, "--trials", "1", "--conditions", "C1",
-                          "--metadata", str(demo["metadata"]), *extra) == 0
-        assert all(("student_id" in p) == (name == "kept") for p in recorder.prompts) and len(recorder.prompts) == 2
+                          "--metadata", str(demo["metadata"]), *extra) == EXIT_INCONCLUSIVE
+        assert all(("student_id" in p) == (name == "kept") for p in recorder.prompts) and len(recorder.prompts) == 4
         audits[name] = json.loads((tmp_path / name / "audit.json").read_text(encoding="utf-8"))
     assert audits["kept"]["identifiers"]["kept"] is True and audits["kept"]["schema"]["excluded"] == []
     assert "student_id" in audits["kept"]["schema"]["used"]

@@ -180,3 +180,71 @@ def test_a_run_resumes_and_redoes_nothing_finished(scorer, tmp_path):
     third = run_likelihood(specs, tables, scorer, out, **kwargs)
     assert (third.scored, third.cached, third.skipped) == (0, 0, len(specs))
     assert len(out.read_text(encoding="utf-8").splitlines()) == len(specs)
+
+
+def test_every_sample_but_the_band_is_one_a_c1_trial_shows():
+    from llmdisc.synthesis.controls import CONTROLS
+
+    queue = build_likelihood_queue(["adult"], ["ctgan", "tvae"], 3, run_seed=7)
+    trials = {(t.synthesizer, t.true_label, t.index): t.sample_seed
+              for t in build_trial_queue(["adult"], ["ctgan", "tvae", *CONTROLS], ["C1"], 3, run_seed=7,
+                                         share_real_samples=True)}
+    expected = {("holdout", "test"): ("real_holdout", "SYNTHETIC"), ("train", "control"): ("ctgan", "REAL"),
+                ("ctgan", "test"): ("ctgan", "SYNTHETIC"), ("tvae", "test"): ("tvae", "SYNTHETIC"),
+                ("shuffled_columns", "test"): ("shuffled_columns", "SYNTHETIC")}
+    for spec in queue:
+        if (spec.source, spec.role) == ("holdout", "reference"):
+            assert spec.sample_seed not in trials.values()  # the band is the one group no trial shows
+            continue
+        cell, label = expected[(spec.source, spec.role)]
+        assert spec.sample_seed == trials[(cell, label, spec.index)], spec.sample_id
+
+
+def test_tables_a_trial_pass_scored_are_read_from_it_not_run_again(scorer, tmp_path):
+    from llmdisc.discrimination.likelihood.prompt_pass import prompt_pass
+    from llmdisc.discrimination.likelihood.token_cache import TokenCache, token_key
+    from llmdisc.discrimination.samples import sample_rows
+
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame({"age": rng.integers(18, 80, 30), "job": rng.choice(["Sales", "Tech", "Craft"], 30)})
+    tables = {"adult": {"holdout": table, "train": table.iloc[::-1].reset_index(drop=True),
+                        "ctgan": table.assign(age=99), "shuffled_columns": table}}
+    specs = build_likelihood_queue(["adult"], ["ctgan"], 2, run_seed=1)
+    saved = scorer.token_cache
+    try:
+        scorer.token_cache = TokenCache(tmp_path / "tokens")
+        trial_specs = [s for s in specs if s.role != "reference"]
+        for spec in trial_specs:  # what the local provider does for each C1 trial
+            sample, _ = sample_rows(tables["adult"][spec.source], 3, seed=spec.sample_seed)
+            request = build_prompt(sample, condition="C1", variant="neutral")
+            done = prompt_pass(scorer, request.system, request.user)
+            scorer.token_cache.put(token_key(text=done.prompt_text, backend=scorer.backend,
+                                             model_digest=scorer.model_digest),
+                                   done.prompt_token_ids, done.prompt_logprobs)
+        shared = run_likelihood(specs, tables, scorer, tmp_path / "shared.jsonl", n_rows=3,
+                                cache=ScoreCache(enabled=False))
+        assert (shared.scored, shared.from_trials) == (len(specs), len(trial_specs))
+        scorer.token_cache = TokenCache(enabled=False)
+        own = run_likelihood(specs, tables, scorer, tmp_path / "own.jsonl", n_rows=3, cache=ScoreCache(enabled=False))
+        assert own.from_trials == 0
+    finally:
+        scorer.token_cache = saved
+    a, b = read_records(tmp_path / "shared.jsonl")[0], read_records(tmp_path / "own.jsonl")[0]
+    for sample_id, record in a.items():
+        assert record["mean_logprob"] == pytest.approx(b[sample_id]["mean_logprob"], abs=1e-4)
+        assert record["min_k_logprob"] == pytest.approx(b[sample_id]["min_k_logprob"], abs=1e-4)
+
+
+def test_the_token_cache_round_trips_nan_and_skips_a_corrupt_line(tmp_path):
+    from llmdisc.discrimination.likelihood.token_cache import TokenCache, token_key
+
+    key = token_key(text="| a |", backend="transformers", model_digest="d" * 64)
+    assert key != token_key(text="| a |", backend="llamacpp", model_digest="d" * 64)
+    cache = TokenCache(tmp_path)
+    cache.put(key, [5, 6, 7], [math.nan, -1.5, -0.25])
+    (tmp_path / f"{key[:2]}.jsonl").open("a").write('{"key": "torn\n')
+    ids, values = TokenCache(tmp_path).get(key)
+    assert ids == [5, 6, 7] and math.isnan(values[0]) and values[1:] == [-1.5, -0.25]
+    assert TokenCache(tmp_path, enabled=False).get(key) is None
+    with pytest.raises(ValueError, match="3 token ids but 2"):
+        cache.put(key, [1, 2, 3], [0.0, 0.0])

@@ -87,3 +87,15 @@ def test_every_notebook_declares_exactly_the_parameters_the_pipeline_passes(name
         declared = set(papermill.inspect_notebook(str(project_root() / run.notebook)))
         # A help comment with '=' in it hides a parameter from papermill's inspector: caught here.
         assert declared == set(run.parameters), f"{run.notebook}: declared {declared}, passed {set(run.parameters)}"
+
+
+def test_no_two_runs_claim_the_same_outputs():
+    # an output written by two runs makes the first look stale after the second ran (it re-ran on every
+    # second `make reproduce` when both notebooks 09 claimed the shared likelihood_* tables)
+    for name in ("default", "small", "paper", "encoding", "tiny"):
+        plan = plan_run(load_config(project_root() / "configs" / f"{name}.yaml"))
+        claimed: dict[str, str] = {}
+        for run in plan:
+            for pattern in run.output_globs:
+                assert pattern not in claimed, f"{name}: {run.run_id} and {claimed[pattern]} both claim {pattern}"
+                claimed[pattern] = run.run_id

@@ -1,6 +1,8 @@
 """``llmdisc bench likelihood``: the likelihood scorers' speed and peak memory, per packaged model and backend.
 
-For each model of :data:`llmdisc.discrimination.likelihood.LIKELIHOOD_MODELS` that is installed and each backend
+For each model of :data:`llmdisc.discrimination.likelihood.LIKELIHOOD_MODELS` that is installed (the embedded
+SmolLM2 and the opt-in Qwen2.5-Coder models whose parts are installed, ``requirements-optin.txt``; ``--models``
+picks some) and each backend
 (``transformers``: one forward pass; ``llamacpp``: forced tokens, one decoding step each), in a fresh child
 process (so the peak resident memory is that backend's alone): load seconds, then C1 prompts of real Adult holdout
 samples (a generated table when ``data/processed/adult`` is absent) scored as notebook 09 scores them. llama.cpp
@@ -25,7 +27,9 @@ HELP = "likelihood scorers (transformers vs llama.cpp): samples/min, tokens/s vs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: samples, rows, threads, seed, backends."""
+    """Options: models, samples, rows, threads, seed, backends."""
+    parser.add_argument("--models", nargs="+", default=None, metavar="NAME",
+                        help="models to measure (default: every installed one of LIKELIHOOD_MODELS, opt-in included)")
     parser.add_argument("--samples", type=int, default=3, help="samples per backend (default 3)")
     parser.add_argument("--rows", type=int, default=20, help="rows per transformers sample (default 20)")
     parser.add_argument("--llamacpp-rows", type=int, default=2, help="rows per llama.cpp sample (default 2)")
@@ -100,11 +104,14 @@ def run(args: argparse.Namespace) -> int:
 
     from llmdisc.discrimination.likelihood import LIKELIHOOD_MODELS
     from llmdisc.discrimination.likelihood.base import likelihood_gguf_path
-    from llmdisc.errors import LlmdiscError
+    from llmdisc.errors import ConfigError, LlmdiscError
 
+    unknown = sorted(set(args.models or []) - set(LIKELIHOOD_MODELS))
+    if unknown:
+        raise ConfigError(f"unknown model(s) {', '.join(unknown)}; fix: pick from {', '.join(LIKELIHOOD_MODELS)}")
     rows = []
-    for model in LIKELIHOOD_MODELS:
-        try:
+    for model in args.models or LIKELIHOOD_MODELS:
+        try:  # an opt-in model's parts are joined here, once
             likelihood_gguf_path(model)
         except LlmdiscError as exc:
             print(f"{model}: skipped ({exc})")

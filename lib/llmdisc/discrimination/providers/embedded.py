@@ -199,6 +199,9 @@ class EmbeddedProvider(Provider):
         label_backend: How label scores are computed: ``transformers`` (default; one float32 forward pass that
             also gives the prompt tokens' log-probabilities) or ``llamacpp`` (forced tokens); see the module
             docstring.
+        token_cache_dir: Where the transformers route stores each prompt's token log-probabilities (default the
+            project's ``<cache>/likelihood-tokens``); ``llmdisc audit`` points it into the audit folder, so
+            nothing about a user's rows is written outside it.
         max_connections: Fixed at 1: one slot, one request at a time.
     """
 
@@ -207,13 +210,15 @@ class EmbeddedProvider(Provider):
 
     def __init__(self, model: str = "smollm2-135m-instruct-q4_1", *, gguf_path: str | Path | None = None,
                  sha256: str | None = None, threads: int | None = None, n_ctx: int = DEFAULT_CONTEXT,
-                 cache_prompt: bool = False, label_backend: str = "transformers", max_connections: int = 1) -> None:
+                 cache_prompt: bool = False, label_backend: str = "transformers",
+                 token_cache_dir: str | Path | None = None, max_connections: int = 1) -> None:
         super().__init__(model, base_url=None, max_connections=1)
         if label_backend not in LABEL_BACKENDS:
             raise ProviderConfigError(f"label_backend={label_backend!r} is not known; fix: use one of "
                                       f"{', '.join(LABEL_BACKENDS)}")
         self.label_backend = label_backend
         self.custom_weights = gguf_path is not None
+        self.token_cache_dir = Path(token_cache_dir) if token_cache_dir is not None else None
         self._hf = None
         if gguf_path is not None:
             self.path = Path(gguf_path)
@@ -344,7 +349,10 @@ class EmbeddedProvider(Provider):
         if self._hf is None:
             from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-            self._hf = TransformersScorer(self.model, threads=self.threads)
+            from llmdisc.discrimination.likelihood.token_cache import TokenCache
+
+            self._hf = TransformersScorer(self.model, threads=self.threads,
+                                          token_cache=TokenCache(self.token_cache_dir))
         return self._hf
 
     def _check_transformers(self) -> None:

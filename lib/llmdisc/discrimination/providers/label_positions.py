@@ -65,6 +65,15 @@ class LabelPosition:
     """The start of that position's chosen token that still belongs to the prefix (``"`` in ``"SY``)."""
 
 
+def positions_from_entries(entries: Iterable[Any]) -> list[TokenPosition]:
+    """Answer positions from a service's per-token entries: objects with ``token``, ``logprob`` and
+    ``top_logprobs`` (a list of objects with ``token`` and ``logprob``), the shape both the Ollama SDK and the
+    OpenAI SDK return."""
+    return [TokenPosition(TokenChoice(str(entry.token), float(entry.logprob)),
+                          tuple(TokenChoice(str(t.token), float(t.logprob)) for t in entry.top_logprobs or ()))
+            for entry in entries or ()]
+
+
 def locate_label_position(positions: list[TokenPosition], *, prefilled: bool) -> LabelPosition | str:
     """Find the label's first position, or return the reason it cannot be found.
 

@@ -211,14 +211,12 @@ class OllamaProvider(Provider):
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
         """Score both labels from a short answer's top-20 lists (see the module docstring for what is summed)."""
-        from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
+        from llmdisc.discrimination.providers.label_positions import positions_from_entries, scores_from_positions
 
         start = time.perf_counter()
         response = await self._label_chat(request, config, num_predict=LABEL_ANSWER_TOKENS)
         latency = time.perf_counter() - start
-        positions = [TokenPosition(TokenChoice(str(entry.token), float(entry.logprob)),
-                                   tuple(TokenChoice(str(t.token), float(t.logprob)) for t in entry.top_logprobs or ()))
-                     for entry in getattr(response, "logprobs", None) or ()]
+        positions = positions_from_entries(getattr(response, "logprobs", None) or ())
         return scores_from_positions(positions, prefilled=False, top_k=LABEL_TOP_LOGPROBS, model=self.model,
                                      model_version=self._digest, prompt_tokens=response.prompt_eval_count,
                                      latency_s=latency,

@@ -251,7 +251,7 @@ class OpenAICompatibleProvider(Provider):
         """Score both labels from the top-20 lists (see the module docstring for what is summed)."""
         import openai
 
-        from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
+        from llmdisc.discrimination.providers.label_positions import positions_from_entries, scores_from_positions
 
         client = self._get_client()
         kwargs = self._label_kwargs(request, config, max_tokens=LABEL_ANSWER_TOKENS)
@@ -270,9 +270,7 @@ class OpenAICompatibleProvider(Provider):
             raise malformed_body(self.name, self.base_url, "no `choices` in the response")
         choice = response.choices[0]
         content = (choice.logprobs.content if choice.logprobs is not None else None) or []
-        positions = [TokenPosition(TokenChoice(str(entry.token), float(entry.logprob)),
-                                   tuple(TokenChoice(str(t.token), float(t.logprob)) for t in entry.top_logprobs or ()))
-                     for entry in content]
+        positions = positions_from_entries(content)
         usage = getattr(response, "usage", None)
         return scores_from_positions(
             positions, prefilled=self.label_prefill, top_k=LABEL_TOP_LOGPROBS, model=self.model,

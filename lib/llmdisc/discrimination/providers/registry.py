@@ -5,7 +5,8 @@
 
 Options per provider (keyword arguments of each class):
 
-- ``local``: ``gguf_path``, ``sha256``, ``threads``, ``n_ctx``, ``cache_prompt``
+- ``local``: ``gguf_path``, ``sha256``, ``threads``, ``n_ctx``, ``cache_prompt``, ``label_backend``,
+  ``token_cache_dir``
   (:class:`~llmdisc.discrimination.providers.embedded.EmbeddedProvider`);
 - ``ollama``: ``host``, ``num_ctx``, ``timeout_s``, ``max_connections``
   (:class:`~llmdisc.discrimination.providers.ollama.OllamaProvider`);

@@ -1,0 +1,70 @@
+"""Which cues the LLM cited in the audit's own trials were true of the rows it was shown.
+
+The cue strings of the release cell's valid verdicts (reasoning, each red flag, each supporting item:
+:func:`llmdisc.scoring.cues.cue_strings`) are parsed for checkable claims and each claim is checked against the
+20 rows that trial showed, rebuilt from its ``row_ids`` (:mod:`llmdisc.scoring.cue_validity`: "row 7 has
+relationship = Husband and sex = Female", "age ranges from 18 to 57", "no missing values", …). The report lists
+the claims verified true (:func:`llmdisc.scoring.cue_validity.verified_cues`) and counts the false and the not
+checkable ones. A cue the parser cannot tie to a column and a value is no claim and is not counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Mapping
+
+import pandas as pd
+
+MAX_LISTED = 30
+"""Verified claims listed in the report (all are in ``audit.json``)."""
+
+
+def shown_rows(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """``{trial_id: the rows it showed, in the order shown}`` (REAL samples from ``tables["real"]``)."""
+    out = {}
+    for rec in trials.to_dict("records"):
+        ids = rec.get("row_ids")
+        if ids is None or not len(ids):
+            continue
+        table = tables["real"] if rec["true_label"] == "REAL" else tables[rec["synthetic_method"]]
+        out[rec["trial_id"]] = table.iloc[[int(i) for i in ids]].reset_index(drop=True)
+    return out
+
+
+def cue_section(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame], *, cell: str) -> dict[str, Any]:
+    """The verified cues of one cell's valid verdicts, and the counts of every claim's verdict.
+
+    Args:
+        trials: the audit's trial records.
+        tables: ``{"real": ..., cell: ...}`` (the tables the samples were drawn from, as shown to the LLM).
+        cell: the cell read (``release``).
+
+    Returns:
+        ``{"cell", "n_trials" (valid verdicts read), "n_cue_strings", "counts": {"true", "false",
+        "not_checkable"}, "verified": [...]}``; each verified claim: trial_id, true_label, predicted_label,
+        field, text, claim, detail. ``n_trials`` 0 when no verdict was generated (``--scoring probability``).
+    """
+    from llmdisc.scoring.cue_validity import TableVocabulary, check_claim, parse_claims, verified_cues
+    from llmdisc.scoring.cues import cue_strings
+
+    part = trials[(trials["synthetic_method"] == cell) & (trials["status"] == "valid")]
+    if "scoring" in part:
+        part = part[part["scoring"].fillna("verdict") != "probability"]
+    out: dict[str, Any] = {"cell": cell, "n_trials": int(len(part)), "n_cue_strings": 0,
+                           "counts": {"true": 0, "false": 0, "not_checkable": 0}, "verified": []}
+    if part.empty:
+        return out
+    samples = shown_rows(part, tables)
+    real = tables["real"]
+    vocab = TableVocabulary.from_table(real)
+    counts: Counter[str] = Counter()
+    cues = cue_strings(part)
+    out["n_cue_strings"] = int((cues["text"].astype(str).str.strip() != "").sum()) if not cues.empty else 0
+    for rec in cues.to_dict("records"):
+        sample = samples.get(rec["trial_id"])
+        for claim in parse_claims(rec["text"], vocab, condition=rec.get("condition")):
+            verdict = check_claim(claim, sample, real=real)[0] if sample is not None else "not_checkable"
+            counts[verdict] += 1
+    out["counts"] = {k: int(counts.get(k, 0)) for k in ("true", "false", "not_checkable")}
+    out["verified"] = verified_cues(part, samples, real=real)
+    return out

@@ -1,0 +1,85 @@
+"""Checks of an audit's options and of its provider, before any input is read or any request is made."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from llmdisc import CONDITIONS
+from llmdisc.audit.errors import RemoteProviderRefused
+from llmdisc.errors import ConfigError
+
+N_ROWS = 20
+"""Rows per LLM sample (as in the study)."""
+
+
+def check_options(
+    trials_per_label: int,
+    conditions: Sequence[str],
+    metadata_source: str,
+    fail_above: float | None,
+    max_rows: int,
+    concurrency: int,
+    n_attacks: int,
+    scoring: str = "both",
+    gate: str = "calibrated-drs",
+) -> None:
+    """Refuse bad option values before anything is read (each message names the fix).
+
+    Raises:
+        ConfigError: exit status 2.
+    """
+    from llmdisc.discrimination.metadata import METADATA_SOURCES
+
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if not conditions or unknown or len(set(conditions)) != len(conditions):
+        raise ConfigError(
+            f"conditions {list(conditions)} are not a list of distinct C1/C2; fix: pass e.g. "
+            "--conditions C1,C2"
+        )
+    if metadata_source not in METADATA_SOURCES:
+        raise ConfigError(
+            f"metadata source {metadata_source!r} is not known; fix: use one of {METADATA_SOURCES}"
+        )
+    if fail_above is not None and not 0.0 <= fail_above <= 1.0:
+        raise ConfigError(
+            f"--fail-above {fail_above:g} is outside 0..1; fix: give the DRS bound as a fraction "
+            "(e.g. 0.25 for 25 %)"
+        )
+    from llmdisc.audit.decision import check_gate
+    from llmdisc.discrimination.label_scores import SCORING_MODES
+
+    if scoring not in SCORING_MODES:
+        raise ConfigError(f"--scoring {scoring!r} is not known; fix: use one of {', '.join(SCORING_MODES)}")
+    check_gate(gate, scoring)
+    for name, value, low in (
+        ("--trials", trials_per_label, 1),
+        ("--max-rows", max_rows, N_ROWS),
+        ("--concurrency", concurrency, 1),
+        ("--n-attacks", n_attacks, 0),
+    ):
+        if int(value) < low:
+            raise ConfigError(f"{name} {value} is below {low}; fix: give at least {low}")
+
+
+def open_checked_provider(name: str, model: str | None, base_url: str | None, *, allow_remote: bool,
+                          replay_path: str | None = None) -> Any:
+    """Build the provider and refuse a remote one without ``allow_remote`` — before any request.
+
+    Raises:
+        RemoteProviderRefused: ``provider.is_remote`` and not ``allow_remote`` (the message says why).
+        ConfigError: unknown provider or an option it does not take.
+    """
+    from llmdisc.discrimination.cache import public_base_url
+    from llmdisc.discrimination.trial_runs import open_provider
+
+    provider = open_provider(name, model or "", base_url or "", replay_path or "")
+    if provider.is_remote and not allow_remote:
+        where = public_base_url(provider.base_url) or "a service off this machine"
+        raise RemoteProviderRefused(
+            f"provider {name!r} would send rows of the REAL table to {where}, which is not this "
+            "machine; nothing "
+            "was sent. fix: add --allow-remote if your data-protection rules permit sending real "
+            "records to that "
+            "service, or use --provider local (the embedded model) or a loopback --base-url"
+        )
+    return provider

@@ -1,0 +1,141 @@
+"""Per-condition scores of each cell of an audit (the release and its two controls), verdict and probability.
+
+Each cell × condition gets the verdict's figures (:func:`llmdisc.scoring.metrics.score_cells`: p_REAL, p_SYN,
+DRS = min(p_REAL, p_SYN) with intervals) and, when label scores were asked for, the probability's
+(:func:`llmdisc.scoring.probability.score_probability_cells`): the AUC of ``p_synthetic`` with its DeLong
+95 % interval, permutation p-value and direction; the raw DRS (SYNTHETIC when ``p_synthetic > 0.5``), the
+batch-calibrated DRS (threshold = the cell's median log-odds) and the contextually calibrated DRS (threshold =
+the content-free table's log-odds, where it was scored), each with its bootstrap 95 % interval; Brier and ECE.
+
+Two derived readings are added here:
+
+- ``discrimination`` = 2·|AUC − 0.5|, the two-sided discrimination max(AUC, 1 − AUC) mapped so that 0 = chance
+  and 1 = perfect ranking in either direction; its interval folds the AUC interval the same way (0 when the
+  AUC interval holds 0.5).
+- ``verdict_auc``: the AUC of the verdict itself (SYNTHETIC = 1, REAL = 0), which equals the balanced accuracy;
+  the positive-control rule reads it when no label scores exist (``--scoring verdict``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+
+__all__ = ["PROBABILITY_KEYS", "VERDICT_KEYS", "cell_rows", "discrimination", "plain", "verdict_auc"]
+
+VERDICT_KEYS = (
+    "n_total", "n_valid", "n_invalid", "n_error", "n_valid_real", "n_valid_syn", "n_correct_real",
+    "n_correct_syn", "p_real", "p_real_ci_low", "p_real_ci_high", "p_syn", "p_syn_ci_low", "p_syn_ci_high",
+    "drs", "drs_ci_low", "drs_ci_high", "bootstrap_seed", "balanced_accuracy", "mean_confidence",
+)
+"""The verdict figures of a cell × condition row (None when the audit generated no verdict)."""
+PROBABILITY_KEYS = (
+    "n_real", "n_syn", "n_invalid", "n_error", "mean_p_synthetic", "mean_label_mass", "auc", "auc_ci_low",
+    "auc_ci_high", "auc_two_sided", "auc_direction", "auc_p_value", "raw_p_real", "raw_p_syn", "raw_drs",
+    "raw_drs_ci_low", "raw_drs_ci_high", "batch_threshold", "batch_p_real", "batch_p_syn", "batch_drs",
+    "batch_drs_ci_low", "batch_drs_ci_high", "context_threshold", "context_p_real", "context_p_syn",
+    "context_drs", "context_drs_ci_low", "context_drs_ci_high", "brier", "ece", "seed",
+)
+"""The probability figures kept from :data:`llmdisc.scoring.probability.PROBABILITY_COLUMNS` (+ the seed)."""
+
+
+def plain(value: Any) -> Any:
+    """A NumPy scalar as a Python value; NaN as None (JSON has no NaN)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def discrimination(auc: float | None, low: float | None, high: float | None) -> dict[str, float | None]:
+    """2·|AUC − 0.5| with its interval folded from the AUC's: 0 = chance, 1 = perfect in either direction.
+
+    Args:
+        auc, low, high: the AUC and its 95 % interval (None: undefined).
+
+    Returns:
+        ``{"value", "ci_low", "ci_high"}``; ``ci_low`` is 0 when the AUC interval holds 0.5, and
+        ``ci_high`` = 2·max(|low − 0.5|, |high − 0.5|). All None when the AUC is undefined.
+    """
+    if auc is None or low is None or high is None:
+        return {"value": None, "ci_low": None, "ci_high": None}
+    far, near = max(abs(low - 0.5), abs(high - 0.5)), min(abs(low - 0.5), abs(high - 0.5))
+    straddles = low <= 0.5 <= high
+    return {"value": 2 * abs(auc - 0.5), "ci_low": 0.0 if straddles else 2 * near, "ci_high": 2 * far}
+
+
+def verdict_auc(cell: pd.DataFrame, *, seed: int) -> dict[str, Any]:
+    """AUC of the valid verdicts as a score (SYNTHETIC = 1, REAL = 0; equals the balanced accuracy).
+
+    Returns:
+        ``{"auc", "ci_low", "ci_high", "p_value", "n_real", "n_syn"}`` (DeLong 95 % interval, permutation p);
+        the AUC fields None when a label has no valid verdict.
+    """
+    from llmdisc.scoring.auc import auc_test
+
+    valid = cell[(cell["status"] == "valid") & (cell["scoring"].fillna("verdict") != "probability")]
+    is_syn = (valid["true_label"] == "SYNTHETIC").to_numpy()
+    out: dict[str, Any] = {"auc": None, "ci_low": None, "ci_high": None, "p_value": None,
+                           "n_real": int((~is_syn).sum()), "n_syn": int(is_syn.sum())}
+    if out["n_real"] and out["n_syn"]:
+        said_syn = (valid["predicted_label"] == "SYNTHETIC").to_numpy(dtype=float)
+        test = auc_test(is_syn, said_syn, seed=seed)
+        out.update(auc=test.auc.value, ci_low=test.auc.ci_low, ci_high=test.auc.ci_high, p_value=test.p_value)
+    return out
+
+
+def cell_rows(trials: pd.DataFrame, cells: Sequence[str], conditions: Sequence[str], *,
+              content_free: pd.DataFrame | None, seed: int) -> dict[str, list[dict[str, Any]]]:
+    """Score every cell × condition of the audit's trials.
+
+    Args:
+        trials: the audit's trial records (:func:`llmdisc.discrimination.load_trials`), all cells.
+        cells: cell names (``synthetic_method``) in report order: ``release``, then the controls.
+        conditions: the conditions run.
+        content_free: the content-free scores (:func:`llmdisc.discrimination.load_content_free`) or None.
+        seed: base seed of every bootstrap and permutation (each cell's seed derives from it and the cell).
+
+    Returns:
+        ``{cell: [row per condition]}``; a row holds ``condition``, the :data:`VERDICT_KEYS` (None without
+        verdicts), ``probability`` (the :data:`PROBABILITY_KEYS` plus ``discrimination``, and
+        ``calibrated_drs_ci_high`` = the larger upper bound of the batch and contextual DRS; None without label
+        scores) and ``verdict_auc``.
+    """
+    from llmdisc.scoring.metrics import CELL_COLUMNS, cell_seed, score_cells
+    from llmdisc.scoring.probability import score_probability_cells
+
+    scoring = trials["scoring"].fillna("verdict") if "scoring" in trials else pd.Series("verdict", trials.index)
+    has_verdicts = bool((scoring != "probability").any())
+    has_scores = bool(scoring.isin(["probability", "both"]).any())
+    verdicts = score_cells(trials, by=CELL_COLUMNS, seed=seed) if has_verdicts and not trials.empty else None
+    probability = (score_probability_cells(trials, content_free=content_free, seed=seed)
+                   if has_scores and not trials.empty else None)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for cell in cells:
+        rows = []
+        for condition in conditions:
+            row: dict[str, Any] = {"condition": condition, **dict.fromkeys(VERDICT_KEYS)}
+            part = trials[(trials["synthetic_method"] == cell) & (trials["condition"] == condition)]
+            if verdicts is not None:
+                found = verdicts[(verdicts["synthetic_method"] == cell) & (verdicts["condition"] == condition)]
+                if not found.empty:
+                    row.update({k: plain(found.iloc[0][k]) for k in VERDICT_KEYS})
+            row["probability"] = None
+            if probability is not None:
+                found = probability[(probability["synthetic_method"] == cell)
+                                    & (probability["condition"] == condition)]
+                if not found.empty:
+                    prob = {k: plain(found.iloc[0][k]) for k in PROBABILITY_KEYS}
+                    prob["discrimination"] = discrimination(prob["auc"], prob["auc_ci_low"], prob["auc_ci_high"])
+                    highs = [prob[k] for k in ("batch_drs_ci_high", "context_drs_ci_high") if prob[k] is not None]
+                    prob["calibrated_drs_ci_high"] = max(highs) if highs else None
+                    row["probability"] = prob
+            key = (part["dataset"].iloc[0], cell, condition, part["provider"].iloc[0],
+                   part["model"].iloc[0]) if not part.empty else (cell, condition)
+            row["verdict_auc"] = verdict_auc(part, seed=cell_seed(seed, key)) if has_verdicts and not part.empty \
+                else None
+            rows.append(row)
+        out[cell] = rows
+    return out

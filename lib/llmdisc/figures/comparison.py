@@ -1,0 +1,291 @@
+"""Every discriminator side by side: one tidy table on one comparable scale (notebook 07 § 5b).
+
+Reads the results tables of the earlier stages — nothing is recomputed — and returns one row per
+dataset key × synthesizer (or control) × discriminator × model × condition × statistic:
+
+* ``llm_verdict`` — the LLM's REAL/SYNTHETIC verdicts: DRS with its 95 % bootstrap interval, n = valid trials
+  (``results/tables/llm_cells.csv``, one row per provider/model and condition C1, C2);
+* ``llm_probability`` — the verdict as a probability: AUC of log P(SYNTHETIC) − log P(REAL) with its 95 % DeLong
+  interval and direction, and the calibrated DRS (``batch_drs``: the cell's median score as threshold;
+  ``context_drs``: a content-free table's score, where it was measured), n = scored samples
+  (``results/tables/llm_probability_cells.csv``, :mod:`llmdisc.scoring.probability`);
+* ``likelihood`` — the likelihood discriminator: AUC of ``mean_logprob`` (DeLong 95 %), its direction and
+  two-sided ``separation`` = max(AUC, 1 − AUC), and the label-free band rule's DRS
+  (``results/tables/likelihood_cells.csv``, :mod:`llmdisc.scoring.likelihood`); its ``real_vs_real`` control
+  (the trials' real train samples against the holdout samples) is the same comparison as the LLM's
+  ``real_holdout`` control and is shown under that name;
+* ``c2st`` — the classifier two-sample test's out-of-fold ROC-AUC, one row per classifier (Nadeau–Bengio
+  corrected 95 % interval from ``results/baselines/<key>.csv``; the headline table ``baselines_headline.csv``
+  has no interval);
+* ``human_pilot`` — the pooled annotators' DRS with its bootstrap interval (``results/tables/human_cells.csv``,
+  :mod:`llmdisc.human.analysis`). The pilot labelled the paper's own samples (its ``census`` is the paper's
+  PUMS integer codes, shown under ``census-codes``), not this run's: the ``notes`` column says so.
+
+**The common scale** (``scale_value``, ``scale_low``, ``scale_high``, all in [0, 1]):
+
+* an AUC-type statistic becomes the *separation* 2·|AUC − 0.5|: 0 = chance (AUC 0.5), 1 = perfect separation
+  either way (AUC 0 or 1); which way is kept in ``direction`` (``higher``/``lower`` for the LLM's probability
+  and the C2ST, ``synthetic more/less probable`` for the likelihood). So AUC 0.2 reads 0.6, ``lower``. The
+  interval is mapped end by end; one straddling 0.5 starts at 0 and ends at the farther end's separation.
+  For the likelihood, scale = 2·separation − 1.
+* a DRS is kept as it is: 0 = cannot tell (e.g. always one answer), 1 = tells every sample apart. A balanced
+  coin flip has DRS near 0.5 but separation near 0: the two readings agree at 1, not at chance — compare DRS
+  with DRS and separation with separation, and read the two against each other only near the top.
+
+A table missing from the inputs (its stage was off) gives no rows; :func:`load_inputs` says which were missing.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from llmdisc.errors import DataError
+from llmdisc.paths import results_dir
+from llmdisc.synthesis.controls import CONTROLS, NEGATIVE_CONTROL
+
+COLUMNS = ("dataset_key", "synthesizer", "discriminator", "model", "condition", "statistic", "estimate", "low",
+           "high", "n", "direction", "scale_value", "scale_low", "scale_high", "source_table", "notes")
+"""Columns of :func:`discriminator_comparison` (``notes``: what a reader must know about the row)."""
+DISCRIMINATORS = {"llm_verdict": "LLM verdict", "llm_probability": "LLM probability", "likelihood": "likelihood",
+                  "c2st": "C2ST", "human_pilot": "human pilot"}
+"""Discriminator ids in table order, with the label figures show."""
+INPUTS = ("llm_cells", "llm_probability_cells", "likelihood_cells", "baselines", "baselines_headline",
+          "human_cells")
+"""Keys :func:`discriminator_comparison` reads (``baselines``: every ``results/baselines/*.csv`` concatenated)."""
+AUC_STATISTICS = ("auc",)
+"""Statistics mapped to the separation 2·|AUC − 0.5|; every other statistic is a DRS, kept as it is."""
+SYNTHESIZER_ORDER = ("gaussian_copula", "ctgan", "tvae", *CONTROLS)
+C2ST_CLASSIFIERS = {"c2st_auc_hist_gb": "hist_gb", "c2st_auc_logistic": "logistic"}
+HUMAN_DATASETS = {"census": "census-codes"}
+"""The pilot's dataset names → dataset keys (the paper's Census samples are PUMS integer codes)."""
+HUMAN_NOTE = "the pilot's cells are the paper's samples, not this run's"
+
+
+def auc_to_scale(auc: float, low: float, high: float) -> tuple[float, float, float]:
+    """Map an AUC and its interval to the separation scale 2·|AUC − 0.5| (0 = chance, 1 = perfect either way).
+
+    Args:
+        auc: the AUC (0-1; 0.5 = no ranking).
+        low: lower end of its interval (NaN: none).
+        high: upper end of its interval (NaN: none).
+
+    Returns:
+        ``(value, low, high)`` on [0, 1] with low ≤ value ≤ high: each end mapped on its own; an interval that
+        holds 0.5 starts at 0 (chance is in it) and ends at the farther end's separation. NaN where missing.
+    """
+    value = 2 * abs(auc - 0.5) if not math.isnan(auc) else math.nan
+    if math.isnan(low) or math.isnan(high):
+        return value, math.nan, math.nan
+    ends = (2 * abs(low - 0.5), 2 * abs(high - 0.5))
+    if low <= 0.5 <= high:
+        return value, 0.0, max(ends)
+    return value, min(ends), max(ends)
+
+
+def _f(value: object) -> float:
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return out
+
+
+def _need(table: pd.DataFrame, name: str, columns: tuple[str, ...]) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise DataError(f"table {name} lacks column(s) {missing}; it has {list(table.columns)}; fix: rewrite it "
+                        "with the notebook that produces it (07 for llm_*, 09 for likelihood_*, 05, 06)")
+
+
+def _row(dataset: object, synth: object, disc: str, model: str, condition: str, statistic: str, estimate: float,
+         low: float, high: float, n: float, direction: str, source: str, notes: str = "") -> dict[str, object]:
+    return {"dataset_key": str(dataset), "synthesizer": str(synth), "discriminator": disc, "model": model,
+            "condition": condition, "statistic": statistic, "estimate": estimate, "low": low, "high": high, "n": n,
+            "direction": direction, "source_table": source, "notes": notes}
+
+
+def _llm_verdict(cells: pd.DataFrame) -> list[dict[str, object]]:
+    _need(cells, "llm_cells", ("synthetic_method", "condition", "provider", "model", "drs", "drs_ci_low",
+                               "drs_ci_high", "n_valid"))
+    key = "dataset_key" if "dataset_key" in cells else "dataset"
+    return [_row(r[key], r["synthetic_method"], "llm_verdict", f"{r['provider']} / {r['model']}", r["condition"],
+                 "drs", _f(r["drs"]), _f(r["drs_ci_low"]), _f(r["drs_ci_high"]), _f(r["n_valid"]), "",
+                 "llm_cells", "n = valid trials")
+            for _, r in cells.iterrows()]
+
+
+def _llm_probability(cells: pd.DataFrame) -> list[dict[str, object]]:
+    _need(cells, "llm_probability_cells", ("dataset_key", "synthetic_method", "condition", "provider", "model",
+                                           "auc", "auc_ci_low", "auc_ci_high", "auc_direction", "n_real",
+                                           "n_syn", "batch_drs", "batch_drs_ci_low", "batch_drs_ci_high"))
+    rows = []
+    for _, r in cells.iterrows():
+        n = _f(r["n_real"]) + _f(r["n_syn"])
+        head = (r["dataset_key"], r["synthetic_method"], "llm_probability", f"{r['provider']} / {r['model']}",
+                r["condition"])
+        if not math.isnan(_f(r["auc"])):
+            rows.append(_row(*head, "auc", _f(r["auc"]), _f(r["auc_ci_low"]), _f(r["auc_ci_high"]), n,
+                             str(r["auc_direction"]), "llm_probability_cells",
+                             "AUC of log P(SYNTHETIC) - log P(REAL); n = scored samples"))
+        for calib, note in (("batch", "threshold = the cell's median score"),
+                            ("context", "threshold = a content-free table's score")):
+            if f"{calib}_drs" in r and not math.isnan(_f(r[f"{calib}_drs"])):
+                rows.append(_row(*head, f"{calib}_drs", _f(r[f"{calib}_drs"]), _f(r.get(f"{calib}_drs_ci_low")),
+                                 _f(r.get(f"{calib}_drs_ci_high")), n, "", "llm_probability_cells",
+                                 f"calibrated DRS, {note} (reads no label)"))
+    return rows
+
+
+def _likelihood(cells: pd.DataFrame) -> list[dict[str, object]]:
+    _need(cells, "likelihood_cells", ("dataset_key", "backend", "model", "source", "auc", "auc_low", "auc_high",
+                                      "direction", "separation", "n_real", "n_syn", "drs", "drs_low", "drs_high"))
+    if "score" in cells:
+        cells = cells[cells["score"] == "mean_logprob"]
+    rows = []
+    for _, r in cells.iterrows():
+        control = r["source"] == "real_vs_real"
+        synth = NEGATIVE_CONTROL if control else r["source"]
+        extra = "; real_vs_real: real train samples against real holdout samples" if control else ""
+        n = _f(r["n_real"]) + _f(r["n_syn"])
+        head = (r["dataset_key"], synth, "likelihood", f"{r['backend']} / {r['model']}", str(r.get("context", "")))
+        rows.append(_row(*head, "auc", _f(r["auc"]), _f(r["auc_low"]), _f(r["auc_high"]), n, str(r["direction"]),
+                         "likelihood_cells", f"AUC of mean_logprob, separation {_f(r['separation']):.3f}; "
+                         f"n = scored samples{extra}"))
+        rows.append(_row(*head, "drs", _f(r["drs"]), _f(r["drs_low"]), _f(r["drs_high"]), n, "", "likelihood_cells",
+                         "band rule: SYNTHETIC when outside the central 95 percent of real reference scores"
+                         + extra))
+    return rows
+
+
+def _direction(auc: float) -> str:
+    return "higher" if auc > 0.5 else "lower" if auc < 0.5 else "none"
+
+
+def _c2st(long: pd.DataFrame | None, headline: pd.DataFrame | None) -> list[dict[str, object]]:
+    rows = []
+    if long is not None and not long.empty:
+        _need(long, "baselines", ("dataset_key", "synthesizer", "baseline", "variant", "method", "metric", "value",
+                                  "ci_low", "ci_high", "n"))
+        picked = long[(long["baseline"] == "c2st") & (long["variant"] == "ours") & (long["metric"] == "auc")]
+        for _, r in picked.iterrows():
+            rows.append(_row(r["dataset_key"], r["synthesizer"], "c2st", str(r["method"]), "", "auc", _f(r["value"]),
+                             _f(r["ci_low"]), _f(r["ci_high"]), _f(r["n"]), _direction(_f(r["value"])),
+                             "baselines", "out-of-fold ROC-AUC over rows; Nadeau-Bengio corrected interval; "
+                             "n = rows"))
+        return rows
+    if headline is not None and not headline.empty:
+        key = "dataset_key" if "dataset_key" in headline else "dataset"
+        synth = "synthesizer" if "synthesizer" in headline else "synthetic_method"
+        _need(headline, "baselines_headline", (key, synth))
+        for _, r in headline.iterrows():
+            for column, classifier in C2ST_CLASSIFIERS.items():
+                if column in r and not math.isnan(_f(r[column])):
+                    rows.append(_row(r[key], r[synth], "c2st", classifier, "", "auc", _f(r[column]), math.nan,
+                                     math.nan, math.nan, _direction(_f(r[column])), "baselines_headline",
+                                     "out-of-fold ROC-AUC over rows; no interval in the headline table"))
+    return rows
+
+
+def _human(cells: pd.DataFrame) -> list[dict[str, object]]:
+    annot = "annotator" if "annotator" in cells else "annotator_id"
+    method = "method" if "method" in cells else "synthetic_method"
+    _need(cells, "human_cells", (annot, "dataset", method, "condition", "drs", "drs_ci_low", "drs_ci_high",
+                                 "n_valid"))
+    pooled = cells[cells[annot].astype(str).str.lower().isin(["pooled", "all"])]
+    rows = []
+    for _, r in pooled.iterrows():
+        accuracy = f"accuracy {_f(r.get('accuracy')):.2f}; " if "accuracy" in r else ""
+        fed_back = "; answered after feedback on C1" if str(r.get("contaminated", "")).lower() == "true" else ""
+        rows.append(_row(HUMAN_DATASETS.get(str(r["dataset"]), r["dataset"]), r[method], "human_pilot",
+                         "pooled annotators", r["condition"], "drs", _f(r["drs"]), _f(r["drs_ci_low"]),
+                         _f(r["drs_ci_high"]), _f(r["n_valid"]), "", "human_cells",
+                         f"{accuracy}{HUMAN_NOTE}{fed_back}"))
+    return rows
+
+
+def _present(tables: Mapping[str, pd.DataFrame | None], name: str) -> pd.DataFrame | None:
+    table = tables.get(name)
+    return table if table is not None and not table.empty else None
+
+
+def discriminator_comparison(tables: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
+    """Every discriminator's headline statistic per dataset × synthesizer (and control), on one scale.
+
+    Args:
+        tables: results tables by name (keys of :data:`INPUTS`; absent, None or empty ones give no rows):
+            ``llm_cells``, ``llm_probability_cells``, ``likelihood_cells``, ``baselines`` (the long
+            ``results/baselines/*.csv`` rows; preferred, it has intervals) or ``baselines_headline``, and
+            ``human_cells``.
+
+    Returns:
+        One row per dataset key × synthesizer × discriminator × model × condition × statistic that has an
+        estimate (a NaN one, e.g. a cell without a valid trial of one class, gives no row), columns
+        :data:`COLUMNS`: ``estimate`` [``low``, ``high``] on the statistic's own scale (AUC or DRS, fractions),
+        ``n`` (valid trials, scored samples or labels; NaN where the table has none), ``direction`` (AUCs only)
+        and the common scale ``scale_value`` [``scale_low``, ``scale_high``]: separation 2·|AUC − 0.5| for
+        ``statistic == "auc"`` (0 = chance, 1 = perfect), the DRS as it is otherwise (0 = cannot tell,
+        0.5 = about what a balanced coin flip gets, 1 = tells every sample apart). Sorted by dataset,
+        synthesizers then controls, discriminator, model, condition.
+
+    Raises:
+        DataError: a table is present but lacks a column it needs (the message names them).
+    """
+    rows: list[dict[str, object]] = []
+    for name, build in (("llm_cells", _llm_verdict), ("llm_probability_cells", _llm_probability),
+                        ("likelihood_cells", _likelihood), ("human_cells", _human)):
+        table = _present(tables, name)
+        if table is not None:
+            rows += build(table)
+    rows += _c2st(_present(tables, "baselines"), _present(tables, "baselines_headline"))
+    out = pd.DataFrame(rows, columns=[c for c in COLUMNS if not c.startswith("scale_")])
+    out = out[out["estimate"].astype(float).notna()]  # e.g. a cell without a valid trial of one class
+    scaled = [auc_to_scale(e, lo, hi) if s in AUC_STATISTICS else (e, lo, hi)
+              for s, e, lo, hi in zip(out["statistic"], out["estimate"].astype(float), out["low"].astype(float),
+                                      out["high"].astype(float))]
+    scale = np.array(scaled, dtype=float).reshape(-1, 3)
+    out["scale_value"], out["scale_low"], out["scale_high"] = scale[:, 0], scale[:, 1], scale[:, 2]
+    out = out[list(COLUMNS)]
+    order = {s: i for i, s in enumerate(SYNTHESIZER_ORDER)}
+    disc = {d: i for i, d in enumerate(DISCRIMINATORS)}
+    out = out.assign(_s=out["synthesizer"].map(order).fillna(len(order)), _d=out["discriminator"].map(disc))
+    return (out.sort_values(["dataset_key", "_s", "synthesizer", "_d", "model", "condition", "statistic"])
+            .drop(columns=["_s", "_d"]).reset_index(drop=True))
+
+
+def load_inputs(tables_dir: Path | None = None, baselines_dir: Path | None = None, *,
+                computed: Mapping[str, pd.DataFrame | None] | None = None) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Read the inputs of :func:`discriminator_comparison` from disk; say which are missing.
+
+    Args:
+        tables_dir: folder of the results tables (default ``results/tables``).
+        baselines_dir: folder of notebook 05's per-dataset CSVs (default ``results/baselines``).
+        computed: tables the caller has just computed, by name; each replaces the file on disk (which may be
+            left from an earlier run), and None or an empty table means this run has none.
+
+    Returns:
+        ``(tables, missing)``: the tables found by name, and the names of those not found (``baselines``
+        and ``baselines_headline`` count as one input: missing only when both are).
+    """
+    tables_dir = tables_dir or results_dir() / "tables"
+    baselines_dir = baselines_dir or results_dir() / "baselines"
+    found: dict[str, pd.DataFrame] = {}
+    for name in INPUTS:
+        if name == "baselines":
+            files = sorted(baselines_dir.glob("*.csv")) if baselines_dir.is_dir() else []
+            if files:
+                found[name] = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+        elif (tables_dir / f"{name}.csv").is_file():
+            found[name] = pd.read_csv(tables_dir / f"{name}.csv")
+    for name, table in (computed or {}).items():
+        found.pop(name, None)
+        if table is not None and not table.empty:
+            found[name] = table
+    missing = [n for n in INPUTS if n not in found and n not in ("baselines", "baselines_headline")]
+    if "baselines" not in found and "baselines_headline" not in found:
+        missing.append("baselines (results/baselines/*.csv or baselines_headline)")
+    return found, missing
