@@ -61,3 +61,26 @@ def test_tables_page_renders_every_table_and_survives_an_empty_one(tmp_path):
     assert "{download}`CSV <_tables/llm_cells.csv>` · {download}`TEX <_tables/llm_cells.tex>`" in page
     assert ":name: tbl-llm-cells" in page and "Unnamed" not in page
     assert re.search(r"## `cues_new`\n\n.*\n\n_Could not be read: EmptyDataError._", page)
+
+
+def test_probability_and_likelihood_headlines_are_the_committed_tables():
+    from llmdisc.pipeline.landing import _interval, _num
+
+    for name in ("llm_probability_cells", "likelihood_cells"):
+        if not (TABLES / f"{name}.csv").is_file():
+            pytest.skip(f"results/tables/{name}.csv is not in this checkout (it is committed; restore it)")
+    page = landing_page(TABLES, SiteMap(), [])
+    probability = pd.read_csv(TABLES / "llm_probability_cells.csv")
+    for row in probability.itertuples():
+        line = (f"| {row.dataset_key} | {row.synthetic_method} | {row.condition} | {row.n_real} / {row.n_syn} | "
+                f"{row.auc:.2f} [{row.auc_ci_low:.2f}, {row.auc_ci_high:.2f}] | {row.auc_p_value:.3f} | "
+                f"{row.batch_drs:.2f} [{row.batch_drs_ci_low:.2f}, {row.batch_drs_ci_high:.2f}] | "
+                f"{_interval(row.raw_drs, row.raw_drs_ci_low, row.raw_drs_ci_high)} |")
+        assert line in page, line
+    likelihood = pd.read_csv(TABLES / "likelihood_cells.csv")
+    for row in likelihood[likelihood["score"] == "mean_logprob"].itertuples():
+        line = (f"| {row.dataset_key} | {row.source} | {row.kind} | {row.n_real} / {row.n_syn} | "
+                f"{row.auc:.2f} [{row.auc_low:.2f}, {row.auc_high:.2f}] | {row.direction} | {_num(row.perm_p, 3)} | "
+                f"{row.drs:.2f} [{row.drs_low:.2f}, {row.drs_high:.2f}] |")
+        assert line in page, line
+    assert page.index("Headline: the verdict as a probability") < page.index("Headline: our trials")
