@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from llmdisc import LABELS
 from llmdisc.discrimination.likelihood.base import ContextOverflowError
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX
+from llmdisc.discrimination.providers.label_positions import common_prefix_length
 from llmdisc.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,21 +102,12 @@ def opened_chat_text(scorer: "TransformersScorer", system: str, user: str) -> tu
     return prompt_text, opened
 
 
-def _common_prefix_length(left: Sequence[int], right: Sequence[int]) -> int:
-    count = 0
-    for a, b in zip(left, right):
-        if a != b:
-            break
-        count += 1
-    return count
-
-
 def _label_token_ids(scorer: "TransformersScorer", context_text: str, context_ids: list[int],
                      labels: Sequence[str]) -> tuple[dict[str, list[int]], str | None]:
     found: dict[str, list[int]] = {}
     for label in labels:
         full, _ = scorer.tokenize(context_text + label)
-        shared = _common_prefix_length(context_ids, full)
+        shared = common_prefix_length(context_ids, full)
         if shared < len(context_ids) or shared == len(full):
             return found, (f"label {label} tokenises across the answer prefix in this model's vocabulary (the "
                            f"prefix's last tokens change when {label!r} follows), so its continuation is not a "

@@ -23,25 +23,27 @@ def score_key(*, text: str, start: int, end: int, backend: str, model_digest: st
                         "model_digest": model_digest, "min_k_fraction": fraction})
 
 
-class ScoreCache:
-    """Get and put sample scores by :func:`score_key`.
+class ShardedJsonlStore:
+    """Values stored by sha256 key in ``<path>/<first two hex digits>.jsonl`` shards, one ``{"key", "value"}`` per
+    line, appended and flushed; a corrupt line is skipped. The common part of :class:`ScoreCache` and
+    :class:`~.token_cache.TokenCache`.
 
     Args:
-        path: Folder of the shards (default ``<cache>/likelihood``).
+        path: Folder of the shards.
         enabled: False turns every lookup into a miss and every store into nothing.
     """
 
-    def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
-        self.path = Path(path) if path is not None else default_cache_dir() / "likelihood"
+    def __init__(self, path: Path, *, enabled: bool = True) -> None:
+        self.path = Path(path)
         self.enabled = enabled
-        self._shards: dict[str, dict[str, dict[str, Any]]] = {}
+        self._shards: dict[str, dict[str, Any]] = {}
         self.hits = 0
         self.misses = 0
 
-    def _shard(self, key: str) -> dict[str, dict[str, Any]]:
+    def _shard(self, key: str) -> dict[str, Any]:
         name = key[:2]
         if name not in self._shards:
-            entries: dict[str, dict[str, Any]] = {}
+            entries: dict[str, Any] = {}
             file = self.path / f"{name}.jsonl"
             if file.exists():
                 for line in file.read_text(encoding="utf-8").splitlines():
@@ -53,15 +55,13 @@ class ScoreCache:
             self._shards[name] = entries
         return self._shards[name]
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored value, or None."""
+    def _get(self, key: str) -> Any:
         value = self._shard(key).get(key) if self.enabled else None
         self.hits += value is not None
         self.misses += value is None
         return value
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
-        """Store a value (appended to its shard, flushed)."""
+    def _put(self, key: str, value: Any) -> None:
         if not self.enabled:
             return
         self.path.mkdir(parents=True, exist_ok=True)
@@ -70,3 +70,23 @@ class ScoreCache:
             handle.write(json.dumps({"key": key, "value": value}, ensure_ascii=False) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+
+
+class ScoreCache(ShardedJsonlStore):
+    """Get and put sample scores by :func:`score_key`.
+
+    Args:
+        path: Folder of the shards (default ``<cache>/likelihood``).
+        enabled: False turns every lookup into a miss and every store into nothing.
+    """
+
+    def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
+        super().__init__(Path(path) if path is not None else default_cache_dir() / "likelihood", enabled=enabled)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored value, or None."""
+        return self._get(key)
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store a value (appended to its shard, flushed)."""
+        self._put(key, value)

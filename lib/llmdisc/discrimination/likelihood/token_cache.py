@@ -13,13 +13,11 @@ cache is an optimisation: a miss runs the model).
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from pathlib import Path
-from typing import Any
 
 from llmdisc.discrimination.cache import default_cache_dir
+from llmdisc.discrimination.likelihood.score_cache import ShardedJsonlStore
 from llmdisc.manifest import sha256_json
 
 
@@ -28,7 +26,7 @@ def token_key(*, text: str, backend: str, model_digest: str) -> str:
     return sha256_json({"text": text, "backend": backend, "model_digest": model_digest})
 
 
-class TokenCache:
+class TokenCache(ShardedJsonlStore):
     """Get and put the token ids and log-probabilities of whole texts by :func:`token_key`.
 
     Args:
@@ -37,47 +35,19 @@ class TokenCache:
     """
 
     def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
-        self.path = Path(path) if path is not None else default_cache_dir() / "likelihood-tokens"
-        self.enabled = enabled
-        self._shards: dict[str, dict[str, dict[str, Any]]] = {}
-        self.hits = 0
-        self.misses = 0
-
-    def _shard(self, key: str) -> dict[str, dict[str, Any]]:
-        name = key[:2]
-        if name not in self._shards:
-            entries: dict[str, dict[str, Any]] = {}
-            file = self.path / f"{name}.jsonl"
-            if file.exists():
-                for line in file.read_text(encoding="utf-8").splitlines():
-                    try:
-                        item = json.loads(line)
-                        entries[item["key"]] = item["value"]
-                    except (ValueError, KeyError, TypeError):
-                        continue
-            self._shards[name] = entries
-        return self._shards[name]
+        super().__init__(Path(path) if path is not None else default_cache_dir() / "likelihood-tokens",
+                         enabled=enabled)
 
     def get(self, key: str) -> tuple[list[int], list[float]] | None:
         """``(token_ids, logprobs)`` stored under ``key`` (NaN where none was computed), or None."""
-        value = self._shard(key).get(key) if self.enabled else None
-        self.hits += value is not None
-        self.misses += value is None
+        value = self._get(key)
         if value is None:
             return None
         return list(value["token_ids"]), [math.nan if v is None else float(v) for v in value["logprobs"]]
 
     def put(self, key: str, token_ids: list[int], logprobs: list[float]) -> None:
         """Store one text's tokens (appended to its shard, flushed)."""
-        if not self.enabled:
-            return
         if len(token_ids) != len(logprobs):
             raise ValueError(f"{len(token_ids)} token ids but {len(logprobs)} log-probabilities")
-        value = {"token_ids": [int(t) for t in token_ids],
-                 "logprobs": [None if not math.isfinite(v) else float(v) for v in logprobs]}
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._shard(key)[key] = value
-        with open(self.path / f"{key[:2]}.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"key": key, "value": value}) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        self._put(key, {"token_ids": [int(t) for t in token_ids],
+                        "logprobs": [None if not math.isfinite(v) else float(v) for v in logprobs]})

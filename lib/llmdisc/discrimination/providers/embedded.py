@@ -106,7 +106,11 @@ from llmdisc.discrimination.providers.errors import (
     TransientProviderError,
     error_for_status,
 )
-from llmdisc.discrimination.providers.label_positions import TokenChoice, first_token_masses
+from llmdisc.discrimination.providers.label_positions import (
+    TokenChoice,
+    common_prefix_length,
+    first_token_masses,
+)
 from llmdisc.discrimination.providers.packaged import (  # noqa: F401 - re-exported: the local provider's models
     PACKAGED_MODELS,
     PackagedModel,
@@ -347,9 +351,8 @@ class EmbeddedProvider(Provider):
                 "label_backend='transformers' loads the packaged models only, and this provider runs a gguf_path "
                 "file; fix: pass label_backend='llamacpp' (forced tokens in llama.cpp)")
         if self._hf is None:
-            from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
-
             from llmdisc.discrimination.likelihood.token_cache import TokenCache
+            from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
             self._hf = TransformersScorer(self.model, threads=self.threads,
                                           token_cache=TokenCache(self.token_cache_dir))
@@ -469,7 +472,7 @@ class EmbeddedProvider(Provider):
             label_ids: dict[str, list[int]] = {}
             for label in LABELS:
                 full = self._tokenize(loaded, rendered + ANSWER_PREFIX + label)
-                shared = _common_prefix_length(context, full)
+                shared = common_prefix_length(context, full)
                 if shared < len(context) or shared == len(full):
                     return self._invalid_scores(
                         f"label {label} tokenises across the answer prefix in this model's vocabulary (the "
@@ -540,10 +543,4 @@ class EmbeddedProvider(Provider):
         return await asyncio.to_thread(self.score_labels, request, config)
 
 
-def _common_prefix_length(left: list[int], right: list[int]) -> int:
-    count = 0
-    for a, b in zip(left, right):
-        if a != b:
-            break
-        count += 1
-    return count
+_common_prefix_length = common_prefix_length  # kept for the tests that import it from here

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from llmdisc import LABELS
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, LabelScores
@@ -63,6 +63,16 @@ class LabelPosition:
     """Index of the position whose token holds the label's first character."""
     overlap: str
     """The start of that position's chosen token that still belongs to the prefix (``"`` in ``"SY``)."""
+
+
+def common_prefix_length(left: Sequence[int], right: Sequence[int]) -> int:
+    """How many leading token ids two sequences share."""
+    count = 0
+    for a, b in zip(left, right):
+        if a != b:
+            break
+        count += 1
+    return count
 
 
 def positions_from_entries(entries: Iterable[Any]) -> list[TokenPosition]:
