@@ -56,8 +56,13 @@ def condition_tests(trials: pd.DataFrame, *, seed: int) -> pd.DataFrame:
 
 
 def calibration_table(trials: pd.DataFrame, n_bins: int = 5) -> pd.DataFrame:
-    """Reliability bins of stated confidence against correctness, per provider/model (valid trials only)."""
+    """Reliability bins of stated confidence against correctness, per provider/model (valid trials only).
+
+    Only trials that generated a verdict with a confidence count: a trial that only scored the labels
+    (``scoring: probability``) states neither. Empty when no trial did.
+    """
     valid = trials[trials["status"] == "valid"] if "status" in trials else trials
+    valid = valid[valid["predicted_label"].notna() & pd.to_numeric(valid["confidence"], errors="coerce").notna()]
     frames = []
     for (provider, model), group in valid.groupby(["provider", "model"]):
         correct = (group["true_label"] == group["predicted_label"]).astype(float)

@@ -20,6 +20,11 @@ import pandas as pd
 from llmdisc.pipeline.captions import RESEARCH_QUESTIONS, TABLE_DESCRIPTIONS
 
 HEADLINE_TABLE = "tbl-headline"
+# A run whose protocols only score the labels (scoring: probability, verdict_trials_per_label: 0) writes an
+# empty verdict table; say why instead of drawing an empty one.
+NO_VERDICTS = ("_No trial of the last run generated a verdict (its protocols score the labels only: "
+               "`scoring: probability` with `verdict_trials_per_label: 0`), so there is no verdict DRS; the "
+               "probability table reads the same prompts._")
 """Prefix of the labels (and HTML ids) of the headline tables, one per provider/model; the tests read them."""
 MAX_TABLE_ROWS = 60
 """Rows shown per table on the tables page; the CSV holds all of them."""
@@ -99,8 +104,10 @@ def headline_label(provider: str, model: str) -> str:
 def _headline(tables_dir: Path, site: SiteMap) -> list[str]:
     cells = _read(tables_dir, "llm_cells")
     lines = ["## Headline: our trials, per model and dataset", ""]
-    if cells is None or cells.empty:
+    if cells is None:
         return lines + ["_No `results/tables/llm_cells.csv` yet: run `make reproduce`._", ""]
+    if cells.empty:
+        return lines + [NO_VERDICTS, ""]
     n_total, n_valid = int(cells["n_total"].sum()), int(cells["n_valid"].sum())
     lines += [f"{n_valid} valid trials of {n_total} in {len(cells)} cells "
               f"({cells['provider'].nunique()} provider(s), {cells['model'].nunique()} model(s)), one table per "

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from llmdisc.paths import project_root, results_dir
+from llmdisc.pipeline.landing import NO_VERDICTS
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 _BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
@@ -38,6 +39,8 @@ def render_results_block(tables_dir: Path | None = None) -> str:
     if not path.exists():
         return f"{START}\n_Run `make reproduce` to fill this table from `results/tables/`._\n{END}"
     cells = pd.read_csv(path)
+    if cells.empty:
+        return "\n".join([START, NO_VERDICTS, *_probability_lines(tables_dir / "llm_probability_cells.csv"), END])
     lines = [START,
              "Generated from `results/tables/llm_cells.csv` by the last `make reproduce` "
              "(percent; DRS interval: 95 % bootstrap; n = valid trials with a real / synthetic sample).",

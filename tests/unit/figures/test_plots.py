@@ -84,3 +84,15 @@ def test_baseline_agreement_orders_synthesizers_and_names_why_tau_is_missing():
     assert table.loc[("adult", "C3"), "tau_note"] == "constant DRS"
     assert table.loc[("census", "C1"), "tau_note"] == "fewer than 2 synthesizers"
     assert table.loc[("census", "C1"), "n_synthesizers"] == 1
+
+
+def test_calibration_bins_count_only_trials_that_stated_a_verdict():
+    # A label-score trial (scoring: probability) is valid but states no verdict and no confidence.
+    trials = pd.DataFrame({
+        "provider": "local", "model": "m", "status": "valid",
+        "true_label": ["REAL", "SYNTHETIC", "REAL", "SYNTHETIC"],
+        "predicted_label": ["REAL", "REAL", None, None],
+        "confidence": [90.0, 70.0, None, None]})
+    bins = figure_data.calibration_table(trials)
+    assert int(bins["n"].sum()) == 2
+    assert figure_data.calibration_table(trials[trials["predicted_label"].isna()]).empty

@@ -84,3 +84,16 @@ def test_probability_and_likelihood_headlines_are_the_committed_tables():
                 f"{row.drs:.2f} [{row.drs_low:.2f}, {row.drs_high:.2f}] |")
         assert line in page, line
     assert page.index("Headline: the verdict as a probability") < page.index("Headline: our trials")
+
+
+def test_a_run_without_generated_verdicts_says_so_instead_of_an_empty_table(tmp_path):
+    if not (TABLES / "llm_probability_cells.csv").is_file():
+        pytest.skip("results/tables/llm_probability_cells.csv is not in this checkout")
+    header = pd.read_csv(TABLES / "llm_cells.csv", nrows=0) if (TABLES / "llm_cells.csv").is_file() else \
+        pd.DataFrame(columns=["dataset", "provider", "model", "n_total", "n_valid"])
+    header.to_csv(tmp_path / "llm_cells.csv", index=False)
+    shutil.copy(TABLES / "llm_probability_cells.csv", tmp_path / "llm_probability_cells.csv")
+    page = landing_page(tmp_path, SiteMap(), [])
+    assert "No trial of the last run generated a verdict" in page
+    assert "No `results/tables/llm_cells.csv` yet" not in page
+    assert "-probability" in page  # the probability headline is still there

@@ -31,3 +31,18 @@ def test_update_rewrites_only_the_block(tmp_path, monkeypatch):
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith("\noutro\n") and "old" not in text
     assert update_readme(readme) is False
+
+
+def test_a_run_without_generated_verdicts_says_so_and_keeps_the_probability_table(tmp_path):
+    # configs/small.yaml scores the labels only: notebook 07 writes llm_cells.csv with its header and no rows.
+    pd.DataFrame(columns=["dataset", "synthetic_method", "condition", "provider", "model", "n_valid_real",
+                          "n_valid_syn", "p_real", "p_syn", "drs", "drs_ci_low", "drs_ci_high", "n_excluded",
+                          "n_total"]).to_csv(tmp_path / "llm_cells.csv", index=False)
+    pd.DataFrame([{"dataset_key": "adult", "synthetic_method": "tvae", "condition": "C1", "provider": "local",
+                   "model": "m", "n_real": 4, "n_syn": 4, "auc": 0.75, "auc_ci_low": 0.4, "auc_ci_high": 1.0,
+                   "auc_p_value": 0.3, "batch_drs": 0.5, "batch_drs_ci_low": 0.0, "batch_drs_ci_high": 0.75,
+                   "context_drs": 0.25, "raw_drs": 0.0}]).to_csv(tmp_path / "llm_probability_cells.csv", index=False)
+    block = render_results_block(tmp_path)
+    assert "No trial of the last run generated a verdict" in block
+    assert "| dataset | synthesizer | condition |" not in block and "excluded as invalid" not in block
+    assert "| adult | tvae | C1 | local / m | 4 / 4 | 0.75 [0.40, 1.00] |" in block
