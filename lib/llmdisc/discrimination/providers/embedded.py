@@ -29,11 +29,14 @@ Label scores (:meth:`EmbeddedProvider.label_scores`, measured decision): two way
 
 * ``transformers`` (the default): the same GGUF weights, dequantised to float32 and run by transformers
   (:mod:`llmdisc.discrimination.likelihood.prompt_pass`): one forward pass over the chat-templated prompt with the
-  answer opened, each label's remaining tokens on top of its KV cache. Chosen because it is faster and gives more:
-  on an idle 2-core machine a 1,967-token Adult C1 prompt took 4.4 s (C2, 3,678 tokens: 9.3 s) where llama.cpp's
-  prompt processing takes ~11 s (C2 ~22 s), and the same pass gives every prompt token's log-probability, i.e.
-  the likelihood of the shown table (stored in the likelihood token cache for notebook 09), which llama.cpp's
-  server cannot return. Its label log-probabilities equal a direct computation from the model's logits to 1e-5
+  answer opened, each label's remaining tokens on top of its KV cache. Chosen because the same pass gives every
+  prompt token's log-probability, i.e. the likelihood of the shown table (stored in the likelihood token cache for
+  notebook 09), which llama.cpp's server cannot return (its forced tokens score a table at ~0.1 samples/min). For
+  the label scores alone the two are close, and which is ahead has varied with the machine: on 1 December a
+  1,967-token Adult C1 prompt took 4.4 s here against ~11 s of llama.cpp prompt processing; on 2 December
+  ``llmdisc bench probability --trials 3`` (1,868 tokens, twice) gave a median 7.6-8.1 s here against 7.0-7.2 s
+  for llama.cpp's forced tokens (1.1-1.2x the prefill limit), so the default costs up to ~15 % on the labels and
+  saves notebook 09 a second pass over every C1 table. Its label log-probabilities equal a direct computation from the model's logits to 1e-5
   nats and differ from llama.cpp's Q4_1 arithmetic by 0.03-0.23 nats (same preferred label).
 * ``llamacpp``: forced tokens in llama.cpp, described below; also the only way for a ``gguf_path`` model (the
   transformers route loads the packaged models only).
