@@ -87,11 +87,9 @@ def test_probability_and_likelihood_headlines_are_the_committed_tables():
 
 
 def test_a_run_without_generated_verdicts_says_so_instead_of_an_empty_table(tmp_path):
-    if not (TABLES / "llm_probability_cells.csv").is_file():
-        pytest.skip("results/tables/llm_probability_cells.csv is not in this checkout")
-    header = pd.read_csv(TABLES / "llm_cells.csv", nrows=0) if (TABLES / "llm_cells.csv").is_file() else \
-        pd.DataFrame(columns=["dataset", "provider", "model", "n_total", "n_valid"])
-    header.to_csv(tmp_path / "llm_cells.csv", index=False)
+    if not all((TABLES / f"{name}.csv").is_file() for name in ("llm_cells", "llm_probability_cells")):
+        pytest.skip("results/tables/llm_cells.csv or llm_probability_cells.csv is not in this checkout")
+    pd.read_csv(TABLES / "llm_cells.csv", nrows=0).to_csv(tmp_path / "llm_cells.csv", index=False)
     shutil.copy(TABLES / "llm_probability_cells.csv", tmp_path / "llm_probability_cells.csv")
     page = landing_page(tmp_path, SiteMap(), [])
     assert "No trial of the last run generated a verdict" in page
