@@ -11,8 +11,9 @@ from __future__ import annotations
 from llmdisc.errors import CacheMissError, ConfigError, DataError, LlmdiscError, ProviderError
 
 EXIT_OK = 0
+EXIT_GATE = 1
 EXIT_USAGE = 2
-EXIT_GATE = 3
+EXIT_INCONCLUSIVE = 3
 EXIT_MISSING = 4
 EXIT_UNPARSABLE = 5
 EXIT_COLUMNS = 6
@@ -20,12 +21,13 @@ EXIT_TOO_FEW_ROWS = 7
 EXIT_REMOTE_REFUSED = 8
 EXIT_UNREACHABLE = 9
 EXIT_PROVIDER = 10
-EXIT_INCONCLUSIVE = 11
 
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
-    (EXIT_OK, "audit written and conclusive; the --fail-above gate (if any) passed"),
-    (EXIT_USAGE, "bad command-line option or value (e.g. --fail-above outside 0..1, unknown provider)"),
-    (EXIT_GATE, "audit written, but the --gate statistic's 95 % upper bound exceeds --fail-above"),
+    (EXIT_OK, "audit written; conclusive, and the --fail-above gate (if any) passed"),
+    (EXIT_GATE, "audit written; the release FAILED the gate: the largest 95 % upper bound of D over the "
+                "instruments that passed their controls exceeds --fail-above (an unexpected crash also exits 1)"),
+    (EXIT_USAGE, "bad command-line option or value (argparse's usage errors; e.g. --fail-above outside 0..1)"),
+    (EXIT_INCONCLUSIVE, "audit written but INCONCLUSIVE (never a pass): no instrument passed its controls"),
     (EXIT_MISSING, "an input file (or the --metadata file) does not exist"),
     (
         EXIT_UNPARSABLE,
@@ -37,23 +39,18 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
         "the columns of the real and synthetic (or holdout) tables differ, or a column's type does (text in a "
         "numerical column, an unparseable date); or the --metadata columns differ from the tables'",
     ),
-    (EXIT_TOO_FEW_ROWS, "a table has fewer rows than one LLM sample"),
+    (EXIT_TOO_FEW_ROWS, "a table has fewer rows than one 20-row sample"),
     (
         EXIT_REMOTE_REFUSED,
-        "the provider would send real rows off this machine and --allow-remote was not given",
+        "the LLM provider would send real rows off this machine and --allow-remote was not given",
     ),
-    (EXIT_UNREACHABLE, "the provider cannot be reached or stopped answering; finished trials stay cached"),
+    (EXIT_UNREACHABLE, "the LLM provider cannot be reached or stopped answering; finished trials stay cached"),
     (
         EXIT_PROVIDER,
-        "the provider refused (missing key, unknown model; no token probabilities under --scoring probability or "
-        "both: pass --scoring verdict) or --cache-mode offline missed",
+        "the LLM provider refused (missing key, unknown model; no token probabilities under --scoring probability "
+        "or both: pass --scoring verdict) or --cache-mode offline missed",
     ),
-    (
-        EXIT_INCONCLUSIVE,
-        "audit written but INCONCLUSIVE (never a pass): the discriminator failed its positive control, or too "
-        "few trials were valid to decide; with or without --fail-above",
-    ),
-    (130, "interrupted; finished trials stay cached and a re-run resumes"),
+    (130, "interrupted; finished trials and scores stay cached and a re-run resumes"),
 )
 """(exit status, meaning) of ``llmdisc audit``."""
 
@@ -116,7 +113,8 @@ def exit_status_for(exc: BaseException) -> int:
 
     Returns:
         Its ``exit_status`` attribute when it has one; 9 for an unreachable provider or a run that stopped
-        because the provider kept failing; 10 for other provider errors and offline cache misses; 2 otherwise.
+        because the provider kept failing; 10 for other provider errors and offline cache misses; 2 for other
+        llmdisc errors (bad options); 1 for anything else (a crash).
     """
     from llmdisc.discrimination.providers.errors import ProviderUnreachableError, TransientProviderError
     from llmdisc.discrimination.runner import RunAborted

@@ -20,21 +20,24 @@ def check_options(
     max_rows: int,
     concurrency: int,
     n_attacks: int,
-    scoring: str = "both",
-    gate: str = "calibrated-drs",
+    scoring: str = "probability",
+    samples: int = 20,
+    max_minutes: float | None = None,
+    instruments: Sequence[str] = (),
+    known_instruments: Sequence[str] = (),
 ) -> None:
     """Refuse bad option values before anything is read (each message names the fix).
 
     Raises:
         ConfigError: exit status 2.
     """
+    from llmdisc.discrimination.label_scores import SCORING_MODES
     from llmdisc.discrimination.metadata import METADATA_SOURCES
 
     unknown = [c for c in conditions if c not in CONDITIONS]
     if not conditions or unknown or len(set(conditions)) != len(conditions):
         raise ConfigError(
-            f"conditions {list(conditions)} are not a list of distinct C1/C2; fix: pass e.g. "
-            "--conditions C1,C2"
+            f"conditions {list(conditions)} are not a list of distinct C1/C2; fix: pass e.g. --conditions C1 C2"
         )
     if metadata_source not in METADATA_SOURCES:
         raise ConfigError(
@@ -42,20 +45,23 @@ def check_options(
         )
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise ConfigError(
-            f"--fail-above {fail_above:g} is outside 0..1; fix: give the DRS bound as a fraction "
-            "(e.g. 0.25 for 25 %)"
+            f"--fail-above {fail_above:g} is outside 0..1; fix: give the bound on D = 2·|AUC − 0.5| as a fraction "
+            "(e.g. 0.5)"
         )
-    from llmdisc.audit.decision import check_gate
-    from llmdisc.discrimination.label_scores import SCORING_MODES
-
     if scoring not in SCORING_MODES:
         raise ConfigError(f"--scoring {scoring!r} is not known; fix: use one of {', '.join(SCORING_MODES)}")
-    check_gate(gate, scoring)
+    bad = [i for i in instruments if i not in known_instruments]
+    if bad or not instruments:
+        raise ConfigError(f"--instruments {' '.join(bad) or '(none)'} not known; fix: use some of "
+                          f"{', '.join(known_instruments)}")
+    if max_minutes is not None and max_minutes <= 0:
+        raise ConfigError(f"--max-minutes {max_minutes:g} must be above 0; fix: give e.g. --max-minutes 10")
     for name, value, low in (
-        ("--trials", trials_per_label, 1),
-        ("--max-rows", max_rows, N_ROWS),
+        ("--trials-per-label", trials_per_label, 1),
+        ("--max-rows", max_rows, 2 * N_ROWS),
         ("--concurrency", concurrency, 1),
         ("--n-attacks", n_attacks, 0),
+        ("--samples", samples, 5),
     ):
         if int(value) < low:
             raise ConfigError(f"{name} {value} is below {low}; fix: give at least {low}")

@@ -16,7 +16,6 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
-from llmdisc.audit import report_sections as sections
 from llmdisc.pipeline.reports import scrub_text
 
 _CSS = """
@@ -69,9 +68,10 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def drs_figure(conditions: Sequence[dict[str, Any]], fail_above: float | None) -> str | None:
-    """Base64 PNG: DRS with its 95 % interval per condition, p_REAL and p_SYN beside it; None without data."""
-    rows = [r for r in conditions if r.get("drs") is not None]
+def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None) -> str | None:
+    """Base64 PNG: D = 2·|AUC − 0.5| with its 95 % interval per instrument, the release beside both controls,
+    the ``--fail-above`` line; instruments that did not pass their controls drawn faint. None without data."""
+    rows = [i for i in instruments if i.get("comparisons")]
     if not rows:
         return None
     import matplotlib
@@ -79,48 +79,37 @@ def drs_figure(conditions: Sequence[dict[str, Any]], fail_above: float | None) -
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.0, 0.7 + 0.8 * len(rows)))
-    for i, row in enumerate(rows):
-        ax.errorbar(
-            row["drs"],
-            i,
-            xerr=[[row["drs"] - row["drs_ci_low"]], [row["drs_ci_high"] - row["drs"]]],
-            fmt="o",
-            color="#3b6ea5",
-            capsize=4,
-            label="DRS (95 % CI)" if i == 0 else None,
-        )
-        ax.plot(row["p_real"], i + 0.22, "^", color="#2e7d32", label="p_REAL" if i == 0 else None)
-        ax.plot(row["p_syn"], i - 0.22, "v", color="#b3261e", label="p_SYN" if i == 0 else None)
-    ax.axvline(0.5, color="#999", lw=0.8, ls=":")
+    from llmdisc.audit.instruments.base import GROUP_NAMES, GROUPS
+
+    colours = {"release": "#1f4e89", "shuffled_columns": "#c05000", "real_holdout": "#6b6b6b"}
+    markers = {"release": "o", "shuffled_columns": "^", "real_holdout": "s"}
+    fig, ax = plt.subplots(figsize=(7.5, 0.75 + 0.65 * len(rows)))
+    for y, inst in enumerate(rows):
+        alpha = 1.0 if inst.get("controls_passed") else 0.35
+        for k, group in enumerate(GROUPS):
+            comp = inst["comparisons"].get(group)
+            if not comp or comp.get("D") is None:
+                continue
+            yy = y + (k - 1) * 0.22
+            low, high = comp.get("D_low"), comp.get("D_high")
+            if low is not None and high is not None:
+                ax.plot([low, high], [yy, yy], color=colours[group], alpha=alpha, lw=2)
+            ax.plot([comp["D"]], [yy], marker=markers[group], color=colours[group], alpha=alpha, ls="none",
+                    label=GROUP_NAMES[group] if y == 0 else None)
     if fail_above is not None:
-        ax.axvline(fail_above, color="#b3261e", lw=1, ls="--", label=f"--fail-above {fail_above:g}")
-    ax.set_yticks(range(len(rows)), [r["condition"] for r in rows])
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.6, len(rows) - 0.4)
-    ax.set_xlabel("fraction (DRS 0 = not told apart, 0.5 = chance-level guessing, 1 = always told apart)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=4, fontsize=8, frameon=False)
+        ax.axvline(fail_above, color="#b3261e", ls="--", lw=1.2, label=f"--fail-above {fail_above:g}")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([i["title"] + ("" if i.get("controls_passed") else "\n(failed its controls)") for i in rows],
+                       fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("D = 2·|AUC − 0.5| (0 = indistinguishable from real data, 1 = every unit told apart), 95 % CI")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32 if len(rows) < 3 else -0.12), ncol=4,
+              frameon=False)
+    ax.grid(axis="x", alpha=0.3)
     return _png(fig)
 
 
-def columns_figure(cited: Sequence[dict[str, Any]], top: int = 12) -> str | None:
-    """Base64 PNG: answered trials naming each column (most cited first); None when none is named."""
-    rows = list(cited)[:top]
-    if not rows:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 0.6 + 0.32 * len(rows)))
-    names = [r["column"] for r in rows][::-1]
-    ax.barh(names, [r["trials"] for r in rows][::-1], color="#3b6ea5")
-    ax.set_xlabel("answered trials naming the column (red flags or reasoning)")
-    return _png(fig)
-
-
-# --------------------------------------------------------------------------- html
 def _fmt(value: Any, digits: int = 2) -> str:
     if value is None:
         return "n/a"
@@ -155,155 +144,95 @@ def _ci(est: dict[str, Any] | None) -> str:
     return f"{est['value']:.3f} ({_fmt(est['ci_low'], 3)}–{_fmt(est['ci_high'], 3)})"
 
 
-def render_html(result: dict[str, Any], figures: dict[str, str | None] | None = None) -> str:
+def render_html(result: dict[str, Any], sections: dict[str, str] | None = None) -> str:
     """The report page for an ``audit.json`` dict (see :func:`llmdisc.audit.run_audit`).
 
     Args:
-        result: the audit's figures (what ``audit.json`` holds).
-        figures: ``{"drs": base64 PNG, "columns": base64 PNG}`` (None: drawn here from ``result``).
-
-    Returns:
-        The HTML page (self-contained).
+        result: the audit's figures.
+        sections: instrument name -> its own HTML section (:meth:`Instrument.section`), already escaped.
     """
-    if figures is None:
-        figures = {
-            "drs": drs_figure(result["conditions"], (result.get("gate") or {}).get("fail_above")),
-            "columns": columns_figure(result["cited_columns"]),
-        }
-    verdict, params, gate = result["verdict"], result["parameters"], result.get("gate") or {}
-    classes = (
-        "verdict"
-        + (" thin" if verdict["thin_evidence"] else "")
-        + (" fail" if gate.get("passed") is False or result.get("decision", {}).get("outcome") == "inconclusive"
-           else "")
-    )
-    parts = [
-        '<h1>Synthetic-data release audit</h1><p class="muted">llmdisc '
-        f"{html.escape(result['llmdisc_version'])}"
-        f" · {html.escape(result['created'])}</p>",
-        f'<div class="{classes}"><strong>Verdict.</strong> {html.escape(verdict["headline"])}</div>',
-    ]
-    if gate:
-        state = {True: "passed", False: "FAILED"}.get(gate["passed"], "not decided (inconclusive)")
-        parts.append(
-            f"<p><strong>Release gate {state}</strong>: {html.escape(str(gate.get('statistic', 'drs')))} upper "
-            f"bound {_fmt(gate.get('upper_bound', gate.get('drs_upper_bound')))} vs --fail-above "
-            f"{_fmt(gate['fail_above'])}.</p>"
-        )
-    parts += sections.decision_section(result)
-    parts.append("<ul>" + "".join(f"<li>{html.escape(d)}</li>" for d in verdict["details"]) + "</ul>")
+    from llmdisc.audit.instruments.base import format_seconds
 
-    parts += _key_columns_section(result)
-    parts.append("<h2>LLM discriminator</h2>")
-    parts.append(
-        f"<p>{html.escape(params['provider'])} / {html.escape(str(params['model']))}: "
-        f"{params['trials_per_label']} trials per label per condition, {params['n_rows']} rows per sample, "
-        f"fresh seeded samples (seed {params['seed']}), metadata source "
-        f"<code>{html.escape(params['metadata_source'])}</code>, scoring <code>"
-        f"{html.escape(str(params.get('scoring', 'verdict')))}</code>. Per condition, the release beside its "
-        "positive and negative controls. DRS = min(p_REAL, p_SYN): 0 = the LLM told "
-        "nothing apart (or always gave one label), 0.5 = chance-level balanced guessing, 1 = every sample "
-        "told apart; higher is worse for privacy. Intervals, 95 %: Wilson (p), bootstrap (DRS), DeLong (AUC).</p>"
-    )
-    parts += sections.cells_section(result, _table)
-    parts.append(_img(figures.get("drs"), "DRS per condition"))
-
-    parts += sections.likelihood_section(result, _table)
-    parts += sections.cues_section(result, _table)
-    parts.append("<h2>What the LLM cited</h2>")
-    cited = result["cited_columns"]
-    if cited:
-        parts.append(
-            _table(
-                ["column", "trials naming it", "in red flags", "in reasoning", "share of answers"],
-                [[c["column"], c["trials"], c["in_red_flags"], c["in_reasoning"], c["share"]] for c in cited],
-            )
-        )
-        parts.append(_img(figures.get("columns"), "columns cited"))
-    else:
-        parts.append("<p>No column was named in any answer.</p>")
-    flags = result["red_flags"]
-    if flags:
-        parts.append("<p>Most frequent row-level red flags:</p>")
-        parts.append(
-            _table(
-                ["red flag", "trials", "on real samples", "on synthetic samples"],
-                [[f["red_flag"], f["count"], f["on_real"], f["on_synthetic"]] for f in flags],
-            )
-        )
-    else:
-        parts.append("<p>No red flag was given.</p>")
-
-    checks = result.get("checks")
-    if checks:
-        parts.append("<h2>Classifier two-sample test (C2ST)</h2>")
-        c2st = checks["c2st"]
-        parts.append(
-            _table(
-                ["classifier", "AUC (95 % CI)", "label-shuffled AUC", "block AUC (20 rows)", "block DRS"],
-                [
-                    [name, _ci(r["auc"]), _ci(r["shuffled_auc"]), _ci(r["block_auc"]), r["block_drs"]]
-                    for name, r in c2st["classifiers"].items()
-                ],
-            )
-        )
-        parts += [f'<p class="muted">{html.escape(n)}</p>' for n in c2st["notes"]]
-        parts.append("<h2>Distances to the closest real record</h2>")
-        dist = checks["distances"]
-        rows = [
-            ["median DCR of synthetic records", dist["median_dcr_synthetic"]],
-            ["exact-copy rate (95 % CI)", _ci(dist["exact_copy_rate"])],
-        ]
-        if dist["with_holdout"]:
-            rows += [
-                ["median DCR of real holdout records", dist["median_dcr_holdout"]],
-                [
-                    "share closer than the holdout median (0.5 = like fresh data)",
-                    _ci(dist["share_closer_than_holdout_median"]),
-                ],
-                ["holdout exact-copy rate", _ci(dist["holdout_exact_copy_rate"])],
-            ]
-        parts.append(_table(["figure", "value"], rows))
-        parts += [f'<p class="muted">{html.escape(n)}</p>' for n in dist["notes"]]
-        parts.append("<h2>Anonymeter</h2>")
-        if checks.get("anonymeter"):
-            parts.append(
-                _table(
-                    ["attack", "risk (95 % CI)", "attack rate", "control rate", "baseline rate"],
-                    [
-                        [a["attack"], _ci(a["risk"]), a["attack_rate"], a["control_rate"], a["baseline_rate"]]
-                        for a in checks["anonymeter"]
-                    ],
-                )
-            )
-        else:
-            parts.append(f"<p>{html.escape(checks.get('anonymeter_note') or 'not run')}.</p>")
-
-    parts.append("<h2>Inputs and schema</h2>")
-    parts.append(
-        _table(
-            ["table", "file", "format", "rows", "rows read"],
-            [
-                [role, i["file"], i["format"], i["n_rows"], i["rows_read"]]
-                for role, i in result["inputs"].items()
-            ],
-        )
-    )
-    parts.append(
-        _table(
-            ["column", "kind", "how"], [[c["name"], c["kind"], c["how"]] for c in result["schema"]["columns"]]
-        )
-    )
-    parts.append(f'<p class="muted">{html.escape(result["schema"]["rule"])}</p>')
-    parts.append(
-        f'<p class="muted">Trials: {html.escape(result["trials"]["file"])} · every figure: audit.json</p>'
-    )
+    sections = sections or {}
+    decision = result["decision"]
+    outcome = decision["outcome"]
+    css = {"pass": "", "conclusive": "", "fail": " fail", "inconclusive": " thin"}[outcome]
+    inputs = result["inputs"]
+    parts = [f"<h1>Audit of {html.escape(inputs['synthetic']['file'])} against {html.escape(inputs['real']['file'])}"
+             "</h1>",
+             f'<p class="verdict{css}"><strong>{html.escape(result["headline"])}</strong></p>']
+    if result.get("stopped_early"):
+        parts.append('<p class="verdict thin">Stopped early (--max-minutes): instruments marked "stopped" report '
+                     "what they measured before the deadline; those marked so below did not finish.</p>")
+    parts.append(f"<p>{html.escape(decision['gate_statistic'])}.</p>")
+    parts.append(_img(gate_figure(result["instruments"], decision.get("fail_above")),
+                      "D with 95 % intervals per instrument: release, positive and negative control"))
+    summary = []
+    for inst in result["instruments"]:
+        release = inst["comparisons"].get("release") or {}
+        d = release.get("D")
+        summary.append([inst["title"], inst["status"], "yes" if inst["controls_passed"] else "no",
+                        "–" if d is None else f"{d:.2f} [{_fmt(release.get('D_low'))}, {_fmt(release.get('D_high'))}]",
+                        "yes" if release.get("separated") else "no", format_seconds(inst["seconds"])])
+    parts += ["<h2>Instruments</h2>",
+              _table(["instrument", "status", "passed its controls", "release D [95 % CI]", "tells the release apart",
+                      "time"], summary)]
+    if decision["reasons"]:
+        parts.append("<p>Instruments that do not decide, and why:</p><ul>"
+                     + "".join(f"<li>{html.escape(r)}</li>" for r in decision["reasons"]) + "</ul>")
+    findings = [f for inst in result["instruments"] if inst["controls_passed"] for f in inst["findings"]]
+    parts.append("<h2>What gives the release away</h2>")
+    parts.append("<ul>" + "".join(f"<li>{html.escape(f)}</li>" for f in findings) + "</ul>" if findings else
+                 "<p>Nothing that an instrument which passed its controls could name.</p>")
+    parts += _personal_section(result) + _key_columns_section(result)
+    for inst in result["instruments"]:
+        parts.append(f"<h2>{html.escape(inst['title'])}</h2>")
+        if inst["status"] != "measured":
+            parts.append(f"<p><strong>{html.escape(inst['status'])}</strong>"
+                         + (f": {html.escape(inst['reason'])}" if inst.get("reason") else "") + "</p>")
+        if inst["control_reasons"]:
+            parts.append('<p class="muted">' + html.escape("; ".join(inst["control_reasons"])) + "</p>")
+        parts.append(sections.get(inst["instrument"], ""))
+    parts += _anonymeter_section(result)
+    groups = result["groups"]
+    parts += ["<h2>Data and method</h2>",
+              _table(["group", "rows", "what"], [[g, groups["rows"].get(g), note]
+                                                for g, note in groups["notes"].items()]),
+              f"<p>{html.escape(decision['rule'])}.</p>",
+              _table(["stage", "seconds"], [[k, v] for k, v in result["seconds"].items()]),
+              f'<p class="muted">llmdisc {html.escape(result["llmdisc_version"])}, {html.escape(result["created"])}; '
+              f"seed {result['parameters']['seed']}; every figure is in audit.json.</p>"]
     body = "\n".join(parts)
     page = (
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>llmdisc audit</title>'
         f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
     )
     return scrub_text(page)
+
+
+def _personal_section(result: dict[str, Any]) -> list[str]:
+    personal = result.get("personal") or []
+    if not personal:
+        return []
+    return ["<h2>Personal information</h2>",
+            "<p>Columns holding personal information are left out of every instrument (a name says nothing about "
+            "whether a record is realistic) and checked on their own: a release that copies real people's values "
+            "leaks them, whatever the instruments say.</p>",
+            _table(["column", "why", "release values that are real values", "distinct real values in the release",
+                    "fresh real rows (holdout)", "finding"],
+                   [[p["column"], p["reason"], p["copied_share"], p["distinct_copied"], p["holdout_copied_share"],
+                     p["sentence"]] for p in personal])]
+
+
+def _anonymeter_section(result: dict[str, Any]) -> list[str]:
+    attacks = result.get("anonymeter") or {}
+    parts = ["<h2>Anonymeter attacks</h2>"]
+    if attacks.get("status") != "measured":
+        return parts + [f"<p>{html.escape(attacks.get('status', 'skipped'))}: {html.escape(attacks.get('reason') or '')}"
+                        "</p>"]
+    return parts + [_table(["attack", "risk [95 % CI]", "attack rate", "control rate", "attacks"],
+                           [[a["attack"], _ci(a["risk"]), a["attack_rate"], a["control_rate"], a["n_attacks"]]
+                            for a in attacks["risks"]])]
 
 
 def _key_columns_section(result: dict[str, Any]) -> list[str]:
@@ -317,9 +246,9 @@ def _key_columns_section(result: dict[str, Any]) -> list[str]:
     if keys:
         parts.append(
             "<p>Columns unique in every row (keys) say nothing about whether the <em>records</em> are realistic, "
-            "yet a key alone can separate the tables (e.g. real ids 17264–17478, synthetic 0–214). They are "
-            + ("<strong>kept</strong> in every discriminator (--keep-ids), so the figures below include them."
-               if kept else "left out of the LLM samples, the C2ST, DCR and Anonymeter; --keep-ids keeps them.")
+            "yet a key alone can separate the tables (a renumbered key, for example). They are "
+            + ("<strong>kept</strong> in every instrument (--keep-ids), so the figures above include them."
+               if kept else "left out of every instrument; --keep-ids keeps them.")
             + "</p>")
         roles = [r for r in ("real", "synthetic", "holdout") if r in keys[0]]
 
@@ -337,9 +266,9 @@ def _key_columns_section(result: dict[str, Any]) -> list[str]:
     return parts
 
 
-def write_report_html(result: dict[str, Any], path: Path) -> Path:
+def write_report_html(result: dict[str, Any], path: Path, sections: dict[str, str] | None = None) -> Path:
     """Render :func:`render_html` to ``path`` (atomically) and return it."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(result), encoding="utf-8")
+    tmp.write_text(render_html(result, sections), encoding="utf-8")
     tmp.replace(path)
     return path

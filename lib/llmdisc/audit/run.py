@@ -1,24 +1,19 @@
-"""``llmdisc audit``: the compendium's method applied to anyone's synthetic-data release.
+"""``llmdisc audit``: the compendium's instruments applied to anyone's synthetic-data release.
 
-:func:`run_audit` reads a bounded, seeded subsample of the real and synthetic tables (CSV or Parquet,
-:mod:`~llmdisc.audit.sources`), settles which columns are categorical (:mod:`~llmdisc.audit.schema`), runs
-balanced LLM trials with fresh samples on the ``release`` cell and its two controls (:mod:`~llmdisc.audit.llm`;
-cached and resumable), scored by verdict and by probability (:mod:`~llmdisc.audit.scores`), decides whether the
-audit is conclusive (:mod:`~llmdisc.audit.decision`), scores the shown samples' likelihood
-(:mod:`~llmdisc.audit.likelihood`) and checks the cited cues (:mod:`~llmdisc.audit.cues`), runs the C2ST /
-distance / Anonymeter checks (:mod:`~llmdisc.audit.checks`), and writes ``DIR/audit.json`` and the
-self-contained ``DIR/report.html`` (:mod:`~llmdisc.audit.report`) with a plain-language verdict
-(:mod:`~llmdisc.audit.verdict`).
+:func:`run_audit` reads bounded, seeded subsamples of the real and synthetic tables (:mod:`~llmdisc.audit.sources`),
+settles which columns are categorical, keys or personal information (:mod:`~llmdisc.audit.schema`,
+:mod:`~llmdisc.audit.personal`), splits the real rows into the real class and the controls
+(:mod:`~llmdisc.audit.data`), prints what will run with a time estimate, runs each instrument
+(:mod:`~llmdisc.audit.instruments`) with progress lines and the ``--max-minutes`` deadline, decides the outcome
+from the instruments that pass their controls (:mod:`~llmdisc.audit.decision`) and writes ``DIR/audit.json``,
+the self-contained ``DIR/report.html`` (:mod:`~llmdisc.audit.report`) and ``DIR/manifest.json``.
 
-Layout of ``DIR``: ``audit.json``, ``report.html``, ``manifest.json``, ``trials/<run>.jsonl`` (one trial
-record per line; a re-run resumes it), ``cache/`` (the response cache: answers about the user's rows stay in
-the audit folder, never in the project's shared cache; ``cache/likelihood`` holds the likelihood scores),
-``checks.json`` (the non-LLM checks, re-used by a
-re-run on the same rows and settings).
+``DIR/cache/`` holds the audit's caches (model scores and LLM answers about the user's rows stay in the audit
+folder, never in the project's shared cache); ``DIR/trials/`` the LLM trial records when ``llm`` runs. A re-run
+into the same folder resumes.
 
-Privacy of the audit itself: a provider whose ``is_remote`` is True (Gemini; OpenAI-compatible or Ollama
-services at a non-loopback URL) would receive real rows, so it is refused — before any request — unless
-``allow_remote`` is True.
+Privacy of the audit itself: an LLM provider whose ``is_remote`` is True would receive real rows, so it is
+refused, before any request, unless ``allow_remote`` is True.
 """
 
 from __future__ import annotations
@@ -26,6 +21,8 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -33,16 +30,19 @@ from typing import Any, Sequence
 import pandas as pd
 
 import llmdisc
-from llmdisc import CONDITIONS
 from llmdisc.audit.options import N_ROWS, check_options, open_checked_provider
 
-__all__ = ["AuditResult", "run_audit", "DEFAULT_TRIALS", "DEFAULT_MAX_ROWS", "N_ROWS"]
+__all__ = ["AuditResult", "run_audit", "DEFAULT_TRIALS", "DEFAULT_MAX_ROWS", "DEFAULT_SAMPLES", "N_ROWS"]
 
 DEFAULT_TRIALS = 10
-"""Trials per true label per condition."""
+"""LLM trials per true label per condition per cell (with ``llm``)."""
 DEFAULT_MAX_ROWS = 10_000
-"""Rows read from each table (seeded positions): LLM samples, metadata, C2ST and DCR all draw on them."""
-DEFAULT_ATTACKS = 200
+"""Rows read from each table (seeded positions)."""
+DEFAULT_SAMPLES = 20
+"""20-row samples per group of the sample instruments."""
+DEFAULT_ATTACKS = 100
+FAST_PROVIDERS = ("gemini", "openai", "ollama", "replay")
+"""Providers whose LLM verdicts are in the default audit (a remote service or a local server)."""
 
 
 @dataclass(frozen=True)
@@ -50,30 +50,22 @@ class AuditResult:
     """What an audit produced.
 
     Attributes:
-        out_dir: the audit folder.
-        audit_json: ``out_dir/audit.json``.
-        report_html: ``out_dir/report.html``.
-        summary: everything written into ``audit.json`` (a dict).
-        drs_upper_bound: max over conditions of the verdict DRS 95 % upper bound (1.0 when a condition has no
-            DRS; None without verdicts).
-        gate_passed: None without ``fail_above`` or when inconclusive; else whether ``gate_upper_bound <=
-            fail_above``.
-        outcome: ``pass``, ``fail``, ``inconclusive`` or ``conclusive`` (no gate), see
-            :mod:`llmdisc.audit.decision`; the CLI exits 0, 3, 11 and 0.
-        gate: the gate statistic (``drs``, ``calibrated-drs`` or ``auc``).
-        gate_upper_bound: max over conditions of the gate statistic's 95 % upper bound.
-        reasons: why the audit is inconclusive (empty otherwise).
+        out_dir, audit_json, report_html: the audit folder and its two products.
+        summary: everything written into ``audit.json``.
+        outcome: ``pass``, ``fail``, ``inconclusive`` or ``conclusive`` (:mod:`llmdisc.audit.decision`); the CLI
+            exits 0, 1, 3 and 0.
+        upper_bound: the largest 95 % upper bound of D over the instruments that passed their controls.
+        gate_passed: None without ``fail_above`` or when inconclusive; else whether the release passed.
+        reasons: why instruments do not decide.
     """
 
     out_dir: Path
     audit_json: Path
     report_html: Path
     summary: dict[str, Any]
-    drs_upper_bound: float | None
+    outcome: str
+    upper_bound: float | None
     gate_passed: bool | None
-    outcome: str = "conclusive"
-    gate: str = "drs"
-    gate_upper_bound: float | None = None
     reasons: tuple[str, ...] = ()
 
 
@@ -87,21 +79,9 @@ def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-def _checks_cached(path: Path, key: str, compute: Any) -> dict[str, Any]:
-    if path.exists():
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-            if stored.get("key") == key:
-                return dict(stored["checks"], reused=True)
-        except (ValueError, KeyError):
-            pass  # an unreadable store is recomputed
-    checks = compute()
-    from llmdisc.audit.report import _clean
-
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"key": key, "checks": _clean(checks)}, indent=1), encoding="utf-8")
-    tmp.replace(path)
-    return dict(checks, reused=False)
+def _say(progress: bool, text: str) -> None:
+    if progress:
+        print(text, file=sys.stderr, flush=True)
 
 
 def run_audit(
@@ -110,12 +90,16 @@ def run_audit(
     *,
     out_dir: Path | str,
     holdout: Path | str | None = None,
+    instruments: Sequence[str] | None = None,
+    llm: bool | None = None,
     provider: str = "local",
     model: str | None = None,
     base_url: str | None = None,
+    samples: int = DEFAULT_SAMPLES,
     trials_per_label: int = DEFAULT_TRIALS,
-    conditions: Sequence[str] = CONDITIONS,
+    conditions: Sequence[str] = ("C1",),
     metadata_source: str = "real",
+    scoring: str = "probability",
     categorical: Sequence[str] = (),
     numerical: Sequence[str] = (),
     metadata: Path | str | None = None,
@@ -127,300 +111,195 @@ def run_audit(
     max_rows: int = DEFAULT_MAX_ROWS,
     n_attacks: int = DEFAULT_ATTACKS,
     fail_above: float | None = None,
-    run_checks: bool = True,
+    max_minutes: float | None = None,
     progress: bool = True,
-    scoring: str = "both",
-    gate: str | None = None,
-    likelihood: bool = True,
     replay_path: Path | str | None = None,
 ) -> AuditResult:
     """Audit a synthetic release against its real data and write ``audit.json`` and ``report.html``.
 
     Args:
-        real: the real table the release was made from (CSV or Parquet).
+        real: the real table the release was made from (CSV, CSV.gz or Parquet).
         synthetic: the synthetic release (same columns).
-        out_dir: the audit folder (created); a re-run into it resumes the trials and re-uses the cache.
-        holdout: optional real records the synthesizer never saw: enables the DCR comparison and Anonymeter.
-        provider: ``local`` (embedded model, default), ``ollama``, ``gemini``, ``openai`` or ``replay``
-            (recorded answers, ``replay_path``).
-        model: model id (None: the provider's default).
-        base_url: service URL for ``openai``/``gemini``, host for ``ollama``.
-        trials_per_label: trials per true label per condition (balanced).
-        conditions: ``C1`` (table only) and/or ``C2`` (table + metadata).
-        metadata_source: what C2's metadata describes: ``real`` (the real rows read), ``source`` (the table
-            the sample came from), ``sample`` (the shown rows).
-        categorical: columns forced categorical.
-        numerical: columns forced numerical.
-        metadata: SDV single-table metadata JSON (:mod:`~llmdisc.audit.sdv_metadata`): each column's sdtype
-            sets its kind; ``id`` columns are keys, personal-information sdtypes are excluded. None: kinds
-            inferred, date strings and key columns detected (:func:`~llmdisc.audit.schema.plan_columns`).
-        keep_identifiers: keep key columns (unique per row) in every discriminator; by default they are
-            excluded and reported on their own (a key alone often separates the tables).
-        seed: run seed: row reads, every trial's sample and every check derive from it.
-        allow_remote: permit a remote provider (real rows leave this machine).
-        cache_mode: ``fill``, ``offline`` (no provider call; a miss is an error) or ``refresh``.
-        concurrency: most provider calls in flight.
-        max_rows: rows read from each table (seeded positions); at least 20.
+        out_dir: the audit folder (created); a re-run into it resumes from its caches.
+        holdout: real records the synthesizer never saw: the negative control and the distances' fresh rows
+            come from it (the proper privacy reading), and Anonymeter runs.
+        instruments: names from :data:`llmdisc.audit.instruments.INSTRUMENT_NAMES`; None = the offline default
+            (:data:`~llmdisc.audit.instruments.DEFAULT_INSTRUMENTS`), plus ``llm`` when ``llm`` says so.
+        llm: add the LLM's verdicts; None = yes for a provider in :data:`FAST_PROVIDERS`, no for ``local``.
+        provider, model, base_url: the LLM (``local``: the embedded model, nothing leaves the machine).
+        samples: 20-row samples per group of the sample instruments (real class, release, each control).
+        trials_per_label: LLM trials per true label per condition per cell.
+        conditions: LLM conditions: ``C1`` (table only) and/or ``C2`` (table + metadata).
+        metadata_source: what C2's metadata describes (``real``, ``source`` or ``sample``).
+        scoring: the LLM's reading: ``probability`` (label scores, default), ``verdict`` or ``both``.
+        categorical, numerical: columns forced to that kind.
+        metadata: SDV single-table metadata JSON: each column's sdtype sets its kind; ``id`` columns are keys,
+            personal-information sdtypes are left out and reported.
+        keep_identifiers: keep key columns in every instrument (default: left out, reported on their own).
+        seed: run seed: the rows read, the split, every sample and every instrument's draws derive from it.
+        allow_remote: permit a remote LLM provider (real rows leave this machine).
+        cache_mode: LLM response cache: ``fill``, ``offline`` or ``refresh``.
+        concurrency: LLM calls in flight.
+        max_rows: rows read from each table (seeded positions).
         n_attacks: Anonymeter attacks per evaluator (with a holdout); 0 skips Anonymeter.
-        fail_above: bound in [0, 1] on the gate statistic's 95 % upper bound (recorded; the CLI turns a
-            failed gate into exit status 3).
-        run_checks: False skips C2ST/DCR/Anonymeter (the report says so).
-        progress: show the trial progress bar.
-        scoring: ``both`` (default: the generated verdict and the label scores of the same prompt),
-            ``probability`` (label scores only) or ``verdict``. Label scores need a provider that returns token
-            probabilities; one that does not is refused before any trial (pass ``verdict``).
-        gate: the statistic ``fail_above`` bounds: ``drs`` (verdict DRS), ``calibrated-drs`` (the larger of the
-            batch- and contextually calibrated DRS of p_synthetic) or ``auc`` (2·|AUC − 0.5|, the two-sided
-            discrimination max(AUC, 1 − AUC) mapped so that 0 = chance). None: ``calibrated-drs``, or ``drs``
-            under ``scoring="verdict"`` (:mod:`llmdisc.audit.decision`).
-        likelihood: score every shown sample's table likelihood with the embedded model (no network).
-        replay_path: for ``provider="replay"``: the recorded trials (.jsonl file or folder) to answer from.
-
-    Every audit runs two controls beside the release (:func:`llmdisc.audit.llm.cell_tables`): the positive
-    control (real rows, columns shuffled) and the negative control (real holdout rows in the synthetic class).
-    The audit is *inconclusive* — never a pass, with or without ``fail_above`` — when the discriminator fails its
-    positive control or too few trials are valid (the rule: :mod:`llmdisc.audit.decision`).
+        fail_above: bound in [0, 1] on D's 95 % upper bound (:mod:`llmdisc.audit.decision`).
+        max_minutes: stop instruments once this many minutes have passed; the report marks what was cut.
+        progress: print the plan and progress lines on stderr.
+        replay_path: for ``provider="replay"``: recorded trials to answer from.
 
     Returns:
         The :class:`AuditResult`.
 
     Raises:
-        RemoteProviderRefused (exit 8), InputMissingError (4), InputUnparsableError (5),
-        ColumnMismatchError (6),
-        TooFewRowsError (7), ProviderError/RunAborted (9 unreachable, 10 otherwise, including a provider without
-        token probabilities under ``scoring`` probability/both), ConfigError (2): see
-        :data:`llmdisc.audit.errors.EXIT_STATUSES`. Finished trials stay in ``out_dir/trials`` on every error.
+        RemoteProviderRefused (exit 8), InputMissingError (4), InputUnparsableError (5), ColumnMismatchError
+        (6), TooFewRowsError (7), ProviderError/RunAborted (9, 10), ConfigError (2): see
+        :data:`llmdisc.audit.errors.EXIT_STATUSES`. What was computed stays in ``out_dir`` on every error.
     """
-    from llmdisc.audit import checks as checks_module
-    from llmdisc.audit import llm, report
+    from llmdisc.audit import report
+    from llmdisc.audit.data import audit_data
+    from llmdisc.audit.decision import decide, headline
+    from llmdisc.audit.instruments import DEFAULT_INSTRUMENTS, INSTRUMENT_NAMES, build_instruments
+    from llmdisc.audit.instruments.base import Progress, format_seconds
+    from llmdisc.audit.personal import personal_summary
     from llmdisc.audit.schema import check_same_columns, identifier_summary, plan_columns, prepare_tables
     from llmdisc.audit.sdv_metadata import read_sdv_metadata
     from llmdisc.audit.sources import open_table, read_sample
-    from llmdisc.audit.verdict import column_notes, make_verdict
-    from llmdisc.discrimination.cache import ResponseCache, public_base_url
-    from llmdisc.discrimination.records import load_trials
     from llmdisc.discrimination.samples import derive_seed
     from llmdisc.manifest import write_manifest
 
-    from llmdisc.audit.cues import cue_section
-    from llmdisc.audit.decision import decide, default_gate
-    from llmdisc.audit.likelihood import likelihood_section
-    from llmdisc.audit.scores import cell_rows
-    from llmdisc.discrimination.content_free import load_content_free
-    from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL
-
+    started = time.monotonic()
     conditions = list(conditions)
-    gate = gate or default_gate(scoring)
-    check_options(
-        trials_per_label, conditions, metadata_source, fail_above, max_rows, concurrency, n_attacks,
-        scoring, gate,
-    )
-    answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
-                                     replay_path=str(replay_path) if replay_path is not None else None)
+    if llm is None:
+        llm = provider in FAST_PROVIDERS
+    names = list(instruments) if instruments is not None else list(DEFAULT_INSTRUMENTS) + (["llm"] if llm else [])
+    if llm and "llm" not in names:
+        names.append("llm")
+    check_options(trials_per_label, conditions, metadata_source, fail_above, max_rows, concurrency, n_attacks,
+                  scoring, samples, max_minutes, names, INSTRUMENT_NAMES)
+    answerer = None
+    if "llm" in names:
+        answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
+                                         replay_path=str(replay_path) if replay_path is not None else None)
     out_dir = Path(out_dir)
-    if hasattr(answerer, "token_cache_dir"):  # the local provider's prompt tokens stay in the audit folder
-        answerer.token_cache_dir = out_dir / "cache" / "likelihood-tokens"
+    stage_seconds: dict[str, float] = {}
 
     paths = {"real": real, "synthetic": synthetic, **({"holdout": holdout} if holdout is not None else {})}
     sources = {role: open_table(path) for role, path in paths.items()}
     for role in ("synthetic", "holdout"):
         if role in sources:
-            check_same_columns(
-                sources["real"].columns,
-                sources[role].columns,
-                other=role,
-                real_name=sources["real"].path.name,
-                other_name=sources[role].path.name,
-            )
+            check_same_columns(sources["real"].columns, sources[role].columns, other=role,
+                               real_name=sources["real"].path.name, other_name=sources[role].path.name)
     sdv_metadata = read_sdv_metadata(metadata, sources["real"].columns) if metadata is not None else None
     rows, positions = {}, {}
     for role, source in sources.items():
-        rows[role], positions[role] = read_sample(
-            source, max_rows, derive_seed(seed, "audit-read", role), min_rows=N_ROWS, what=role
-        )
+        rows[role], positions[role] = read_sample(source, max_rows, derive_seed(seed, "audit-read", role),
+                                                  min_rows=N_ROWS, what=role)
     plan = plan_columns(rows["real"], n_rows_in_file=sources["real"].n_rows, metadata=sdv_metadata,
                         categorical=categorical, numerical=numerical, keep_identifiers=keep_identifiers)
-    kinds = plan.kinds
-    tables, check_tables, check_kinds = prepare_tables(rows, plan)  # dates as text for the LLM, days for checks
+    text_tables, row_tables, row_kinds = prepare_tables(rows, plan)
     identifiers = identifier_summary(rows, plan.identifiers)
-    digest = _data_digest(tables, kinds)
-
+    personal = personal_summary(rows, plan.personal)
+    digest = _data_digest(text_tables, plan.kinds)
     out_dir.mkdir(parents=True, exist_ok=True)
-    cache = ResponseCache(out_dir / "cache", mode=cache_mode)
-    llm_tables, control_notes = llm.cell_tables(tables, seed=seed)
-    cells = [c for c in llm.CELLS if c in llm_tables]
-    specs = llm.audit_trial_queue(trials_per_label, conditions, run_seed=seed, cells=cells, scoring=scoring)
-    trial_path = llm.trial_file(out_dir / "trials", answerer, provider, metadata_source, seed, digest,
-                                scoring=scoring, cells=cells)
+    data = audit_data(text_tables, row_tables, row_kinds, seed=seed, cache_dir=out_dir / "cache")
+    stage_seconds["reading inputs"] = time.monotonic() - started
+
     parameters: dict[str, Any] = {
-        "provider": provider,
-        "model": answerer.model,
-        "base_url": public_base_url(answerer.base_url),
-        "trials_per_label": trials_per_label,
-        "conditions": conditions,
-        "metadata_source": metadata_source,
-        "prompt_variant": llm.PROMPT_VARIANT,
-        "n_rows": N_ROWS,
-        "seed": seed,
-        "max_rows": max_rows,
-        "cache_mode": cache_mode,
-        "concurrency": concurrency,
-        "n_attacks": n_attacks,
-        "allow_remote": allow_remote,
-        "categorical": list(categorical),
-        "numerical": list(numerical),
-        "metadata": sdv_metadata.file if sdv_metadata is not None else None,
-        "keep_identifiers": keep_identifiers,
-        "fail_above": fail_above,
-        "scoring": scoring,
-        "gate": gate,
-        "likelihood": likelihood,
-        "cells": cells,
+        "instruments": names, "samples": samples, "provider": provider if answerer else None,
+        "model": answerer.model if answerer else None, "trials_per_label": trials_per_label if answerer else None,
+        "conditions": conditions if answerer else None, "scoring": scoring if answerer else None,
+        "metadata_source": metadata_source, "n_rows": N_ROWS, "seed": seed, "max_rows": max_rows,
+        "cache_mode": cache_mode, "concurrency": concurrency, "n_attacks": n_attacks, "allow_remote": allow_remote,
+        "categorical": list(categorical), "numerical": list(numerical),
+        "metadata": sdv_metadata.file if sdv_metadata is not None else None, "keep_identifiers": keep_identifiers,
+        "fail_above": fail_above, "max_minutes": max_minutes,
     }
-    summary, content_free = llm.run_audit_trials(
-        specs,
-        provider=answerer,
-        tables=llm_tables,
-        metadata_source=metadata_source,
-        out_path=trial_path,
-        cache=cache,
-        concurrency=concurrency,
-        progress=progress,
-        parameters={"audit": parameters, "data_digest": digest},
-        scoring=scoring,
-        conditions=conditions,
-        n_rows=N_ROWS,
-    )
-    trials = load_trials(trial_path)
-    trials = trials[trials["trial_id"].isin({s.trial_id for s in specs})]
-    free = load_content_free(content_free["file"]) if content_free["file"] is not None else None
-    if free is not None and free["log_odds"].isna().any():  # an invalid content-free score: no contextual DRS there
-        content_free["invalid"] = [f"{r['condition']}: {r['score_invalid_reason']}"
-                                   for r in free[free["log_odds"].isna()].to_dict("records")]
-        free = free[free["log_odds"].notna()]
-    scored = cell_rows(trials, cells, conditions, content_free=free, seed=seed)
-    conditions_scored = scored[llm.RELEASE]
-    decision = decide(conditions_scored, scored.get(POSITIVE_CONTROL), scoring=scoring, gate=gate,
-                      fail_above=fail_above)
-    release_trials = trials[trials["synthetic_method"] == llm.RELEASE]
+    llm_trials = None
+    if answerer is not None:
+        from llmdisc.audit.instruments.llm import LLMTrials
 
-    checks = None
-    if run_checks:
-        key = hashlib.sha256(json.dumps([digest, seed, n_attacks, holdout is not None]).encode()).hexdigest()
-        checks = _checks_cached(
-            out_dir / "checks.json",
-            key,
-            lambda: checks_module.run_checks(
-                check_tables["real"],
-                check_tables["synthetic"],
-                check_tables.get("holdout"),
-                check_kinds,
-                seed=seed,
-                n_attacks=n_attacks,
-            ),
-        )
-    verdict = make_verdict(conditions_scored, checks, reading=decision.reading, decision=decision,
-                           negative=scored.get(NEGATIVE_CONTROL, []))
-    gate_passed = None if fail_above is None or decision.outcome == "inconclusive" else decision.outcome == "pass"
-    likelihood_part: dict[str, Any] = {"status": "off", "reason": "--no-likelihood"}
-    if likelihood:
-        likelihood_part = likelihood_section(trials, llm_tables, condition=conditions[0],
-                                             cache_dir=out_dir / "cache" / "likelihood",
-                                             variant=llm.PROMPT_VARIANT, seed=seed)
-    cues = cue_section(trials, llm_tables, cell=llm.RELEASE)
+        llm_trials = LLMTrials(answerer, provider, trials_per_label=trials_per_label, conditions=conditions,
+                               scoring=scoring, metadata_source=metadata_source, concurrency=concurrency,
+                               cache_mode=cache_mode, out_dir=out_dir, data_digest=digest, parameters=parameters)
+    tools = build_instruments(names, llm_trials=llm_trials, conditions=conditions, samples=samples)
 
+    plans = {tool.name: tool.plan(data) for tool in tools}
+    estimate = sum(p.seconds for p in plans.values())
+    _say(progress, f"llmdisc audit: {len(data.real)} real rows (real class), {len(data.groups['release'])} "
+                   f"release rows, {len(data.kinds)} columns; {len(tools)} instruments, about "
+                   f"{format_seconds(estimate)} in all:")
+    for tool in tools:
+        p = plans[tool.name]
+        _say(progress, f"  {tool.title}: {p.units} {p.what}, about {format_seconds(p.seconds)} — {p.description}")
+    deadline = started + 60 * max_minutes if max_minutes is not None else None
+    tracker = Progress(deadline, enabled=progress)
+    readings = []
+    for tool in tools:
+        begin = time.monotonic()
+        if tracker.out_of_time():
+            reading = tool.reading(status="stopped", reason="--max-minutes reached before it started")
+        else:
+            try:
+                reading = tool.run(data, tracker)
+            except llmdisc.errors.ProviderError:
+                raise
+            except llmdisc.errors.CacheMissError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one instrument failing must not lose the others
+                reading = tool.reading(status="unavailable", reason=f"{type(exc).__name__}: {exc}")
+        reading.seconds = time.monotonic() - begin
+        stage_seconds[tool.title] = reading.seconds
+        readings.append(reading)
+
+    attacks: dict[str, Any] = {"status": "skipped", "reason": "no --holdout (Anonymeter needs one as control)"}
+    if holdout is not None and n_attacks > 0:
+        begin = time.monotonic()
+        from llmdisc.audit.checks import attack_checks
+
+        try:
+            attacks = {"status": "measured", "risks": attack_checks(
+                row_tables["real"], row_tables["synthetic"], row_tables["holdout"], row_kinds,
+                seed=derive_seed(seed, "audit", "anonymeter"), n_attacks=n_attacks)}
+        except Exception as exc:  # noqa: BLE001 - reported, the audit goes on
+            attacks = {"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}
+        stage_seconds["Anonymeter"] = time.monotonic() - begin
+    elif holdout is not None:
+        attacks["reason"] = "--n-attacks 0"
+
+    decision = decide(readings, fail_above=fail_above)
+    titles = {r.instrument: r.title for r in readings}
+    stage_seconds["total"] = time.monotonic() - started
     result: dict[str, Any] = {
         "llmdisc_version": llmdisc.__version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "parameters": parameters,
-        "inputs": {
-            role: {
-                "file": s.path.name,
-                "format": s.format,
-                "n_rows": s.n_rows,
-                "rows_read": int(len(positions[role])),
-            }
-            for role, s in sources.items()
-        },
-        "data_digest": digest,
-        "schema": {
-            "columns": plan.schema_rows(sources["real"].columns),
-            "used": list(kinds),  # the columns the LLM samples, C2ST, DCR and Anonymeter see
-            "excluded": [{"name": c, "reason": r} for c, r in plan.excluded.items()],
-            "date_formats": plan.date_formats,
-            "rule": "with --metadata: each column's SDV sdtype (id = key, datetime parsed with its format, "
-            "personal-information sdtypes excluded); otherwise, known datasets: declared kinds; other numeric "
-            "columns are numerical except integer columns with at most 20 distinct values and at most "
-            "max(2, 5 % of rows) distinct values, which are categorical codes; text columns of dates are "
-            "dates (days for the classifier and distances, date text for the LLM); columns unique in every "
-            "row (integer or text keys) are keys, left out of every discriminator unless --keep-ids; other "
-            "text and booleans are categorical; --categorical / --numerical override",
-        },
-        "identifiers": {"kept": keep_identifiers, "columns": identifiers},
-        "trials": {
-            "file": trial_path.relative_to(out_dir).as_posix(),
-            "n_planned": summary.n_planned,
-            "n_resumed": summary.n_skipped,
-            "n_run": summary.n_run,
-            "n_cache_hits": summary.n_cache_hits,
-            "file_counts": summary.file_counts,
-            "cache": "cache/",
-        },
-        "conditions": conditions_scored,
-        "controls": {
-            name: {"cell": name, "source": control_notes.get(name), "conditions": scored.get(name)}
-            for name in (POSITIVE_CONTROL, NEGATIVE_CONTROL)
-        },
-        "content_free": {**content_free, "file": None if content_free["file"] is None
-                         else Path(content_free["file"]).relative_to(out_dir).as_posix()},
+        "headline": headline(decision, titles),
         "decision": decision.as_dict(),
-        "drs_upper_bound": verdict.drs_upper_bound,
-        "cited_columns": llm.cited_columns(release_trials, list(kinds)),
-        "red_flags": llm.frequent_red_flags(release_trials),
-        "likelihood": likelihood_part,
-        "cues": cues,
-        "checks": checks,
-        "verdict": {
-            "headline": verdict.headline,
-            "details": list(verdict.details) + column_notes(identifiers, plan.excluded, keep_identifiers),
-            "thin_evidence": verdict.thin_evidence,
-            "outcome": decision.outcome,
-        },
-        "gate": None
-        if fail_above is None
-        else {"fail_above": fail_above, "statistic": gate, "upper_bound": decision.upper_bound,
-              "drs_upper_bound": verdict.drs_upper_bound, "passed": gate_passed, "outcome": decision.outcome},
+        "parameters": parameters,
+        "inputs": {role: {"file": s.path.name, "format": s.format, "n_rows": s.n_rows,
+                          "rows_read": int(len(positions[role]))} for role, s in sources.items()},
+        "groups": {"notes": data.notes, "rows": {"real": len(data.real), "reference": len(data.reference),
+                                                 **{g: len(t) for g, t in data.groups.items()}}},
+        "data_digest": digest,
+        "schema": {"columns": plan.schema_rows(sources["real"].columns), "used": list(plan.kinds),
+                   "excluded": [{"name": c, "reason": r} for c, r in plan.excluded.items()],
+                   "date_formats": plan.date_formats},
+        "identifiers": {"kept": keep_identifiers, "columns": identifiers},
+        "personal": personal,
+        "instruments": [r.as_dict() for r in readings],
+        "plan": {tool.name: {"units": plans[tool.name].units, "what": plans[tool.name].what,
+                             "estimated_seconds": round(plans[tool.name].seconds, 1)} for tool in tools},
+        "anonymeter": attacks,
+        "seconds": {k: round(v, 1) for k, v in stage_seconds.items()},
+        "stopped_early": any(r.status == "stopped" for r in readings),
     }
     audit_json = report.write_audit_json(result, out_dir / "audit.json")
-    report_html = report.write_report_html(result, out_dir / "report.html")
-    write_manifest(
-        out_dir,
-        "audit",
-        outputs=[audit_json, report_html, trial_path],
-        parameters=parameters,
-        seed=seed,
-        metrics={
-            "outcome": decision.outcome,
-            "gate": gate,
-            "gate_upper_bound": decision.upper_bound,
-            "drs_upper_bound": verdict.drs_upper_bound,
-            "gate_passed": gate_passed,
-            **{f"drs_{r['condition']}": r["drs"] for r in conditions_scored},
-            **{f"auc_{r['condition']}": (r["probability"] or {}).get("auc") for r in conditions_scored},
-            **{f"calibrated_drs_{r['condition']}": (r["probability"] or {}).get("batch_drs")
-               for r in conditions_scored},
-        },
-        extra={"data_digest": digest},
-    )
-    return AuditResult(
-        out_dir=out_dir,
-        audit_json=audit_json,
-        report_html=report_html,
-        summary=result,
-        drs_upper_bound=verdict.drs_upper_bound,
-        gate_passed=gate_passed,
-        outcome=decision.outcome,
-        gate=gate,
-        gate_upper_bound=decision.upper_bound,
-        reasons=decision.reasons,
-    )
+    report_html = report.write_report_html(result, out_dir / "report.html", sections={
+        r.instrument: tool.section(r) for tool, r in zip(tools, readings)})
+    gate_passed = None if fail_above is None or decision.outcome == "inconclusive" else decision.outcome == "pass"
+    write_manifest(out_dir, "audit", outputs=[audit_json, report_html], parameters=parameters, seed=seed,
+                   metrics={"outcome": decision.outcome, "upper_bound": decision.upper_bound,
+                            "gate_passed": gate_passed, "seconds": round(stage_seconds["total"], 1)},
+                   extra={"data_digest": digest})
+    return AuditResult(out_dir=out_dir, audit_json=audit_json, report_html=report_html, summary=result,
+                       outcome=decision.outcome, upper_bound=decision.upper_bound, gate_passed=gate_passed,
+                       reasons=decision.reasons)

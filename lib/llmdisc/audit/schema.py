@@ -19,13 +19,14 @@ so that a code reads the same in both tables. A numerical column holding text is
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from llmdisc.audit.errors import ColumnMismatchError
+from llmdisc.audit.personal import detect_personal
 from llmdisc.errors import ConfigError
 
 MAX_CATEGORICAL_LEVELS = 20
@@ -291,6 +292,8 @@ class ColumnPlan:
         identifiers: key columns (unique per row); excluded from ``kinds`` unless kept.
         excluded: column -> the reason it is left out of every discriminator (keys, personal information).
         identifiers_kept: True when ``keep_identifiers`` put the keys back into ``kinds``.
+        personal: column -> why it holds personal information (:mod:`~llmdisc.audit.personal`); always
+            excluded, reported on its own.
     """
 
     kinds: dict[str, str]
@@ -299,6 +302,7 @@ class ColumnPlan:
     identifiers: tuple[str, ...]
     excluded: dict[str, str]
     identifiers_kept: bool = False
+    personal: dict[str, str] = field(default_factory=dict)
 
     def schema_rows(self, columns: Sequence[str]) -> list[dict[str, str]]:
         """One row per column of the table for the report: name, kind (or ``excluded: …``), how."""
@@ -344,6 +348,7 @@ def plan_columns(
     formats: dict[str, str | None] = {}
     identifiers: list[str] = []
     excluded: dict[str, str] = {}
+    personal: dict[str, str] = {}
     if metadata is not None:
         source = f"--metadata {metadata.file}"
         for column in columns:
@@ -354,6 +359,7 @@ def plan_columns(
                 how[column] += " (primary key)" if column == metadata.primary_key else ""
             elif declared.role == "pii":
                 excluded[column] = f"personal information (sdtype {declared.sdtype})"
+                personal[column] = f"sdtype {declared.sdtype}"
             elif column in forced:
                 how[column] += f", overridden by --{kinds[column]}"
             elif declared.role == "datetime":
@@ -367,9 +373,14 @@ def plan_columns(
             if column in forced:
                 continue
             fmt = detect_date_format(real_rows[column])
+            why = None if known else detect_personal(real_rows[column], column)
             if fmt is not None:
                 kinds[column], formats[column] = "datetime", fmt
                 how[column] = f"detected: dates ({fmt})"
+            elif why is not None:
+                personal[column] = f"detected: {why}"
+                excluded[column] = f"personal information (detected: {why})"
+                how[column] = f"detected: personal information ({why})"
             elif not known and is_identifier(real_rows[column], column, n_rows_in_file):
                 identifiers.append(column)
                 how[column] = "detected: unique in every row (a key)"
@@ -389,7 +400,7 @@ def plan_columns(
             f"every column is excluded ({', '.join(f'{c}: {r}' for c, r in excluded.items())}); fix: audit "
             "tables with at least one other column, or keep the keys with --keep-ids")
     return ColumnPlan(kinds=kinds, how=how, date_formats=formats, identifiers=tuple(identifiers),
-                      excluded=excluded, identifiers_kept=keep_identifiers and bool(identifiers))
+                      excluded=excluded, identifiers_kept=keep_identifiers and bool(identifiers), personal=personal)
 
 
 def prepare_tables(

@@ -1,0 +1,238 @@
+"""The sample instruments: what the embedded language model finds probable in 20-row samples.
+
+Both read the same forward passes (:class:`SamplePasses`, run once per audit): for each 20-row sample of every
+group, the Markdown table of :data:`~llmdisc.audit.data.REFERENCE_ROWS` real reference rows followed by the
+sample's rows is scored by the embedded model (SmolLM2-135M through transformers, no network), only the
+sample's tokens counted, and so are ``k`` seeded within-sample permutations of it (every column permuted
+independently within the same 20 rows; :mod:`llmdisc.discrimination.likelihood.joint`).
+
+- :class:`LikelihoodInstrument` — the table's mean token log-likelihood (nats per token; higher = more probable).
+  It reads *values*: odd numbers, invented codes, collapsed categories. It is blind to whether a row's values
+  belong together, and its positive control says so.
+- :class:`JointInstrument` — the joint-structure contrast C = log P(sample) − mean log P(permutations): how much
+  more probable the model finds the rows' own combinations of values than the same values recombined. Every
+  column's values are exactly the same in both terms, so marginal artefacts cancel; a release that lost the
+  dependences real rows have (a Husband who is Male, Bachelors with education_num 13) has C near 0, real rows
+  well above. Its positive control (columns shuffled) is what it is built to detect.
+
+The real class is :data:`~.base.RELEASE`'s counterpart: samples of the real-class rows. Units are samples, so
+the intervals are wider than the row instruments'; ``--samples`` sets how many per group.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from llmdisc.audit.instruments.base import (
+    GROUPS,
+    RELEASE,
+    AuditData,
+    Comparison,
+    Instrument,
+    Progress,
+    Reading,
+    WorkPlan,
+)
+
+PERMUTATIONS = 2
+"""Within-sample permutations per sample (k): each costs one more pass of the sample's rows."""
+TOP_COLUMNS = 3
+
+
+class SamplePasses:
+    """The model passes both sample instruments read, computed once per audit and cached in the audit folder.
+
+    Args:
+        samples: samples per group (the real class and each of :data:`~.base.GROUPS`).
+        k: within-sample permutations per sample (0: the likelihood alone, one pass per sample).
+        n_rows: rows per sample.
+    """
+
+    def __init__(self, samples: int, *, k: int = PERMUTATIONS, n_rows: int = 20) -> None:
+        self.samples, self.k, self.n_rows = samples, k, n_rows
+        self.records: dict[str, list[dict[str, Any]]] | None = None
+        self.scorer: Any = None
+        self.probe_seconds: float | None = None
+        self.status, self.reason = "measured", None
+
+    def _open(self, data: AuditData) -> Any:
+        if self.scorer is None:
+            from llmdisc.discrimination.likelihood.token_cache import TokenCache
+            from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+
+            self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False))
+        return self.scorer
+
+    def draws(self, data: AuditData) -> dict[str, list[tuple[int, pd.DataFrame]]]:
+        """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group."""
+        from llmdisc.discrimination.samples import derive_seed, sample_rows
+
+        out = {}
+        for group in ("real",) + GROUPS:
+            table = data.text[group]
+            items = []
+            for i in range(self.samples):
+                seed = derive_seed(data.seed, "audit", "samples", group, i)
+                rows, _ = sample_rows(table, min(self.n_rows, len(table)), seed=seed)
+                items.append((seed, rows))
+            out[group] = items
+        return out
+
+    def plan(self, data: AuditData) -> WorkPlan:
+        """Time one pass (loading the model first) and plan ``(k + 1) × samples × 4`` passes."""
+        passes = (self.k + 1) * self.samples * (1 + len(GROUPS))
+        try:
+            scorer = self._open(data)
+            sample = self.draws_one(data)
+            begin = time.perf_counter()
+            self._score(scorer, data, sample, seed=0, k=0)
+            self.probe_seconds = time.perf_counter() - begin
+        except Exception as exc:  # noqa: BLE001 - the instruments report it
+            self.status, self.reason = "unavailable", f"{type(exc).__name__}: {exc}"
+            return WorkPlan(units=0, what="passes", seconds_per_unit=0.0)
+        return WorkPlan(units=passes, what="model passes", seconds_per_unit=self.probe_seconds)
+
+    def draws_one(self, data: AuditData) -> pd.DataFrame:
+        from llmdisc.discrimination.samples import sample_rows
+
+        return sample_rows(data.text["real"], min(self.n_rows, len(data.text["real"])), seed=data.seed)[0]
+
+    def _score(self, scorer: Any, data: AuditData, sample: pd.DataFrame, *, seed: int, k: int) -> dict[str, Any]:
+        from llmdisc.discrimination.likelihood.joint import joint_contrast
+
+        scores = joint_contrast(scorer, sample, k=k, seed=seed, reference=data.text["reference"],
+                                cache_dir=data.cache_dir / "joint")
+        return scores.as_record()
+
+    def run(self, data: AuditData, progress: Progress) -> dict[str, list[dict[str, Any]]]:
+        """Score every sample of every group (resumable through the audit's score cache); memoised."""
+        if self.records is not None:
+            return self.records
+        draws = self.draws(data)
+        scorer = self._open(data)
+        records: dict[str, list[dict[str, Any]]] = {group: [] for group in draws}
+        progress.start("sample passes", sum(len(v) for v in draws.values()), "samples")
+        # round-robin over the groups, so that a deadline leaves every group with about as many samples
+        for i in range(self.samples):
+            for group, items in draws.items():
+                if progress.out_of_time():
+                    self.status, self.reason = "stopped", "--max-minutes reached"
+                    self.records = records
+                    return records
+                seed, rows = items[i]
+                records[group].append({"sample_seed": seed, **self._score(scorer, data, rows, seed=seed, k=self.k)})
+                progress.advance()
+        self.records = records
+        return records
+
+
+class _SampleInstrument(Instrument):
+    unit = "20-row samples"
+    field: str
+
+    def __init__(self, passes: SamplePasses) -> None:
+        self.passes = passes
+
+    def plan(self, data: AuditData) -> WorkPlan:
+        if self.passes.probe_seconds is None and self.passes.status == "measured":
+            first = self.passes.plan(data)
+            return WorkPlan(units=first.units, what=first.what, seconds_per_unit=first.seconds_per_unit,
+                            description=self.description + " (passes shared with the other sample instrument)")
+        return WorkPlan(units=0, what="model passes (shared)", seconds_per_unit=0.0, description=self.description)
+
+    def run(self, data: AuditData, progress: Progress) -> Reading:
+        from llmdisc.discrimination.samples import derive_seed
+        from llmdisc.scoring.auc import auc_test
+
+        start = time.perf_counter()
+        if self.passes.status == "unavailable":
+            return self.reading(status="unavailable", reason=self.passes.reason)
+        records = self.passes.run(data, progress)
+        reading = self.reading(status=self.passes.status, reason=self.passes.reason,
+                               details={"score": self.field, "k": self.passes.k,
+                                        "reference_rows": len(data.reference), "notes": []})
+        real = np.array([r[self.field] for r in records["real"]], float)
+        for group in GROUPS:
+            values = np.array([r[self.field] for r in records[group]], float)
+            ok = np.isfinite(values)
+            if len(real) < 2 or ok.sum() < 2:
+                continue
+            labels = np.r_[np.zeros(len(real)), np.ones(int(ok.sum()))]
+            test = auc_test(labels, np.r_[real, values[ok]], seed=derive_seed(data.seed, "audit", self.name, group))
+            reading.comparisons[group] = Comparison(
+                group, test.auc.value, test.auc.ci_low, test.auc.ci_high, test.p_value, len(real), int(ok.sum()),
+                extra={"mean_real": float(real.mean()), "mean_other": float(values[ok].mean()),
+                       **self.extra(records["real"], records[group])})
+        reading.findings = self.findings(records, reading)
+        reading.seconds = time.perf_counter() - start
+        return reading
+
+    def extra(self, real: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
+        return {}
+
+    def findings(self, records: dict[str, list[dict[str, Any]]], reading: Reading) -> list[str]:
+        return []
+
+
+def column_deltas(real: list[dict[str, Any]], other: list[dict[str, Any]], field: str) -> pd.Series:
+    """Per column: mean over the other group's samples of ``record[field][column]`` minus the real class's
+    (nats per sample), sorted from the most negative."""
+    a = pd.DataFrame([r[field] for r in real]).mean()
+    b = pd.DataFrame([r[field] for r in other]).mean()
+    return (b - a).dropna().sort_values()
+
+
+class LikelihoodInstrument(_SampleInstrument):
+    """The table likelihood (module docstring)."""
+
+    name = "likelihood"
+    title = "Table likelihood (embedded model)"
+    description = "how probable the embedded model finds each sample's values (mean token log-likelihood)"
+    field = "mean_logprob"
+
+    def findings(self, records: dict[str, list[dict[str, Any]]], reading: Reading) -> list[str]:
+        release = reading.comparisons.get(RELEASE)
+        if release is None or not release.separated:
+            return []
+        deltas = column_deltas(records["real"], records[RELEASE], "column_logprob") / 20
+        lines = [f"The release's values are {'less' if release.auc < 0.5 else 'more'} probable to the model than "
+                 f"real values (AUC {release.auc:.2f})."]
+        for column, delta in deltas.head(TOP_COLUMNS).items():
+            if delta < 0:
+                lines.append(f"The values of {column!r} are less probable in the release than in real data "
+                             f"({delta:+.2f} nats per row).")
+        return lines
+
+
+class JointInstrument(_SampleInstrument):
+    """The joint-structure contrast (module docstring)."""
+
+    name = "joint"
+    title = "Joint structure (embedded model)"
+    description = ("how much more probable the model finds each sample's rows than the same values recombined "
+                   "within the sample (C = log P(sample) − mean log P(permutations))")
+    field = "contrast"
+
+    def extra(self, real: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
+        low = [r["p_value"] < 0.05 for r in other if r.get("p_value") is not None]
+        base = [r["p_value"] < 0.05 for r in real if r.get("p_value") is not None]
+        return {"share_p_below_0_05": float(np.mean(low)) if low else None,
+                "share_p_below_0_05_real": float(np.mean(base)) if base else None}
+
+    def findings(self, records: dict[str, list[dict[str, Any]]], reading: Reading) -> list[str]:
+        release = reading.comparisons.get(RELEASE)
+        if release is None or not release.separated:
+            return []
+        lines = [f"The release's rows hold together {'less' if release.auc < 0.5 else 'more'} than real rows do: "
+                 f"mean contrast C {release.extra['mean_other']:+.1f} nats against {release.extra['mean_real']:+.1f} "
+                 f"for real samples (AUC {release.auc:.2f})."]
+        deltas = column_deltas(records["real"], records[RELEASE], "column_contrast")
+        for column, delta in deltas.head(TOP_COLUMNS).items():
+            if delta < 0:
+                lines.append(f"{column!r} no longer goes with the rest of its row: its values are {-delta:.1f} nats "
+                             "per sample less predictable from the row than in real data.")
+        return lines
