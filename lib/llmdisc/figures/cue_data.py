@@ -192,6 +192,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     reals = paper_real_tables() if not paper.empty else {}
     vocabularies = {k: TableVocabulary.from_table(v) for k, v in reals.items()}
     checked_parts = []
+    parsed = []  # the strings the parser read: those of a table with a vocabulary (the rest are not parsed)
     paper_cues = usable[usable["source"] == "paper"]
     if not paper_cues.empty:
         samples, reasons = paper_samples(paper_cues, reals)
@@ -202,6 +203,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         paper_checked = check_cues(paper_cues, samples, vocabularies=vocabularies, reals=reals,
                                    metadata_tables=metadata, unavailable_reasons=reasons)
         checked_parts.append(paper_checked)
+        parsed.append(paper_cues[paper_cues["dataset_key"].isin(list(vocabularies))])
         tables["cues_row_fact_conflicts"] = row_fact_conflicts(paper_checked)
     human_cues = usable[usable["source"] == "human"].assign(
         dataset_key=lambda d: d["dataset"].map({"adult": "adult", "census": "census-codes"}))
@@ -210,6 +212,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         checked_parts.append(check_cues(human_cues, {}, vocabularies=vocabularies, reals=reals,
                                         unavailable_reasons=reasons).assign(
             detail="the human study did not record which rows each annotator saw"))
+        parsed.append(human_cues[human_cues["dataset_key"].isin(list(vocabularies))])
     our_cues = usable[usable["source"] == "llmdisc"]
     if not our_cues.empty:
         samples, reasons, our_reals = our_samples(ours)
@@ -217,6 +220,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         our_cues = our_cues.assign(line_no=None)
         checked_parts.append(check_cues(our_cues, samples, vocabularies=vocab_ours, reals=our_reals,
                                         unavailable_reasons=reasons))
+        parsed.append(our_cues[our_cues["dataset_key"].isin(list(vocab_ours))])
     checked = pd.concat([c for c in checked_parts if not c.empty], ignore_index=True) if checked_parts else \
         pd.DataFrame(columns=["source", "provider", "model", "true_label", "claim_kind", "verdict"])
     keep = ["source", "provider", "model", "dataset", "synthetic_method", "condition", "true_label", "predicted_label", "field",
@@ -226,8 +230,8 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     by_kind = validity_table(checked, by=("source", "true_label", "claim_kind"))
     tables["cues_validity_by_kind"] = by_kind[by_kind["n_claims"] > 0].reset_index(drop=True) if len(by_kind) \
         else by_kind
-    parsed = [c for c in (paper_cues, human_cues if vocabularies else None, our_cues) if c is not None and not c.empty]
-    parsed_cues = pd.concat(parsed) if parsed else usable.iloc[:0]  # every string handed to check_cues
+    parsed = [c for c in parsed if not c.empty]
+    parsed_cues = pd.concat(parsed) if parsed else usable.iloc[:0]
     tables["cues_parser_coverage"] = parser_coverage(parsed_cues, checked, ("source", "true_label"), themes=themes)
     accuracy = []
     claims_path = fixture_path(CLAIMS_SET)

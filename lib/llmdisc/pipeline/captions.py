@@ -225,7 +225,7 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
     "paper_permutation": "The paper's C1 → C2 permutation tests, reproduced (seed 20260531).",
     "paper_effective_n": "Distinct answers per cell of the paper's trials (the repeated prompt).",
     "cues_validity": "Cited facts checked against the rows shown, per source × model × true label: true, false "
-                     "and not checkable, counted by mention and by distinct claim (``distinct_*``), each with a "
+                     "and not checkable, counted by mention and by distinct claim (`distinct_*`), each with a "
                      "Wilson 95 % interval; trivially true kinds (no missing values, the row count) in their own "
                      "``trivial`` row, the headline is ``substantive`` (notebook 10).",
     "cues_validity_by_kind": "Cited facts checked against the rows shown, per claim kind, by mention and by "

@@ -780,7 +780,7 @@ def parser_coverage(cues: pd.DataFrame, checked: pd.DataFrame, by: Sequence[str]
     """How many cue strings the parser found a checkable claim in: overall, per field, per theme, per claim kind.
 
     Args:
-        cues: the cue strings handed to :func:`check_cues` (every one, with or without a claim), with the ``by``
+        cues: the cue strings the parser read (every one, with or without a claim), with the ``by``
             columns, ``field`` and, for ``themes``, the coder's ``theme_<id>`` columns.
         checked: :func:`check_cues` output for those strings (its ``cue_row`` names the string of each claim).
         by: grouping columns.
