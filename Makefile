@@ -22,8 +22,9 @@ test:
 reproduce: setup
 	$(PY) -m llmdisc run --config $(CONFIG) $(RUN_ARGS)
 
+# JupyterLab refuses to run as root (as in a container) without --allow-root: given only to root.
 lab: setup
-	.venv/bin/jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1
+	.venv/bin/jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root)
 
 data: setup
 	$(PY) -m llmdisc data fetch-adult

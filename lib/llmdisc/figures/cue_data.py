@@ -13,16 +13,21 @@ from typing import Any
 import pandas as pd
 
 from llmdisc.errors import ConfigError, DataError
-from llmdisc.paths import reference_dir, relative_to_root, results_dir
+from llmdisc.paths import project_root, reference_dir, relative_to_root, results_dir
 from llmdisc.scoring import cue_tables
 from llmdisc.scoring.cue_validity import (
     TableVocabulary,
     check_cues,
+    load_paraphrase_set,
     paper_samples,
+    paraphrase_accuracy,
+    paraphrase_summary,
     parser_agreement,
+    parser_coverage,
     row_fact_conflicts,
     validity_table,
 )
+from llmdisc.scoring.metrics import wilson_interval
 from llmdisc.scoring.cues import (
     code_cues,
     coder_agreement,
@@ -35,6 +40,9 @@ from llmdisc.scoring.cues import (
 
 REFERENCE_SET = "cue_reference_v1.csv"
 CLAIMS_SET = "cue_claims_v1.csv"
+PARAPHRASE_SET = Path("tests") / "fixtures" / "cue_paraphrases"
+"""Hand-checked paraphrased cues on small tables with known truth (relative to the project root; the tests use
+it too): :func:`llmdisc.scoring.cue_validity.load_paraphrase_set`."""
 
 
 def fixture_path(name: str) -> Path:
@@ -87,6 +95,17 @@ def our_samples(trials: pd.DataFrame) -> tuple[dict, dict, dict[str, pd.DataFram
             continue
         samples[key] = source.iloc[list(ids)].reset_index(drop=True)
     return samples, reasons, reals
+
+
+def _accuracy_row(attrs: dict, *, fixture: str, measure: str) -> dict[str, Any]:
+    """One row of ``cues_parser_accuracy`` from :func:`parser_agreement`'s counts, with Wilson intervals."""
+    rec = wilson_interval(attrs["n_correct"], attrs["n_expected"])
+    prec = wilson_interval(attrs["n_correct"], attrs["n_parsed"])
+    return {"fixture": fixture, "measure": measure, "subset": "all", "expected_kind": "all",
+            "n_strings": attrs["n_strings"], "n_expected": attrs["n_expected"], "n_parsed": attrs["n_parsed"],
+            "n_correct": attrs["n_correct"], "recall": rec.value, "recall_ci_low": rec.ci_low,
+            "recall_ci_high": rec.ci_high, "precision": prec.value, "precision_ci_low": prec.ci_low,
+            "precision_ci_high": prec.ci_high, "exact_share": attrs["exact_share"]}
 
 
 def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, include_paper: bool = True,
@@ -173,6 +192,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     reals = paper_real_tables() if not paper.empty else {}
     vocabularies = {k: TableVocabulary.from_table(v) for k, v in reals.items()}
     checked_parts = []
+    parsed = []  # the strings the parser read: those of a table with a vocabulary (the rest are not parsed)
     paper_cues = usable[usable["source"] == "paper"]
     if not paper_cues.empty:
         samples, reasons = paper_samples(paper_cues, reals)
@@ -183,6 +203,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         paper_checked = check_cues(paper_cues, samples, vocabularies=vocabularies, reals=reals,
                                    metadata_tables=metadata, unavailable_reasons=reasons)
         checked_parts.append(paper_checked)
+        parsed.append(paper_cues[paper_cues["dataset_key"].isin(list(vocabularies))])
         tables["cues_row_fact_conflicts"] = row_fact_conflicts(paper_checked)
     human_cues = usable[usable["source"] == "human"].assign(
         dataset_key=lambda d: d["dataset"].map({"adult": "adult", "census": "census-codes"}))
@@ -191,6 +212,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         checked_parts.append(check_cues(human_cues, {}, vocabularies=vocabularies, reals=reals,
                                         unavailable_reasons=reasons).assign(
             detail="the human study did not record which rows each annotator saw"))
+        parsed.append(human_cues[human_cues["dataset_key"].isin(list(vocabularies))])
     our_cues = usable[usable["source"] == "llmdisc"]
     if not our_cues.empty:
         samples, reasons, our_reals = our_samples(ours)
@@ -198,20 +220,44 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         our_cues = our_cues.assign(line_no=None)
         checked_parts.append(check_cues(our_cues, samples, vocabularies=vocab_ours, reals=our_reals,
                                         unavailable_reasons=reasons))
+        parsed.append(our_cues[our_cues["dataset_key"].isin(list(vocab_ours))])
     checked = pd.concat([c for c in checked_parts if not c.empty], ignore_index=True) if checked_parts else \
         pd.DataFrame(columns=["source", "provider", "model", "true_label", "claim_kind", "verdict"])
     keep = ["source", "provider", "model", "dataset", "synthetic_method", "condition", "true_label", "predicted_label", "field",
             "claim_kind", "claim", "verdict", "detail", "text"]
     tables["cues_validity_claims"] = checked.reindex(columns=keep)
     tables["cues_validity"] = validity_table(checked, by=("source", "provider", "model", "true_label"))
-    tables["cues_validity_by_kind"] = validity_table(checked, by=("source", "true_label", "claim_kind"))
+    by_kind = validity_table(checked, by=("source", "true_label", "claim_kind"))
+    tables["cues_validity_by_kind"] = by_kind[by_kind["n_claims"] > 0].reset_index(drop=True) if len(by_kind) \
+        else by_kind
+    parsed = [c for c in parsed if not c.empty]
+    parsed_cues = pd.concat(parsed) if parsed else usable.iloc[:0]
+    tables["cues_parser_coverage"] = parser_coverage(parsed_cues, checked, ("source", "true_label"), themes=themes)
+    accuracy = []
     claims_path = fixture_path(CLAIMS_SET)
     if claims_path.is_file() and vocabularies:
         claim_ref = pd.read_csv(claims_path, keep_default_na=False)
         agreement = parser_agreement(claim_ref[claim_ref["dataset_key"].isin(list(vocabularies))], vocabularies)
-        tables["cues_parser_accuracy"] = pd.DataFrame([{**agreement.attrs, "fixture": CLAIMS_SET}])
+        accuracy.append(_accuracy_row(agreement.attrs, fixture=CLAIMS_SET,
+                                      measure="claims of real cue strings equal the hand-written claims"))
         input_paths.append(claims_path)
         inputs.append(relative_to_root(claims_path))
+    paraphrase_dir = project_root() / PARAPHRASE_SET
+    if (paraphrase_dir / "cues.csv").is_file():
+        lines, shown, para_reals = load_paraphrase_set(paraphrase_dir)
+        per_line = paraphrase_accuracy(lines, shown, para_reals)
+        tables["cues_parser_paraphrases"] = per_line
+        accuracy.extend(paraphrase_summary(per_line).assign(
+            fixture=PARAPHRASE_SET.as_posix(), measure="kind and truth of paraphrased cues on known tables"
+        ).to_dict("records"))
+        files = [paraphrase_dir / "cues.csv", *sorted((paraphrase_dir / "tables").glob("*.csv"))]
+        input_paths.extend(files)
+        inputs.extend(relative_to_root(f) for f in files)
+    if accuracy:
+        order = ["fixture", "measure", "subset", "expected_kind", "n_strings", "n_expected", "n_parsed", "n_correct",
+                 "recall", "recall_ci_low", "recall_ci_high", "precision", "precision_ci_low", "precision_ci_high",
+                 "exact_share"]
+        tables["cues_parser_accuracy"] = pd.DataFrame(accuracy).reindex(columns=order)
     counts = {"cue_strings": int(len(cues)), "cue_strings_with_text": int(len(usable)),
               "trials_or_answers": int(len(per_trial)), "claims": int(len(checked)),
               "codebook_version": codebook.version}

@@ -54,24 +54,33 @@ def theme_shift_figure(shift: pd.DataFrame, theme_labels: dict[str, str] | None 
 def validity_figure(validity: pd.DataFrame) -> plt.Figure:
     """Stacked shares of cited checkable facts that are true, false or not checkable (``cues_validity``).
 
+    Trivially true claim kinds (``claim_set == "trivial"``, :data:`llmdisc.scoring.cue_validity.TRIVIAL_KINDS`)
+    get their own bar below the headline one; a claim set without claims gets none.
+
     Returns:
-        One horizontal stacked bar per source × provider/model × true label, with n claims at the bar's end.
+        One horizontal stacked bar per source × provider/model × true label × claim set, with n claims (by
+        mention) and n distinct claims at the bar's end.
     """
     set_style()
-    frame = validity.sort_values(["source", "provider", "model", "true_label"]).reset_index(drop=True)
-    labels = [f"{r.source}: {r.provider}/{r.model} | {r.true_label}" for r in frame.itertuples()]
+    frame = validity.assign(claim_set=validity["claim_set"] if "claim_set" in validity else "substantive")
+    frame = frame[frame["n_claims"] > 0].sort_values(["source", "provider", "model", "true_label", "claim_set"])
+    frame = frame.reset_index(drop=True)
+    labels = [f"{r.source}: {r.provider}/{r.model} | {r.true_label}" + (" | trivial" if r.claim_set == "trivial"
+                                                                          else "") for r in frame.itertuples()]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * max(len(frame), 2) + 1.2))
     left = np.zeros(len(frame))
     for verdict, colour in VERDICT_COLOURS.items():
         share = frame[f"share_{verdict}"].fillna(0).to_numpy(dtype=float)
         ax.barh(np.arange(len(frame)), share, left=left, color=colour, label=verdict.replace("_", " "))
         left += share
-    for i, n in enumerate(frame["n_claims"]):
-        ax.text(1.01, i, f"n={int(n)}", va="center", fontsize=7)
+    distinct = frame["distinct_n_claims"] if "distinct_n_claims" in frame else pd.Series(np.nan, index=frame.index)
+    for i, (n, k) in enumerate(zip(frame["n_claims"], distinct)):
+        ax.text(1.01, i, f"n={int(n)}" + ("" if pd.isna(k) else f" ({int(k)} distinct)"), va="center", fontsize=7)
     ax.set_yticks(np.arange(len(frame)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.12)
-    ax.set_xlabel("share of parsed checkable claims")
-    ax.legend(fontsize=7, loc="lower right", ncol=3)
+    ax.set_xlim(0, 1.3)
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_xlabel("share of parsed checkable claims (by mention)")
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.4, 1.0), ncol=3, frameon=False)
     fig.tight_layout()
     return fig

@@ -224,6 +224,18 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
     "paper_seed_stability": "The paper's matched-N DRS over seeds 1000–1049.",
     "paper_permutation": "The paper's C1 → C2 permutation tests, reproduced (seed 20260531).",
     "paper_effective_n": "Distinct answers per cell of the paper's trials (the repeated prompt).",
+    "cues_validity": "Cited facts checked against the rows shown, per source × model × true label: true, false "
+                     "and not checkable, counted by mention and by distinct claim (`distinct_*`), each with a "
+                     "Wilson 95 % interval; trivially true kinds (no missing values, the row count) in their own "
+                     "``trivial`` row, the headline is ``substantive`` (notebook 10).",
+    "cues_validity_by_kind": "Cited facts checked against the rows shown, per claim kind, by mention and by "
+                             "distinct claim (notebook 10).",
+    "cues_parser_coverage": "Share of cue strings in which the claim parser found any checkable claim, overall, "
+                            "per field, per cue theme and per claim kind, with Wilson 95 % intervals: strings "
+                            "without a claim are counted here (notebook 10).",
+    "cues_parser_accuracy": "The claim parser's recall and precision on two hand-checked sets: claims of real cue "
+                            "strings, and paraphrased cues on small tables of known truth (kind and truth "
+                            "right), with Wilson 95 % intervals (notebook 10).",
 }
 
 

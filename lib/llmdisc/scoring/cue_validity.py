@@ -17,26 +17,57 @@ the shown sample and returns ``true``, ``false`` or ``not_checkable`` with the r
 * ``mapping``: education and education_num consistent (or not) with the real table's one-to-one mapping.
 * ``invalid_values``: values said not to exist: each must occur in the sample and be absent from the
   valid vocabulary (the distinct values of the real table).
+* ``every_row``: every shown row has the values ("every row has race White", "all rows are Married-civ-spouse").
+* ``one_row``: exactly one shown row has them ("only one row has income >50K", "Masters appears only once").
+* ``appears``: some row has them ("Self-emp-not-inc appears"), exactly N rows when a count is given ("Husband
+  appears in 3 rows", "occupation 2001 appears twice"); negated ("no row is Divorced") it claims none has them.
+* ``most_rows``: more than half of the shown rows have them ("most rows have capital_gain 0").
+* ``row_count``: the number of rows shown ("the sample has 20 rows").
+
+Kinds in :data:`TRIVIAL_KINDS` state what the protocol fixes for every table it shows, real or synthetic: they
+are counted apart and kept out of the headline validity (:func:`validity_table`).
 
 The parser is rule-based and deliberately conservative: what it cannot tie to a column and a value is not a
-claim. Its accuracy on a hand-checked subset is measured by :func:`parser_agreement`.
+claim. Its accuracy is measured on two hand-checked sets: claims of real cue strings
+(:func:`parser_agreement`) and paraphrased cues on small tables with known truth (:func:`paraphrase_accuracy`);
+how many cue strings it finds any claim in is :func:`parser_coverage`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from llmdisc.errors import DataError
+
 VERDICTS = ("true", "false", "not_checkable")
 CLAIM_KINDS = ("row_values", "combination", "range", "listed_values", "single_value", "no_missing",
-               "duplicates", "mapping", "invalid_values")
+               "duplicates", "mapping", "invalid_values", "every_row", "one_row", "appears", "most_rows",
+               "row_count")
+TRIVIAL_KINDS: Mapping[str, str] = {
+    "no_missing": "every table the study shows is complete: the paper dropped Adult's rows with '?', its Census "
+                  "file and our tables have no missing cells, and the synthesizers write none; 'no missing "
+                  "values' is true of every table, real or synthetic, and says nothing about which it is",
+    "row_count": "the protocol fixes the number of rows shown (20); stating it is true of every table",
+}
+"""Claim kinds that are trivially true: the protocol fixes the fact for every table it shows, whatever its
+label, so a model that states it has looked at nothing. Why each is trivial is its value. They are counted in
+their own rows of :func:`validity_table` (``claim_set = "trivial"``), never in the headline. ``duplicates`` and
+``mapping`` are not trivial: synthesizers can repeat rows and break the education mapping."""
+
+
+def is_trivial(kind: str) -> bool:
+    """True for a claim kind of :data:`TRIVIAL_KINDS`."""
+    return kind in TRIVIAL_KINDS
+
 _NEGATION = re.compile(r"\b(no|not|never|none|without|absence|absent|lack|lacks|cannot|free of)\b", re.I)
 _INCONSISTENT = re.compile(r"inconsisten|mismatch|incorrect|violat|not making sense|n[o']t make sense|breakdown|"
-                           r"problem|wrong|does not match|failure", re.I)
+                           r"broken|problem|wrong|does not match|failure", re.I)
 _CONSISTENT = re.compile(r"consisten|perfect|one-to-one|well-maintained|always map|maintain", re.I)
 _LINK = re.compile(r"\b(with|but|paired|combination|combined|together|contradict\w*)\b", re.I)
 _STOP_VALUES = {"other", "none", "?", "private", "white", "black", "other-service"}
@@ -56,6 +87,7 @@ class Claim:
             an inconsistency.
         scope: ``sample`` (the shown rows) or ``unclear`` (a range under C2 that may describe the metadata).
         text: the segment the claim came from.
+        count: the number of rows claimed (appears, row_count); None when no number is given.
     """
 
     kind: str
@@ -64,12 +96,14 @@ class Claim:
     negated: bool = False
     scope: str = "sample"
     text: str = ""
+    count: int | None = None
 
     def describe(self) -> str:
         """A short stable description, e.g. ``combination relationship=Husband;sex=Female``."""
         parts = ";".join(f"{k}={_fmt(v)}" for k, v in sorted(self.values.items()))
         rows = f" rows={','.join(map(str, self.rows))}" if self.rows else ""
-        return f"{'not ' if self.negated else ''}{self.kind} {parts}{rows}".strip()
+        count = f" n={self.count}" if self.count is not None else ""
+        return " ".join(f"{'not ' if self.negated else ''}{self.kind} {parts}{rows}{count}".split())
 
 
 def _fmt(value: Any) -> str:
@@ -92,6 +126,9 @@ class TableVocabulary:
     column_patterns: Mapping[str, re.Pattern]
     value_index: Mapping[str, tuple[str, Any]]
     value_pattern: re.Pattern | None
+    column_values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """``{category column: {lower-case value: value}}``, every value (common words too): a value written right
+    after its column's name ("race White") is read even when it is too common to be read alone."""
 
     @classmethod
     def from_table(cls, table: pd.DataFrame) -> "TableVocabulary":
@@ -105,13 +142,16 @@ class TableVocabulary:
             # 'education' must not match inside 'education_num'
             longer = [c for c in columns if c != col and c.startswith(col)]
             guard = "".join(f"(?![ _-]?{re.escape(c[len(col):].lstrip('_'))})" for c in longer)
-            patterns[col] = re.compile(rf"(?<![\w-])(?:{alt}){guard}(?![\w])", re.I)
+            patterns[col] = re.compile(rf"(?<![\w-])(?:{alt}){guard}s?(?![\w])", re.I)  # 'ages', 'capital gains'
         owners: dict[str, list[tuple[str, Any]]] = {}
+        column_values: dict[str, dict[str, Any]] = {}
         for col in columns:
             if col in numeric:
                 continue
             for value in pd.unique(table[col].dropna()):
                 text = str(value).strip()
+                if text:
+                    column_values.setdefault(col, {})[text.lower()] = value
                 if len(text) < 3 or text.lower() in _STOP_VALUES:
                     continue
                 owners.setdefault(text.lower(), []).append((col, value))
@@ -119,8 +159,9 @@ class TableVocabulary:
         pattern = None
         if index:
             alt = "|".join(re.escape(k) for k in sorted(index, key=len, reverse=True))
-            pattern = re.compile(rf"(?<![\w-])({alt})(?![\w-])", re.I)
-        return cls(columns, numeric, patterns, index, pattern)
+            # a plural of a word value is the value ("Husbands", "Males")
+            pattern = re.compile(rf"(?<![\w-])({alt})(?:(?<=[a-z])s)?(?![\w-])", re.I)
+        return cls(columns, numeric, patterns, index, pattern, column_values)
 
     def columns_in(self, text: str) -> list[tuple[int, str]]:
         """(position, column) of every column name in ``text``."""
@@ -131,9 +172,17 @@ class TableVocabulary:
 
 
 # --------------------------------------------------------------------------- parsing
-_ROWS = re.compile(r"\brows?\s+((?:\d+\s*(?:,|and|&|-)?\s*)+)", re.I)
+_ROWS = re.compile(r"\b(?:rows?|records?|entry|entries)\s*#?\s*((?:\d+\s*(?:,|and|&|-)?\s*)+)", re.I)
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                  "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+                  "eighteenth", "nineteenth", "twentieth")
+_ORDINAL_ROW = re.compile(rf"\b(?:(\d{{1,3}})(?:st|nd|rd|th)|({'|'.join(_ORDINAL_WORDS)}))\s+(?:row|record|entry)\b",
+                          re.I)
+_NUMBER_WORDS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                             "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
+                                             "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))}
+_COUNT_WORD = rf"(\d+|{'|'.join(_NUMBER_WORDS)})"
 _NUMBER = r"-?\d+(?:\.\d+)?"
-_RANGE = re.compile(rf"(?:from\s+)?({_NUMBER})\s*(?:-|–|to)\s*({_NUMBER})")
 
 
 def _segments(text: str) -> list[str]:
@@ -156,9 +205,11 @@ def _numeric_attrs(seg: str, vocab: TableVocabulary) -> dict[str, float]:
         pat = vocab.column_patterns[col]
         for m in pat.finditer(seg):
             after = seg[m.end():m.end() + 14]
-            hit = re.match(rf"['\"]?\s*(?:=|:|is|of|was)?\s*['\"]?({_NUMBER})(?![\d.]*\s*(?:-|to)\s*\d)", after)
+            after = seg[m.end():m.end() + 30]
+            hit = re.match(rf"['\"]?\s*(?:=|:|is|are|of|was)?\s*(?:mostly |predominantly |always )?['\"]?"
+                           rf"({_NUMBER}|zero\b)(?![\d.]*\s*(?:-|to)\s*\d)", after, re.I)
             if hit and not re.match(r"\s*\(", after):
-                out[col] = float(hit.group(1))
+                out[col] = 0.0 if hit.group(1).lower() == "zero" else float(hit.group(1))
     if "age" in vocab.numeric:
         m = re.search(r"\b(\d{1,3})-year-old|\baged (\d{1,3})\b", seg)
         if m:
@@ -168,7 +219,7 @@ def _numeric_attrs(seg: str, vocab: TableVocabulary) -> dict[str, float]:
         if m:
             out["education_num"] = float(m.group(1))
     if "hours_per_week" in vocab.numeric:
-        m = re.search(r"\bworking\s+(\d{1,2})\s+hours", seg, re.I)
+        m = re.search(r"\b(?:works?|working)\s+(\d{1,2})\s+hours", seg, re.I)
         if m:
             out["hours_per_week"] = float(m.group(1))
     return out
@@ -193,6 +244,11 @@ def _category_attrs(seg: str, vocab: TableVocabulary) -> dict[str, Any]:
             out[col] = None  # two values of one column in one segment: not one row's claim
         else:
             out[col] = value
+    for col, values in vocab.column_values.items():  # "race White", "workclass = 'Private'"
+        for name in vocab.column_patterns[col].finditer(seg):
+            m = re.match(r"['\"]?\s*(?:=|:|is|are|of|was)?\s*['\"]?([^\s'\",.;:()]+)", seg[name.end():])
+            if m and m.group(1).lower() in values and col not in out:
+                out[col] = values[m.group(1).lower()]
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -204,6 +260,8 @@ def _row_numbers(seg: str) -> tuple[int, ...]:
             rows.extend(range(int(a), int(b) + 1))
         body = re.sub(r"\d+\s*-\s*\d+", " ", body)
         rows.extend(int(x) for x in re.findall(r"\d+", body))
+    for m in _ORDINAL_ROW.finditer(seg):
+        rows.append(int(m.group(1)) if m.group(1) else _ORDINAL_WORDS.index(m.group(2).lower()) + 1)
     return tuple(sorted(set(r for r in rows if 1 <= r <= 1000)))
 
 
@@ -228,8 +286,9 @@ def parse_claims(text: Any, vocab: TableVocabulary, *, condition: str | None = N
         negated = bool(re.search(r"\b(no|lack|lacks|absence|absent|without|zero|none)\b[^.]{0,40}missing|"
                                  r"missing[^.]{0,20}\b(none|absent)\b", low))
         claims.append(Claim("no_missing", negated=not negated, text=whole[:200]))
-    if re.search(r"duplicat", low):
-        claims.append(Claim("duplicates", negated=bool(_NEGATION.search(low)), text=whole[:200]))
+    if _DUPLICATES.search(low):
+        claims.append(Claim("duplicates", negated=bool(_NEGATION.search(_blank_values(low, vocab))),
+                            text=whole[:200]))
     for seg in _segments(whole):
         seg_low = seg.lower()
         if re.search(r"education'?\s*(and|vs\.?|versus|with|/|-)\s*'?education[ _-]?num", seg_low):
@@ -241,8 +300,83 @@ def parse_claims(text: Any, vocab: TableVocabulary, *, condition: str | None = N
     return claims
 
 
+_SINGLE = re.compile(r"uniformly|only (a )?single|single unique|consistent value of|all \d+ (displayed |provided |"
+                     r"sample )?rows|same value|(?:has|have|takes?|shows?) (?:only )?(?:a|one) single value|"
+                     r"(?:has|have|takes?|shows?) (?:only|just) (?:one|a single) (?:unique |distinct )?value")
+"""A column with one value ("race is uniformly 1", "takes only a single value"); "skewed towards a single value"
+is not one."""
+_DUPLICATES = re.compile(r"duplicat|\b(?:rows?|records?)\b[^.]{0,40}\b(?:are|is)\s+identical|"
+                         r"identical\s+(?:rows|records)|repeated\s+(?:rows|records)", re.I)
+_ROW_NOUN = r"(?:row|record|entry|person|individual|respondent)"
+_EVERY = re.compile(rf"\b(?:every|each)\s+(?:single\s+)?{_ROW_NOUN}\b|\ball\s+(?:of\s+)?(?:the\s+)?(?:\d+\s+)?"
+                    r"(?:shown\s+|displayed\s+|sample\s+|provided\s+)?(?:rows|records|entries|people|individuals|"
+                    r"respondents)\b", re.I)
+_ONE = re.compile(rf"\b(?:only|just|exactly)\s+(?:one|1|a\s+single)\s+{_ROW_NOUN}\b|\ba\s+single\s+{_ROW_NOUN}\b|"
+                  rf"\bthe\s+only\s+{_ROW_NOUN}\b|\b(?:only|exactly|just)\s+once\b|"
+                  r"\b(?:appears?|occurs?|shows?\s+up)\s+once\b", re.I)
+_MOST = re.compile(r"\b(?:most|the\s+majority\s+of|a\s+majority\s+of|the\s+bulk\s+of)\s+(?:of\s+)?(?:the\s+)?\w+s\b|"
+                   r"\bmostly\b|\bpredominantly\b", re.I)
+_APPEARS = re.compile(r"\b(?:appears?|appeared|appearing|occurs?|occurred|occurring|shows?\s+up|is\s+present|"
+                      r"are\s+present)\b(?=\s*(?:$|[.,;:)]|in\b|\d|once|twice|only|exactly|just|at least|several|"
+                      r"multiple|times|\w+\s+times))", re.I)
+_COUNT = re.compile(rf"\b{_COUNT_WORD}\s+times\b|\b(twice|thrice)\b|"
+                    rf"\bin\s+{_COUNT_WORD}\s+(?:rows|records|entries|cases)\b|"
+                    rf"\b{_COUNT_WORD}\s+(?:rows|records|entries|people|individuals|persons|respondents)\s+"
+                    r"(?:have|has|with|are|show|contain|list)\b", re.I)
+_NONE = re.compile(rf"\bno\s+(?:\S+\s+)?{_ROW_NOUN}s?\b|\bnobody\b|\bno\s+one\b|\bnone\s+of\s+the\b|"
+                   r"\bnever\s+(?:appears?|occurs?)\b|\bdo(?:es)?(?:n't|\s+not)\s+(?:appear|occur)\b|\bnot\s+present\b",
+                   re.I)
+_NOT_ALL = re.compile(r"\bnot\s+(?:every|all|each|most|only)\b", re.I)
+_ROW_COUNT = re.compile(rf"\b(?:sample|there)\b[^.\d]{{0,25}}?\b(?:has|have|contains?|consists\s+of|of|are|is|with|"
+                        rf"shows?|includes?)\s+{_COUNT_WORD}\s+(?:rows|records|entries)\b", re.I)
+"""The rows shown ("the sample has 20 rows", "there are 20 rows"); "a dataset of 32561 rows" is the source table."""
+_GENERAL = re.compile(r"\b(?:typically|usually|commonly|in real|real-world|in the original|would be|expected)\b", re.I)
+"""Words of a statement about data in general ("in real census data gains are typically 15024, 7688"), whose
+values are no claim about the rows shown."""
+
+
+def _number(text: str) -> int:
+    """An integer written in digits or words ("3", "three", "twice"); -1 for anything else."""
+    text = text.lower()
+    return int(text) if text.isdigit() else {"twice": 2, "thrice": 3, **_NUMBER_WORDS}.get(text, -1)
+
+
+def _count(seg: str) -> int | None:
+    """The number of rows a segment says have a value ("3 times", "twice", "in 4 rows"), None if none."""
+    m = _COUNT.search(seg)
+    if not m:
+        return None
+    return _number(next(g for g in m.groups() if g))
+
+
+def _blank_values(text: str, vocab: TableVocabulary) -> str:
+    """``text`` with every category value blanked, so that 'Never-married' or 'Not-in-family' is no negation."""
+    return vocab.value_pattern.sub("VALUE", text) if vocab.value_pattern is not None else text
+
+
+def _quantified(seg: str, attrs: Mapping[str, Any], vocab: TableVocabulary) -> Claim | None:
+    """A claim on how many shown rows have ``attrs``: every_row, one_row, most_rows or appears; None if none."""
+    plain = _blank_values(seg, vocab)
+    if _NOT_ALL.search(plain):
+        return None  # "not every row ...": no claim the checker can state
+    if _ONE.search(plain):
+        return Claim("one_row", values=dict(attrs), text=seg[:200])
+    if _EVERY.search(plain):
+        return Claim("every_row", values=dict(attrs), text=seg[:200])
+    if _MOST.search(plain):
+        return Claim("most_rows", values=dict(attrs), text=seg[:200])
+    if _NONE.search(plain) or (_APPEARS.search(plain) and _NEGATION.search(plain)):
+        return Claim("appears", values=dict(attrs), negated=True, text=seg[:200])
+    if _APPEARS.search(plain) or _COUNT.search(plain):
+        count = _count(plain)
+        if count == 1:
+            return Claim("one_row", values=dict(attrs), text=seg[:200])
+        return Claim("appears", values=dict(attrs), count=count if count and count > 0 else None, text=seg[:200])
+    return None
+
+
 _LIST = re.compile(r"(?:e\.g\.,?|like|such as|values? of|values?|has|have|are(?: predominantly)?|exclusively)\s*:?\s*"
-                   r"\(?((?:'?-?\d+(?:\.\d+)?'?\s*,\s*)*(?:and\s+|or\s+)?'?-?\d+(?:\.\d+)?'?)(?![\d.]\d)(?!-year)"
+                   r"\(?((?:'?-?\d+(?:\.\d+)?'?\s*,\s*)*(?:and\s+|or\s+)?'?-?\d+(?:\.\d+)?'?)(?!\d|\.\d)(?!-year)"
                    r"(?!\s*(?:%|rows|hours|unique|distinct|years|out of))")
 _STATISTIC = re.compile(r"\b(max|maximum|min|minimum|mean|median|average|std|unique|distinct|count|number of|"
                         r"percentile|p\d\d|skewness|kurtosis)\b", re.I)
@@ -269,9 +403,9 @@ def _segment_claims(seg: str, vocab: TableVocabulary, condition: str | None) -> 
     for pos, col in cols:
         window = seg[pos:pos + 140]
         if col in vocab.numeric:
-            m = (re.search(rf"(?:range[sd]?|from|\()\s*(?:from|of|:)?\s*\(?({_NUMBER})\s*(?:-|–|to)\s*({_NUMBER})(?![.\d])",
-                           window)
-                 or re.search(rf"between\s+({_NUMBER})\s+and\s+({_NUMBER})(?![.\d])", window))
+            m = (re.search(rf"(?:range[sd]?|spans?|spanning|from|\()\s*(?:from|of|:)?\s*\(?({_NUMBER})\s*"
+                           rf"(?:-|–|to|up to|through)\s*({_NUMBER})(?!\.?\d)", window)
+                 or re.search(rf"between\s+({_NUMBER})\s+and\s+({_NUMBER})(?!\.?\d)", window))
             if m and not re.search(r"\d-year", window[m.start():m.end() + 6]):
                 scope = "sample" if ("sample" in window.lower() or condition != "C2") else "unclear"
                 out.append(Claim("range", values={col: (float(m.group(1)), float(m.group(2)))}, scope=scope,
@@ -279,14 +413,14 @@ def _segment_claims(seg: str, vocab: TableVocabulary, condition: str | None) -> 
                 continue
         m = _LIST.search(window)
         if (m and _owner_of_list(seg, pos + m.start(1), cols) == col
-                and not _STATISTIC.search(window[:m.start(1)])):  # a statistic's value, not a shown value
+                and not _STATISTIC.search(window[:m.start(1)])  # a statistic's value, not a shown value
+                and not _GENERAL.search(window[:m.start(1)])):
             values = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", m.group(1))]
             kind = "invalid_values" if re.search(r"not (a )?valid|invalid|do(es)? not exist|non-?existent|"
                                                  r"outside", low) else "listed_values"
             if col in vocab.numeric or kind == "invalid_values":
                 out.append(Claim(kind, values={col: values}, text=seg[:200]))
-        if re.search(r"uniformly|only (a )?single|single unique|consistent value of|all \d+ (displayed |"
-                     r"provided |sample )?rows|same value", low) and col in vocab.columns:
+        if _SINGLE.search(low) and col in vocab.columns:
             v = re.search(r"(?:value of|uniformly|value)\s*'?(-?\d+)'?", seg)
             value = float(v.group(1)) if v and col in vocab.numeric else None
             if not any(c.kind == "single_value" for c in out):
@@ -295,10 +429,23 @@ def _segment_claims(seg: str, vocab: TableVocabulary, condition: str | None) -> 
     rows = _row_numbers(seg)
     if rows and attrs:
         out.append(Claim("row_values", values=attrs, rows=rows, text=seg[:200]))
-    elif not rows:
-        cats = _category_attrs(seg, vocab)
-        if len(cats) == 2 and _linked_pair(seg, vocab):
-            out.append(Claim("combination", values=cats, negated=bool(_NEGATION.search(seg)), text=seg[:200]))
+        return out
+    if rows:
+        return out
+    if not attrs:
+        m = _ROW_COUNT.search(seg)
+        if m:
+            out.append(Claim("row_count", count=_number(next(g for g in m.groups() if g)), text=seg[:200]))
+        return out
+    if not any(c.kind in ("range", "listed_values", "invalid_values") for c in out):
+        quantified = _quantified(seg, attrs, vocab)
+        if quantified is not None:  # it says what single_value would, with the value
+            out = [c for c in out if not (c.kind == "single_value" and set(c.values) <= set(quantified.values))]
+            return [*out, quantified]
+    cats = _category_attrs(seg, vocab)
+    if len(cats) == 2 and _linked_pair(seg, vocab):
+        out.append(Claim("combination", values=cats, negated=bool(_NEGATION.search(_blank_values(seg, vocab))),
+                         text=seg[:200]))
     return out
 
 
@@ -355,6 +502,25 @@ def check_claim(claim: Claim, sample: pd.DataFrame | None, *, real: pd.DataFrame
         if claim.negated:
             return ("false", f"rows {rows} have it") if present else ("true", "no shown row has it")
         return ("true", f"rows {rows}") if present else ("false", "no shown row has this combination")
+    if claim.kind in ("every_row", "one_row", "appears", "most_rows"):
+        mask = np.ones(len(sample), dtype=bool)
+        for col, value in claim.values.items():
+            mask &= np.asarray(_equal(sample[col], value))
+        k, n = int(mask.sum()), len(sample)
+        detail = f"{k} of {n} shown rows have it"
+        if claim.kind == "every_row":
+            return ("true" if k == n else "false"), detail
+        if claim.kind == "one_row":
+            return ("true" if k == 1 else "false"), detail
+        if claim.kind == "most_rows":
+            return ("true" if 2 * k > n else "false"), detail
+        if claim.negated:
+            return ("true" if k == 0 else "false"), detail
+        if claim.count is not None:
+            return ("true" if k == claim.count else "false"), detail
+        return ("true" if k > 0 else "false"), detail
+    if claim.kind == "row_count":
+        return ("true" if claim.count == len(sample) else "false"), f"{len(sample)} rows shown"
     if claim.kind == "range":
         (col, (low, high)), = claim.values.items()
         table = sample
@@ -426,14 +592,14 @@ def check_cues(cues: pd.DataFrame, samples: Mapping[Any, pd.DataFrame | None], *
         unavailable_reasons: ``{trial key: why its sample cannot be rebuilt}``, shown as the detail.
 
     Returns:
-        Columns: the cue columns, claim_kind, claim, verdict, detail. Cue strings without a claim do not
-        appear (count them with :func:`validity_table`, which takes the cue table too).
+        Columns: the cue columns, cue_row (the index label of the claim's cue string in ``cues``), claim_kind,
+        claim, verdict, detail. Cue strings without a claim do not appear: :func:`parser_coverage` counts them.
     """
     rows = []
     reals = reals or {}
     metadata_tables = metadata_tables or {}
     unavailable_reasons = unavailable_reasons or {}
-    for rec in cues.to_dict("records"):
+    for cue_row, rec in zip(cues.index, cues.to_dict("records")):
         vocab = vocabularies.get(rec.get("dataset_key"))
         if vocab is None:
             continue
@@ -445,8 +611,8 @@ def check_cues(cues: pd.DataFrame, samples: Mapping[Any, pd.DataFrame | None], *
             else:
                 verdict, detail = check_claim(claim, sample, real=reals.get(rec.get("dataset_key")),
                                               metadata_table=metadata_tables.get(key))
-            rows.append({**rec, "claim_kind": claim.kind, "claim": claim.describe(), "verdict": verdict,
-                         "detail": detail})
+            rows.append({**rec, "cue_row": cue_row, "claim_kind": claim.kind, "claim": claim.describe(),
+                         "verdict": verdict, "detail": detail})
     return pd.DataFrame(rows)
 
 
@@ -497,7 +663,8 @@ def parser_agreement(reference: pd.DataFrame, vocabularies: Mapping[str, TableVo
 
     Returns:
         One row per string (parsed, expected, exact) and, as attributes of the frame (``.attrs``), the
-        claim-level precision, recall and the share of strings parsed exactly.
+        claim-level precision, recall, the share of strings parsed exactly, and the counts n_strings,
+        n_expected, n_parsed, n_correct.
     """
     rows, tp, n_pred, n_exp = [], 0, 0, 0
     for rec in reference.to_dict("records"):
@@ -513,6 +680,7 @@ def parser_agreement(reference: pd.DataFrame, vocabularies: Mapping[str, TableVo
     out.attrs["recall"] = tp / n_exp if n_exp else float("nan")
     out.attrs["exact_share"] = float(out["exact"].mean()) if len(out) else float("nan")
     out.attrs["n_strings"], out.attrs["n_expected"], out.attrs["n_parsed"] = len(out), n_exp, n_pred
+    out.attrs["n_correct"] = tp
     return out
 
 
@@ -544,35 +712,119 @@ def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.Dat
     return samples, reasons
 
 
+DISTINCT_KEY = ("dataset_key", "claim", "verdict")
+"""What makes a claim distinct: its table (``dataset_key``: Census codes and labels differ), its description
+(:meth:`Claim.describe`) and its verdict. Trials at temperature 0 on one fixed sample repeat one answer, so one
+claim can be mentioned a hundred times; counted by distinct claim it counts once per verdict it received (true
+of one sample and false of another: twice)."""
+
+
+def _verdict_counts(frame: pd.DataFrame, prefix: str) -> dict[str, Any]:
+    """n and share (Wilson 95 %) of each verdict, and true among the checked, with column names under ``prefix``."""
+    from llmdisc.scoring.metrics import wilson_interval
+
+    counts = frame["verdict"].value_counts()
+    n = len(frame)
+    row: dict[str, Any] = {f"{prefix}n_claims" if prefix else "n_claims": n}
+    for verdict in VERDICTS:
+        k = int(counts.get(verdict, 0))
+        est = wilson_interval(k, n)
+        row.update({f"{prefix}n_{verdict}": k, f"{prefix}share_{verdict}": est.value,
+                    f"{prefix}share_{verdict}_ci_low": est.ci_low, f"{prefix}share_{verdict}_ci_high": est.ci_high})
+    n_checked = row[f"{prefix}n_true"] + row[f"{prefix}n_false"]
+    est = wilson_interval(row[f"{prefix}n_true"], n_checked)
+    row.update({f"{prefix}n_checked": n_checked, f"{prefix}true_of_checked": est.value,
+                f"{prefix}true_of_checked_ci_low": est.ci_low, f"{prefix}true_of_checked_ci_high": est.ci_high})
+    return row
+
+
 def validity_table(checked: pd.DataFrame, by: Sequence[str] = ("source", "provider", "model", "true_label"),
                    ) -> pd.DataFrame:
-    """Share of claims true, false and not checkable per group, each with a Wilson 95 % interval.
+    """Share of claims true, false and not checkable per group, by mention and by distinct claim.
+
+    Claims of a kind in :data:`TRIVIAL_KINDS` are counted in their own row (``claim_set = "trivial"``), the rest
+    in the headline row (``claim_set = "substantive"``); every group has both rows (n 0 where it has none).
+
+    Args:
+        checked: :func:`check_cues` output (``claim_kind``, ``claim``, ``verdict`` and the ``by`` columns; without
+            ``claim_kind`` every claim is substantive; without ``claim`` every mention is its own claim).
+        by: the grouping columns.
 
     Returns:
-        Columns ``by``, n_claims, n_true, n_false, n_not_checkable, share_true (of all claims), its interval,
-        share_false, its interval, share_not_checkable, its interval, and true_of_checked (true among the
-        checkable ones) with its interval. Shares are fractions in [0, 1].
+        Columns ``by``, claim_set; by mention: n_claims, n_true, n_false, n_not_checkable, share_true (of all
+        claims) with its interval, share_false, share_not_checkable (each with its interval), n_checked and
+        true_of_checked (true among the checkable ones) with its interval; by distinct claim
+        (:data:`DISTINCT_KEY`) the same columns prefixed ``distinct_`` (``distinct_n_claims``, …,
+        ``distinct_true_of_checked``). Shares are fractions in [0, 1]; intervals are Wilson 95 %.
+    """
+    if checked.empty:
+        return pd.DataFrame(columns=[*by, "claim_set", "n_claims", "distinct_n_claims"])
+    kinds = checked["claim_kind"] if "claim_kind" in checked else pd.Series("", index=checked.index)
+    frame = checked.assign(claim_set=np.where(kinds.map(is_trivial), "trivial", "substantive"))
+    key = [c for c in DISTINCT_KEY if c in frame.columns]
+    if "claim" not in frame:
+        frame = frame.assign(_mention=np.arange(len(frame)))
+        key = [*key, "_mention"]
+    rows = []
+    for group, grp in frame.groupby(list(by), dropna=False, sort=True):
+        group = group if isinstance(group, tuple) else (group,)
+        for claim_set in ("substantive", "trivial"):
+            part = grp[grp["claim_set"] == claim_set]
+            rows.append({**dict(zip(by, group)), "claim_set": claim_set, **_verdict_counts(part, ""),
+                         **_verdict_counts(part.drop_duplicates(key), "distinct_")})
+    return pd.DataFrame(rows)
+
+
+def parser_coverage(cues: pd.DataFrame, checked: pd.DataFrame, by: Sequence[str] = ("source", "true_label"), *,
+                    themes: Sequence[str] = ()) -> pd.DataFrame:
+    """How many cue strings the parser found a checkable claim in: overall, per field, per theme, per claim kind.
+
+    Args:
+        cues: the cue strings the parser read (every one, with or without a claim), with the ``by``
+            columns, ``field`` and, for ``themes``, the coder's ``theme_<id>`` columns.
+        checked: :func:`check_cues` output for those strings (its ``cue_row`` names the string of each claim).
+        by: grouping columns.
+        themes: theme ids of the codebook, for one row per theme.
+
+    Returns:
+        Columns ``by``, breakdown (``all``, ``field``, ``theme`` or ``claim_kind``), part (the field, theme or
+        kind; ``all``; a theme no string of the group has gets no row), n_cue_strings (strings in the part; for
+        ``claim_kind`` every string of the group),
+        n_with_claim (of them, strings with a parsed claim; for ``claim_kind``, with a claim of that kind),
+        coverage = n_with_claim / n_cue_strings with its Wilson 95 % interval, and n_claims. Strings without a
+        claim are counted, never dropped.
     """
     from llmdisc.scoring.metrics import wilson_interval
 
-    if checked.empty:
-        return pd.DataFrame(columns=[*by, "n_claims"])
+    claims_of = checked.groupby("cue_row").size() if "cue_row" in checked and not checked.empty else pd.Series(
+        dtype=int)
+    kinds_of = (checked.groupby(["claim_kind", "cue_row"]).size() if "cue_row" in checked and not checked.empty
+                else pd.Series(dtype=int))
+    frame = cues.assign(_n_claims=pd.Series(cues.index, index=cues.index).map(claims_of).fillna(0).astype(int))
     rows = []
-    for key, grp in checked.groupby(list(by), dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        counts = grp["verdict"].value_counts()
-        n = len(grp)
-        row = dict(zip(by, key), n_claims=n)
-        for verdict in VERDICTS:
-            k = int(counts.get(verdict, 0))
-            est = wilson_interval(k, n)
-            row.update({f"n_{verdict}": k, f"share_{verdict}": est.value, f"share_{verdict}_ci_low": est.ci_low,
-                        f"share_{verdict}_ci_high": est.ci_high})
-        n_checked = row["n_true"] + row["n_false"]
-        est = wilson_interval(row["n_true"], n_checked)
-        row.update({"n_checked": n_checked, "true_of_checked": est.value, "true_of_checked_ci_low": est.ci_low,
-                    "true_of_checked_ci_high": est.ci_high})
-        rows.append(row)
+
+    def add(group: dict, breakdown: str, part: str, n: int, k: int, n_claims: int) -> None:
+        est = wilson_interval(k, n)
+        rows.append({**group, "breakdown": breakdown, "part": part, "n_cue_strings": n, "n_with_claim": k,
+                     "coverage": est.value, "coverage_ci_low": est.ci_low, "coverage_ci_high": est.ci_high,
+                     "n_claims": n_claims})
+
+    for key, grp in frame.groupby(list(by), dropna=False, sort=True):
+        group = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+        has = grp["_n_claims"] > 0
+        add(group, "all", "all", len(grp), int(has.sum()), int(grp["_n_claims"].sum()))
+        for fld, sub in grp.groupby("field", sort=True):
+            add(group, "field", str(fld), len(sub), int((sub["_n_claims"] > 0).sum()), int(sub["_n_claims"].sum()))
+        for theme in themes:
+            sub = grp[grp[f"theme_{theme}"].astype(bool)] if f"theme_{theme}" in grp else grp.iloc[:0]
+            if sub.empty:
+                continue
+            add(group, "theme", theme, len(sub), int((sub["_n_claims"] > 0).sum()), int(sub["_n_claims"].sum()))
+        for kind in CLAIM_KINDS:
+            per = kinds_of.xs(kind, level="claim_kind") if kind in kinds_of.index.get_level_values(0) else \
+                pd.Series(dtype=int)
+            per = per[per.index.isin(grp.index)]
+            add(group, "claim_kind", kind, len(grp), len(per), int(per.sum()))
     return pd.DataFrame(rows)
 
 
@@ -616,3 +868,94 @@ def row_fact_conflicts(checked: pd.DataFrame,
                     "share_conflicting": est.value, "share_conflicting_ci_low": est.ci_low,
                     "share_conflicting_ci_high": est.ci_high})
     return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------- the paraphrase set
+def load_paraphrase_set(folder: Path | str) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
+    """Read a hand-checked set of paraphrased cues and the small tables they refer to.
+
+    Args:
+        folder: holds ``cues.csv`` (cue_id, fold, table_id, expected_kind, expected_truth, text, hand_check) and
+            ``tables/<table_id>.csv``; the real table of ``<dataset>_<x>`` is ``tables/<dataset>_real.csv``
+            (the vocabulary, the valid codes and the education mapping, as the real table is in a study).
+
+    Returns:
+        ``(cues, shown, reals)``: the cue lines, ``{table_id: the shown rows}``, ``{table_id: its real table}``.
+    """
+    folder = Path(folder)
+    path = folder / "cues.csv"
+    if not path.is_file():
+        raise DataError(f"no paraphrase set at {path}; fix: point at the folder holding cues.csv and tables/")
+    cues = pd.read_csv(path, keep_default_na=False, dtype=str)
+    shown, reals = {}, {}
+    for table_id in sorted(set(cues["table_id"])):
+        real_path = folder / "tables" / f"{table_id.split('_')[0]}_real.csv"
+        if not (folder / "tables" / f"{table_id}.csv").is_file() or not real_path.is_file():
+            raise DataError(f"table {table_id!r} of {path} or its real table {real_path.name} is missing; "
+                            "fix: add both under tables/")
+        shown[table_id] = pd.read_csv(folder / "tables" / f"{table_id}.csv")
+        reals[table_id] = pd.read_csv(real_path)
+    return cues, shown, reals
+
+
+def paraphrase_accuracy(cues: pd.DataFrame, shown: Mapping[str, pd.DataFrame],
+                        reals: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Parse and check every cue of a hand-checked paraphrase set; say which parses are right.
+
+    Each line of the set holds at most one checkable claim, labelled by hand with its kind (``none`` when the
+    parser should find no claim) and its truth of the shown table. A parse is *correct* when the parser's claim
+    has the expected kind and :func:`check_claim` gives the expected truth; every other claim the parser emits
+    (a wrong kind, a wrong truth, any claim on a ``none`` line, a second claim on one line) is a wrong parse.
+
+    Args:
+        cues, shown, reals: :func:`load_paraphrase_set`'s output (the vocabulary of each line is its real
+            table's).
+
+    Returns:
+        One row per cue line: its columns plus parsed (the claims' descriptions), parsed_kinds, verdicts,
+        n_parses (claims emitted) and correct (one of them is the expected claim with the expected truth).
+        Summarise with :func:`paraphrase_summary`.
+    """
+    vocabularies = {t: TableVocabulary.from_table(r) for t, r in reals.items()}
+    rows = []
+    for rec in cues.to_dict("records"):
+        sample, real = shown[rec["table_id"]], reals[rec["table_id"]]
+        claims = parse_claims(rec["text"], vocabularies[rec["table_id"]], condition=rec.get("condition") or "C1")
+        verdicts = [check_claim(c, sample, real=real)[0] for c in claims]
+        correct = rec["expected_kind"] != "none" and any(
+            c.kind == rec["expected_kind"] and v == rec["expected_truth"] for c, v in zip(claims, verdicts))
+        rows.append({**rec, "parsed": " || ".join(c.describe() for c in claims),
+                     "parsed_kinds": " ".join(c.kind for c in claims), "verdicts": " ".join(verdicts),
+                     "n_parses": len(claims), "correct": bool(correct)})
+    return pd.DataFrame(rows)
+
+
+def paraphrase_summary(result: pd.DataFrame) -> pd.DataFrame:
+    """Recall and precision of the parser on a paraphrase set, overall, per fold and per expected kind.
+
+    recall = correct parses / lines that hold a claim (expected kind not ``none``); precision = correct parses /
+    all claims emitted (each line can contribute one correct parse). Both with Wilson 95 % intervals.
+
+    Args:
+        result: :func:`paraphrase_accuracy`'s output.
+
+    Returns:
+        Columns subset (``all`` or a fold), expected_kind (``all`` or a kind), n_strings, n_expected, n_parsed,
+        n_correct, recall (+ interval), precision (+ interval); fractions in [0, 1].
+    """
+    from llmdisc.scoring.metrics import wilson_interval
+
+    parts = [("all", result)] + [(f, g) for f, g in result.groupby("fold", sort=True)] if "fold" in result else \
+        [("all", result)]
+    rows = []
+    for subset, frame in parts:
+        kinds = [("all", frame)] + [(k, g) for k, g in frame.groupby("expected_kind", sort=True)]
+        for kind, grp in kinds:
+            n_expected = int((grp["expected_kind"] != "none").sum())
+            n_parsed, n_correct = int(grp["n_parses"].sum()), int(grp["correct"].sum())
+            rec, prec = wilson_interval(n_correct, n_expected), wilson_interval(n_correct, n_parsed)
+            rows.append({"subset": subset, "expected_kind": kind, "n_strings": len(grp), "n_expected": n_expected,
+                         "n_parsed": n_parsed, "n_correct": n_correct, "recall": rec.value,
+                         "recall_ci_low": rec.ci_low, "recall_ci_high": rec.ci_high, "precision": prec.value,
+                         "precision_ci_low": prec.ci_low, "precision_ci_high": prec.ci_high})
+    return pd.DataFrame(rows)

@@ -2,6 +2,9 @@
 
 One test starts the server on a free 127.0.0.1 port with two small tables, answers steps, closes the
 browser mid-session, reopens it, finishes, and checks the CSV and what the page showed along the way.
+Another answers a session in a window lower than the page, as an annotator would stumble: Enter in the
+confidence box, a confidence of 150, a second tab on the same step; after each Save it checks that the next
+step opens at its top with a line naming the answer saved, and that no page names the release under test.
 The other serves the real Adult (15 columns) and Census (11 columns, codes and labels) tables and checks,
 at 1300 px, that every column of the sample is on screen without scrolling and shows the sample's values.
 """
@@ -28,12 +31,12 @@ import pytest
 from llmdisc.discrimination.metadata import metadata_block
 from llmdisc.human.label_app import session as protocol
 from llmdisc.human.label_app import table_view
+from llmdisc.testing.browser import CHROMIUM, CHROMIUM_ARGS, chromium_context, chromium_missing_reason
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SYNTHESIZER_NAMES = re.compile(r"gaussian_copula|ctgan|tvae|GaussianCopula|CTGAN|TVAE", re.IGNORECASE)
+"""The release under test is never named to the annotator (the LLM is never told it either)."""
 FEEDBACK = re.compile(r"correct|wrong|right answer|accuracy|score|DRS|✓|✔|✅|❌|✗", re.IGNORECASE)
 PAIRS = 2  # 4 steps: 3 before the browser is closed, 1 after it is reopened
 ARTEFACTS = Path(tempfile.gettempdir())  # screenshots kept for a person to look at after a run
@@ -55,9 +58,9 @@ def _free_port() -> int:
 
 
 def _skip_without_chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is absent; install Debian's chromium (apt-get install chromium, or "
-                    "bash lib/setup-env.sh --browser) to run this test")
+    reason = chromium_missing_reason()
+    if reason:
+        pytest.skip(reason)
 
 
 @contextmanager
@@ -91,24 +94,31 @@ def _serve(tmp: Path, argv: list[str]) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+@contextmanager
+def _toy_session(tmp_path_factory: pytest.TempPathFactory, annotator: str) -> Iterator[dict]:
     """``llmdisc label`` serving a 2-pair session over two 60-row tables (its process group stopped after)."""
     _skip_without_chromium()
-    tmp = tmp_path_factory.mktemp("label_app")
+    tmp = tmp_path_factory.mktemp(f"label_app_{annotator}")
     rng = np.random.default_rng(5)
     real = pd.DataFrame({"age": rng.integers(18, 90, 60),
                          "workclass": rng.choice(["Private", "State-gov"], 60),
                          "hours_per_week": rng.integers(10, 60, 60)})
     real.to_csv(tmp / "real.csv", index=False)
     real.assign(hours_per_week=rng.normal(40, 9, 60).round(2)).to_csv(tmp / "synthetic.csv", index=False)
-    argv = ["--annotator", "T1", "--dataset", "toy", "--synthesizer", "tvae", "--pairs", str(PAIRS),
+    argv = ["--annotator", annotator, "--dataset", "toy", "--synthesizer", "tvae", "--pairs", str(PAIRS),
             "--seed", "3", "--n-rows", "6", "--metadata-source", "real", "--labels-dir", str(tmp / "human"),
             "--real", str(tmp / "real.csv"), "--synthetic", str(tmp / "synthetic.csv")]
     with _serve(tmp, argv) as url:
-        config = protocol.SessionConfig(annotator_id="T1", dataset="toy", synthesizer="tvae", n_pairs=PAIRS,
-                                        seed=3, metadata_source="real", n_rows=6)
-        yield {"url": url, "csv": protocol.session_path(config, tmp / "human"), "config": config}
+        config = protocol.SessionConfig(annotator_id=annotator, dataset="toy", synthesizer="tvae",
+                                        n_pairs=PAIRS, seed=3, metadata_source="real", n_rows=6)
+        yield {"url": url, "csv": protocol.session_path(config, tmp / "human"), "config": config, "tmp": tmp}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """The toy session of annotator T1 (closed browser, resume, feedback only at the end)."""
+    with _toy_session(tmp_path_factory, "T1") as served:
+        yield served
 
 
 def _answer(page, step: int, verdict: str, confidence: int,  # type: ignore[no-untyped-def]
@@ -165,6 +175,8 @@ def test_a_session_survives_a_closed_browser_and_shows_feedback_only_at_the_end(
         finally:
             browser.close()
 
+    for step, text in enumerate([*seen, final], start=1):
+        assert not SYNTHESIZER_NAMES.search(text), f"page {step} names the release under test"
     for step, text in enumerate(seen, start=1):
         assert not FEEDBACK.search(text), f"feedback shown at step {step}: {FEEDBACK.search(text).group(0)!r}"
         assert ("Statistical metadata" in text) == (step % 2 == 0)
@@ -180,6 +192,121 @@ def test_a_session_survives_a_closed_browser_and_shows_feedback_only_at_the_end(
     assert list(answers["confidence"][:3]) == [55, 65, 70]
     assert (answers["elapsed_seconds"] > 0).all() and (answers["metadata_source"] == "real").all()
     assert answers.groupby("pair_id")["row_ids"].nunique().eq(1).all()  # C1 and C2 showed the same rows
+
+
+SHORT = {"width": 1300, "height": 700}
+"""A window lower than the page, so that the Save button at its foot can only be reached by scrolling."""
+SCROLLED_JS = """() => {
+  const heading = document.querySelector('h1');
+  let scrolled = window.scrollY;
+  for (let el = heading.parentElement; el; el = el.parentElement) { scrolled += el.scrollTop; }
+  const box = selector => {
+    const el = document.querySelector(selector);
+    if (el === null) return null;
+    const r = el.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom};
+  };
+  return {scrolled, height: window.innerHeight, title: box('h1'), step_heading: box('h2'),
+          first_row: box('.SAMPLE tbody tr')};
+}""".replace("SAMPLE", table_view.SAMPLE_CLASS)
+"""How far the page is scrolled, and where its title, the step's heading and the sample's first row are."""
+
+
+def _pick(page, verdict: str, confidence: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator('[data-testid="stRadio"]').get_by_text(verdict, exact=True).click()
+    page.get_by_role("spinbutton").fill(confidence)
+
+
+def _save_and_land_on_top(page, step: int, texts: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Press Save at the foot of step ``step`` and check that the next page opens at its top, saying so."""
+    save = page.get_by_role("button", name="Save answer and continue")
+    save.scroll_into_view_if_needed()
+    assert page.evaluate(SCROLLED_JS)["scrolled"] > 0, "the window is not scrolled at Save: nothing to test"
+    save.click()
+    following = f"Step {step + 1} of {2 * PAIRS}" if step < 2 * PAIRS else "Session complete"
+    _wait_idle(page, following)
+    notice = page.get_by_text(f"Answer saved: step {step} (sample {(step + 1) // 2}, C{2 - step % 2}).")
+    notice.wait_for(state="visible")
+    try:
+        page.wait_for_function(f"({SCROLLED_JS})().scrolled === 0", timeout=5_000)
+    except Exception:
+        pytest.fail(f"after Save of step {step} the page stays scrolled: {page.evaluate(SCROLLED_JS)}")
+    where = page.evaluate(SCROLLED_JS)
+    texts.append(page.locator("body").inner_text())
+    assert notice.is_visible() and notice.bounding_box()["y"] >= 0
+    boxes = ("title", "step_heading", "first_row") if step < 2 * PAIRS else ("title",)
+    for name in boxes:
+        assert 0 <= where[name]["top"] and where[name]["bottom"] <= where["height"], (step, name, where)
+
+
+def test_save_opens_the_next_step_on_top_and_checks_what_an_annotator_types(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """The stumbles of issue 24: scroll and confirmation after Save, confidence out of range, Enter in the
+    confidence box, the release's name, and a second tab saving a step already answered."""
+    from playwright.sync_api import sync_playwright
+
+    with _toy_session(tmp_path_factory, "T2") as served, sync_playwright() as playwright, \
+            chromium_context(playwright, tmp_path / "profile", viewport=SHORT) as (context, leaving):
+        path: Path = served["csv"]
+        errors: list[str] = []
+        first, stale = context.new_page(), context.new_page()
+        texts: list[str] = []
+        for page in (first, stale):
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(served["url"])
+            _wait_idle(page, f"Step 1 of {2 * PAIRS}", timeout=60_000)
+            texts.append(page.locator("body").inner_text())
+            assert not SYNTHESIZER_NAMES.search(page.title())
+
+        # Enter in the confidence box saves nothing (it used to submit the form before the notes).
+        _pick(first, "REAL", "60")
+        first.get_by_role("spinbutton").press("Enter")
+        first.wait_for_timeout(1_500)  # a submit would rerun the script within this time
+        first.locator(IDLE).wait_for()
+        assert not path.exists()
+        assert first.get_by_text(f"Step 1 of {2 * PAIRS}").is_visible()
+        first.get_by_label("Notes (optional)").fill("ages look rounded")
+
+        # A confidence of 150 is refused with a message naming the range and the fix; nothing is written.
+        first.get_by_role("spinbutton").fill("150")
+        first.get_by_role("button", name="Save answer and continue").click()
+        message = first.get_by_text("Confidence 150 is outside the range 0–100; fix: type a whole number")
+        message.wait_for(state="visible")
+        first.locator(IDLE).wait_for()
+        assert not path.exists()
+
+        first.get_by_role("spinbutton").fill("70")
+        _save_and_land_on_top(first, 1, texts)
+        answers = protocol.read_session(path)
+        assert list(answers["confidence"]) == [70] and list(answers["notes"]) == ["ages look rounded"]
+
+        # The second tab still shows step 1: its answer is refused, it is told so and moved on.
+        _pick(stale, "SYNTHETIC", "30")
+        stale.get_by_role("button", name="Save answer and continue").click()
+        try:
+            _wait_idle(stale, "was already answered in another tab")
+        except Exception:
+            stale.screenshot(path=str(ARTEFACTS / "llmdisc_label_app_stale_failure.png"), full_page=True)
+            raise
+        assert stale.get_by_text("Step 1 (sample 1, C1) was already answered in another tab").is_visible()
+        assert stale.get_by_text(f"Step 2 of {2 * PAIRS}").is_visible()
+        assert stale.get_by_role("spinbutton").input_value() == ""  # nothing carried over from step 1
+        texts.append(stale.locator("body").inner_text())
+        answers = protocol.read_session(path)
+        assert len(answers) == 1 and list(answers["confidence"]) == [70]
+
+        for step in range(2, 2 * PAIRS + 1):
+            _pick(first, "SYNTHETIC", str(40 + step))
+            _save_and_land_on_top(first, step, texts)
+        first.screenshot(path=str(ARTEFACTS / "llmdisc_label_app_summary_top.png"))
+
+    assert errors == [] and leaving == [], (errors, leaving)
+    for number, text in enumerate(texts):
+        found = SYNTHESIZER_NAMES.search(text)
+        assert not found, f"page {number} names the release under test: {found.group(0)!r}"
+    answers = protocol.read_session(path)
+    assert list(answers["confidence"]) == [70, 42, 43, 44]
+    assert not answers.duplicated(["pair_id", "condition"]).any()
 
 
 WIDTH, HEIGHT = 1300, 1000

@@ -118,8 +118,10 @@ class TestAnswers:
         (None, None, ["Choose a verdict", "Set your confidence"]),
         ("REAL", None, ["Set your confidence"]),
         (None, 50, ["Choose a verdict"]),
-        ("SYNTHETIC", 101, ["must be a whole number from 0 to 100"]),
-        ("SYNTHETIC", 50.5, ["must be a whole number from 0 to 100"]),
+        ("SYNTHETIC", 101, ["Confidence 101 is outside the range 0–100; fix: type a whole number"]),
+        ("SYNTHETIC", 150, ["Confidence 150 is outside the range 0–100; fix: type a whole number"]),
+        ("SYNTHETIC", -1, ["Confidence -1 is outside the range 0–100; fix"]),
+        ("SYNTHETIC", 50.5, ["Confidence 50.5 is not a whole number; fix: type a whole number from 0"]),
         ("maybe", 10, ["Choose a verdict"]),
         ("REAL", 0, []), ("SYNTHETIC", 100, []),
     ])
@@ -416,7 +418,10 @@ class TestPage:
             assert not app.exception
             files = list((tmp_path / "human" / "A1").glob("*.csv"))
             assert len(protocol.read_session(files[0])) == step + 1
-        assert "Session complete" in app.success[0].value
+            # The next page opens with a line naming the answer just saved.
+            saved = f"Answer saved: step {step + 1} (sample {step // 2 + 1}, C{step % 2 + 1})."
+            assert app.success[0].value == saved
+        assert "Session complete" in app.success[1].value
         summary = app.table[0].value
         assert list(summary.index) == ["C1", "C2"] and list(summary["drs"]) == [0.0, 0.0]
 

@@ -1,4 +1,5 @@
-"""Cue validity: planted true and false cues on a known sample, parser accuracy on the hand-checked set."""
+"""Cue validity: planted true and false cues on known tables, validity by mention and by distinct claim, the
+parser's coverage, and its accuracy on the two hand-checked sets."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ import pytest
 
 from llmdisc.paths import project_root
 from llmdisc.scoring.cue_validity import (
+    CLAIM_KINDS,
+    TRIVIAL_KINDS,
     TableVocabulary,
     check_claim,
+    check_cues,
+    is_trivial,
+    load_paraphrase_set,
+    paraphrase_accuracy,
+    paraphrase_summary,
     parse_claims,
     parser_agreement,
+    parser_coverage,
     validity_table,
     verified_cues,
 )
+from llmdisc.scoring.metrics import wilson_interval
 
 SAMPLE = pd.DataFrame({
     "age": [25, 40, 61, 33],
@@ -108,3 +118,196 @@ def test_parser_accuracy_on_the_hand_checked_subset():
     result = parser_agreement(ref, vocabularies)
     assert result.attrs["n_strings"] == len(ref)
     assert result.attrs["precision"] >= 0.8 and result.attrs["recall"] >= 0.8
+
+
+# --------------------------------------------------------------------------- the kinds added for paraphrased cues
+KNOWN = pd.DataFrame({  # 6 rows; facts: race all White, Female in 4, Husband in rows 2 and 5, Divorced once
+    "age": [23, 45, 31, 67, 45, 19],
+    "marital_status": ["Never-married", "Married-civ-spouse", "Divorced", "Widowed", "Married-civ-spouse",
+                       "Never-married"],
+    "relationship": ["Own-child", "Husband", "Unmarried", "Not-in-family", "Husband", "Own-child"],
+    "race": ["White"] * 6,
+    "sex": ["Female", "Female", "Female", "Female", "Male", "Male"],
+    "capital_gain": [0, 0, 0, 99999, 0, 0],
+    "hours_per_week": [40, 40, 40, 40, 20, 50],
+})
+KNOWN_VOCAB = TableVocabulary.from_table(KNOWN)
+
+
+def _on_known(text):
+    return [(c.describe(), check_claim(c, KNOWN, real=KNOWN)[0]) for c in parse_claims(text, KNOWN_VOCAB)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # every_row: true only when all rows have the value (a common word is read after its column's name)
+    ("Every row has race White.", [("every_row race=White", "true")]),
+    ("All rows are Female.", [("every_row sex=Female", "false")]),
+    ("Each record shows hours_per_week = 40.", [("every_row hours_per_week=40", "false")]),
+    # one_row: exactly one row
+    ("Only one row is Divorced.", [("one_row marital_status=Divorced", "true")]),
+    ("capital_gain 99999 appears exactly once", [("one_row capital_gain=99999", "true")]),
+    ("Only one row has relationship Husband.", [("one_row relationship=Husband", "false")]),
+    # appears: at least one row, exactly N with a count, none when negated
+    ("Widowed appears in the sample.", [("appears marital_status=Widowed", "true")]),
+    ("Husband appears 2 times.", [("appears relationship=Husband n=2", "true")]),
+    ("Husband appears three times.", [("appears relationship=Husband n=3", "false")]),
+    ("Never-married appears in 2 rows.", [("appears marital_status=Never-married n=2", "true")]),
+    ("No row is Divorced.", [("not appears marital_status=Divorced", "false")]),
+    ("Nobody is Separated.", []),  # not a value of this table: nothing to tie the claim to
+    # most_rows: strictly more than half
+    ("Most rows are Female.", [("most_rows sex=Female", "true")]),
+    ("hours_per_week is 40 for most rows", [("most_rows hours_per_week=40", "true")]),
+    ("Most people are Married-civ-spouse.", []),  # 'people' is no plural the rule knows: missed, not guessed
+    ("The majority of rows are Never-married.", [("most_rows marital_status=Never-married", "false")]),
+    # row_count (trivial) and rows named in other words
+    ("The sample has 6 rows.", [("row_count n=6", "true")]),
+    ("There are 20 rows.", [("row_count n=20", "false")]),
+    ("The 4th row has capital_gain of 99999.", [("row_values capital_gain=99999 rows=4", "true")]),
+    ("Record 2 is a Female Husband.", [("row_values relationship=Husband;sex=Female rows=2", "true")]),
+    ("The first row is a 23-year-old Husband.", [("row_values age=23;relationship=Husband rows=1", "false")]),
+])
+def test_each_added_kind_against_a_table_of_known_truth(text, expected):
+    assert _on_known(text) == expected
+
+
+def test_a_half_is_not_most_and_a_negated_quantifier_is_no_claim():
+    half = KNOWN.assign(sex=["Female", "Female", "Female", "Male", "Male", "Male"])
+    claim, = parse_claims("Most rows are Female.", KNOWN_VOCAB)
+    assert check_claim(claim, half)[0] == "false"
+    assert parse_claims("Not every row is Female.", KNOWN_VOCAB) == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a range that ends its sentence was never read ((?![.\d]) refused the full stop)
+    ("age ranges from 19 to 67.", [("range age=19-67", "true")]),
+    ("Ages range between 19 and 67", [("range age=19-67", "true")]),
+    ("hours_per_week spans 20 to 50.", [("range hours_per_week=20-50", "true")]),
+    # 'Never-married' is a value, not a negation
+    ("Own-child paired with Never-married.", [("combination marital_status=Never-married;relationship=Own-child",
+                                              "true")]),
+    # '9291 unique values' was read as the listed value 929
+    ("hours_per_week has 9291 unique values.", []),
+    # the source table's size, a statement about data in general, a dominant value: no claim about the rows
+    ("For a dataset of 32561 rows this is odd.", []),
+    ("In real data hours_per_week are typically e.g. 35, 45, 60.", []),
+    ("race is highly concentrated around a single value.", []),
+])
+def test_regressions_found_by_the_paraphrase_set_and_the_papers_cues(text, expected):
+    assert _on_known(text) == expected
+
+
+def test_trivial_kinds_are_claim_kinds_each_with_its_reason():
+    assert set(TRIVIAL_KINDS) <= set(CLAIM_KINDS)
+    assert all(len(why) > 40 for why in TRIVIAL_KINDS.values())
+    assert is_trivial("no_missing") and not is_trivial("duplicates") and not is_trivial("mapping")
+
+
+def test_validity_counts_by_mention_and_by_distinct_claim_and_keeps_trivial_claims_apart():
+    checked = pd.DataFrame({
+        "source": "x", "provider": "p", "model": "m", "true_label": "REAL", "dataset_key": "adult",
+        "claim_kind": ["range"] * 5 + ["row_values", "no_missing", "no_missing", "no_missing"],
+        "claim": ["range age=1-9"] * 5 + ["row_values sex=Female rows=1"] + ["no_missing"] * 3,
+        "verdict": ["true"] * 5 + ["false"] + ["true"] * 3,
+    })
+    table = validity_table(checked).set_index("claim_set")
+    head, trivial = table.loc["substantive"], table.loc["trivial"]
+    assert (head["n_claims"], head["n_true"], head["n_false"]) == (6, 5, 1)
+    assert (head["distinct_n_claims"], head["distinct_n_true"], head["distinct_n_false"]) == (2, 1, 1)
+    assert head["true_of_checked"] == pytest.approx(5 / 6)
+    assert head["distinct_true_of_checked"] == pytest.approx(1 / 2)
+    est = wilson_interval(1, 2)
+    assert (head["distinct_true_of_checked_ci_low"], head["distinct_true_of_checked_ci_high"]) == \
+        pytest.approx((est.ci_low, est.ci_high))
+    assert (trivial["n_claims"], trivial["distinct_n_claims"], trivial["n_true"]) == (3, 1, 3)
+    # the same claim true of one table and false of another is two distinct claims
+    two = checked.assign(verdict=["true", "false"] + ["true"] * 7)
+    assert validity_table(two).set_index("claim_set").loc["substantive", "distinct_n_claims"] == 3
+
+
+def test_coverage_counts_cue_strings_without_a_claim():
+    cues = pd.DataFrame({"source": "x", "true_label": "REAL", "dataset_key": "k", "condition": "C1",
+                         "field": ["red_flags", "red_flags", "reasoning"],
+                         "theme_cross_column": [True, False, True],
+                         "text": ["Row 2 is a Female Husband. Most rows are Female.", "Looks real.",
+                                  "The sample has 6 rows."]}, index=[10, 11, 12])
+    checked = check_cues(cues, {}, vocabularies={"k": KNOWN_VOCAB})
+    assert list(checked["cue_row"]) == [10, 10, 12]
+    cov = parser_coverage(cues, checked, themes=["cross_column"]).set_index(["breakdown", "part"])
+    assert (cov.loc[("all", "all"), "n_cue_strings"], cov.loc[("all", "all"), "n_with_claim"]) == (3, 2)
+    assert cov.loc[("all", "all"), "n_claims"] == 3
+    red_flags = cov.loc[("field", "red_flags")]
+    assert (red_flags["n_cue_strings"], red_flags["n_with_claim"]) == (2, 1)
+    assert cov.loc[("theme", "cross_column"), "coverage"] == 1.0
+    assert cov.loc[("claim_kind", "row_count"), "n_with_claim"] == 1
+    assert cov.loc[("claim_kind", "most_rows"), "coverage"] == pytest.approx(1 / 3)
+
+
+# --------------------------------------------------------------------------- the hand-checked paraphrase set
+PARAPHRASES = project_root() / "tests" / "fixtures" / "cue_paraphrases"
+
+
+def _hand_measured(cues, shown, reals):
+    """Recall and precision computed here, line by line, from the hand labels (not by paraphrase_summary)."""
+    correct = parses = expected = 0
+    for rec in cues.to_dict("records"):
+        vocab = TableVocabulary.from_table(reals[rec["table_id"]])
+        claims = parse_claims(rec["text"], vocab, condition="C1")
+        parses += len(claims)
+        if rec["expected_kind"] == "none":
+            continue
+        expected += 1
+        hits = [c for c in claims if c.kind == rec["expected_kind"]
+                and check_claim(c, shown[rec["table_id"]], real=reals[rec["table_id"]])[0] == rec["expected_truth"]]
+        correct += bool(hits)
+    return correct, parses, expected
+
+
+def test_the_paraphrase_set_is_hand_labelled_in_the_agreed_form():
+    cues, shown, reals = load_paraphrase_set(PARAPHRASES)
+    assert len(cues) >= 40
+    assert set(cues["expected_kind"]) <= {*CLAIM_KINDS, "none"}
+    for kind in ("every_row", "one_row", "appears", "most_rows", "row_values", "none"):
+        assert (cues["expected_kind"] == kind).sum() >= 5, kind
+    labelled = cues["expected_kind"] != "none"
+    assert set(cues.loc[labelled, "expected_truth"]) == {"true", "false"}
+    assert set(cues.loc[~labelled, "expected_truth"]) == {""}
+    assert (cues["hand_check"].str.len() > 0).all()
+    assert set(shown) == set(cues["table_id"]) == set(reals)
+
+
+def test_parser_recall_and_precision_on_the_paraphrase_set_are_those_of_the_hand_labels():
+    cues, shown, reals = load_paraphrase_set(PARAPHRASES)
+    result = paraphrase_accuracy(cues, shown, reals)
+    summary = paraphrase_summary(result)
+    top = summary[(summary["subset"] == "all") & (summary["expected_kind"] == "all")].iloc[0]
+    correct, parses, expected = _hand_measured(cues, shown, reals)
+    assert (top["n_correct"], top["n_parsed"], top["n_expected"]) == (correct, parses, expected)
+    assert top["recall"] == pytest.approx(correct / expected)
+    assert top["precision"] == pytest.approx(correct / parses)
+    # the level reached by the rules of this version (measured 71 of 76 found, 71 of 71 parses right);
+    # a change that loses paraphrases or adds wrong parses fails here
+    assert top["recall"] >= 0.93 and top["precision"] >= 0.98
+    # per fold and per kind the counts add up to the whole
+    folds = summary[(summary["subset"] != "all") & (summary["expected_kind"] == "all")]
+    assert folds["n_correct"].sum() == correct and folds["n_strings"].sum() == len(cues)
+
+
+def test_a_wrong_hand_label_lowers_the_measured_recall_by_one_line():
+    cues, shown, reals = load_paraphrase_set(PARAPHRASES)
+    result = paraphrase_accuracy(cues, shown, reals)
+    line = result[result["correct"]].index[0]
+    flipped = cues.copy()
+    flipped.loc[line, "expected_truth"] = {"true": "false", "false": "true"}[flipped.loc[line, "expected_truth"]]
+    before = paraphrase_summary(result).iloc[0]
+    after = paraphrase_summary(paraphrase_accuracy(flipped, shown, reals)).iloc[0]
+    assert after["n_correct"] == before["n_correct"] - 1
+    assert after["recall"] == pytest.approx((before["n_correct"] - 1) / before["n_expected"])
+
+
+def test_a_claim_on_a_line_that_holds_none_counts_against_precision():
+    cues = pd.DataFrame([{"cue_id": "x", "fold": "dev", "table_id": "t", "expected_kind": "none",
+                          "expected_truth": "", "text": "Most rows are Female.",
+                          "hand_check": "mislabelled on purpose"}])
+    result = paraphrase_accuracy(cues, {"t": KNOWN}, {"t": KNOWN})
+    row = paraphrase_summary(result).iloc[0]
+    assert (row["n_parsed"], row["n_correct"], row["precision"]) == (1, 0, 0.0)

@@ -11,6 +11,12 @@ LLM (no re-formatting of numbers or of text such as ``<=50K``; not ``st.datafram
 scrolls sideways and lets the annotator sort and filter, which the LLM cannot). The exact Markdown stays
 one click away in an expander, for the record. The C2 metadata block is the one our default
 (``neutral``) LLM prompt carries, without the table's row count, shown as plain text whose long lines wrap.
+
+What the annotator sees of the protocol: the dataset and the step, never the release under test (no
+synthesizer name, not even inside the session id: the LLM is never told it either). After Save the next step
+opens scrolled to its top with a line saying which answer was saved; a tab whose step was answered meanwhile
+in another tab is told so and moved on (the file keeps the first answer only). Enter does not submit: only the
+Save button does, so the notes are never cut short.
 """
 
 from __future__ import annotations
@@ -74,6 +80,70 @@ def whole_table_metadata(dataset: str, synthesizer: str, real_path: str, synthet
     return metadata_block(real if which == "real" else synthetic, include_row_count=False)
 
 
+NOTICE = "llmdisc:notice"
+"""``st.session_state`` key (one per browser tab) of the line shown once at the top of the next step."""
+PROBLEMS = "llmdisc:problems"
+"""``st.session_state`` key of ``(step key, messages)``: why the last Save of that step wrote nothing."""
+TO_TOP_JS = """<script>/* {step} */
+(() => {{
+  const toTop = () => {{
+    const heading = document.querySelector('h1');
+    for (let el = heading; el; el = el.parentElement) {{ if (el.scrollTop) el.scrollTop = 0; }}
+    window.scrollTo(0, 0);
+  }};
+  toTop();
+  for (const ms of [50, 150, 400]) setTimeout(toTop, ms);
+}})();
+</script>"""
+"""Scrolls the page back to its heading: Streamlit keeps the scroll position of the previous step, whose
+Save button sits at the foot. ``{step}`` makes the script differ per step, so that it runs for each."""
+
+
+def step_name(index: int, pair: protocol.PairPlan, condition: str) -> str:
+    """How a step is named to the annotator, e.g. ``step 3 (sample 2, C1)`` (``index`` is 0-based)."""
+    return f"step {index + 1} (sample {pair.pair_id + 1}, {condition})"
+
+
+def _show_notice(step: str) -> None:
+    """Show the line left by the previous run (a save, or a save refused as stale) and scroll to the top."""
+    notice = st.session_state.pop(NOTICE, None)
+    if notice is None:
+        return
+    kind, text = notice
+    (st.success if kind == "saved" else st.warning)(text)
+    st.html(TO_TOP_JS.format(step=step), unsafe_allow_javascript=True)
+
+
+def _save(config: protocol.SessionConfig, path: Path, index: int, pair: protocol.PairPlan, condition: str,
+          row_ids: list[int]) -> None:
+    """Callback of the Save button: write the answer of the step the tab showed, once.
+
+    Streamlit runs it before the next run of the script, with the form's values in ``st.session_state``.
+    It leaves a notice (saved, or already answered in another tab) for the top of the next page, or the
+    problems of an incomplete answer for the foot of the same step.
+    """
+    state = st.session_state
+    step_key = f"{config.session_id}:{pair.pair_id}:{condition}"
+    name = step_name(index, pair, condition)
+    # Re-read: another tab may have saved this step meanwhile; never write an answer twice, and say so.
+    if protocol.is_answered(protocol.read_session(path), pair, condition):
+        state[NOTICE] = ("stale", f"{name[0].upper()}{name[1:]} was already answered in another tab or "
+                         "window, so the answer from this tab was not saved (the first answer counts). This "
+                         "tab now shows the next unanswered step; keep one tab open.")
+        return
+    verdict, confidence, notes = (state.get(f"{field}:{step_key}") for field in ("verdict", "confidence",
+                                                                                   "notes"))
+    problems = protocol.check_answer(verdict, confidence)
+    if problems:
+        state[PROBLEMS] = (step_key, problems)
+        return
+    shown_at = state.get(f"shown:{step_key}", time.monotonic())
+    record = protocol.build_record(config, pair, condition, row_ids, verdict, confidence, notes or "",
+                                   elapsed_seconds=time.monotonic() - shown_at)
+    protocol.append_answer(path, record)
+    state[NOTICE] = ("saved", f"Answer saved: {name}.")
+
+
 def _show_summary(config: protocol.SessionConfig, answers: pd.DataFrame) -> None:
     st.success("Session complete — thank you. Your answers are saved.")
     st.subheader("Summary per condition")
@@ -110,11 +180,12 @@ def main() -> None:
     st.html(PAGE_CSS)  # style sheet only: Streamlit puts it out of the page flow
     st.title("Real or synthetic?")
     with st.sidebar:
-        st.markdown(f"**Annotator:** `{config.annotator_id}`  \n**Session:** `{config.session_id}`  \n"
-                    f"**Dataset:** {config.dataset}  \n**Release under test:** {config.synthesizer}")
+        # No synthesizer name (nor the session id, which holds it): the annotator is told only the dataset.
+        st.markdown(f"**Annotator:** `{config.annotator_id}`  \n**Dataset:** {config.dataset}")
         st.markdown(f"**Answers saved:** {len(answers)} of {len(steps)}")
         st.caption("Each answer is written to disk as soon as you press Save; you can close this page and "
                    "reopen the same session later. Results are shown only after the last answer.")
+    _show_notice(f"{config.session_id}:{index}")
     if index >= len(steps):
         _show_summary(config, answers)
         return
@@ -151,27 +222,22 @@ def main() -> None:
         st.html(metadata_html(text))
 
     step_key = f"{config.session_id}:{pair.pair_id}:{condition}"
-    shown_at = st.session_state.setdefault(f"shown:{step_key}", time.monotonic())
-    with st.form(key=f"form:{step_key}"):
-        verdict = st.radio("Verdict", ["REAL", "SYNTHETIC"], index=None, horizontal=True)
-        confidence = st.number_input("Confidence, 0 (a pure guess) to 100 (certain)", min_value=0,
-                                     max_value=100, value=None, step=1, placeholder="type a number 0-100")
-        notes = st.text_area("Notes (optional): what guided your decision?")
-        submitted = st.form_submit_button("Save answer and continue", type="primary")
-    if not submitted:
-        return
-    problems = protocol.check_answer(verdict, confidence)
-    for problem in problems:
-        st.error(problem)
-    if problems:
-        return
-    # Re-read: another tab may have saved this step meanwhile; never write an answer twice.
-    if not protocol.is_answered(protocol.read_session(path), pair, condition):
-        record = protocol.build_record(config, pair, condition, row_ids, verdict, confidence, notes,
-                                       elapsed_seconds=time.monotonic() - shown_at)
-        protocol.append_answer(path, record)
-    st.rerun()
-
+    st.session_state.setdefault(f"shown:{step_key}", time.monotonic())
+    # enter_to_submit=False: Enter in the confidence box must not save before the notes are written. No
+    # min/max on the number box: Streamlit would silently refuse 150; check_answer names the range instead.
+    # The answer is saved by the button's callback, which carries the step this tab showed: by the next run
+    # another tab may have answered it, and the page would otherwise draw the next step and drop the click.
+    with st.form(key=f"form:{step_key}", enter_to_submit=False):
+        st.radio("Verdict", ["REAL", "SYNTHETIC"], index=None, horizontal=True, key=f"verdict:{step_key}")
+        st.number_input("Confidence, 0 (a pure guess) to 100 (certain)", value=None, step=1,
+                        placeholder="type a number 0-100", key=f"confidence:{step_key}")
+        st.text_area("Notes (optional): what guided your decision?", key=f"notes:{step_key}")
+        st.form_submit_button("Save answer and continue", type="primary", on_click=_save,
+                              args=(config, path, index, pair, condition, row_ids))
+    problems = st.session_state.pop(PROBLEMS, None)
+    if problems is not None and problems[0] == step_key:
+        for problem in problems[1]:
+            st.error(problem)  # by the Save button, where the annotator is looking
 
 if __name__ == "__main__":
     main()

@@ -192,8 +192,12 @@ def check_answer(predicted_label: str | None, confidence: float | None) -> list[
     if confidence is None or (isinstance(confidence, float) and math.isnan(confidence)):
         problems.append("Set your confidence from 0 (a pure guess) to 100 (certain): it has no default "
                         "value, so type a number.")
-    elif not 0 <= confidence <= 100 or float(confidence) != int(confidence):
-        problems.append(f"Confidence {confidence!r} must be a whole number from 0 to 100.")
+    elif not 0 <= confidence <= 100:
+        problems.append(f"Confidence {confidence:g} is outside the range 0–100; fix: type a whole number "
+                        "from 0 (a pure guess) to 100 (certain).")
+    elif float(confidence) != int(confidence):
+        problems.append(f"Confidence {confidence:g} is not a whole number; fix: type a whole number from 0 "
+                        "(a pure guess) to 100 (certain).")
     return problems
 
 
