@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from llmdisc.errors import DataError
 from llmdisc.audit.instruments.base import (
     GROUPS,
     RELEASE,
@@ -102,11 +103,30 @@ class SamplePasses:
         return sample_rows(data.text["real"], min(self.n_rows, len(data.text["real"])), seed=data.seed)[0]
 
     def _score(self, scorer: Any, data: AuditData, sample: pd.DataFrame, *, seed: int, k: int) -> dict[str, Any]:
-        from llmdisc.discrimination.likelihood.joint import joint_contrast
+        """One sample's record: its log P and, with ``k`` >= 1, the joint contrast against ``k`` permutations
+        (:func:`llmdisc.discrimination.likelihood.joint.joint_contrast`); cached in the audit folder."""
+        from dataclasses import asdict
 
-        scores = joint_contrast(scorer, sample, k=k, seed=seed, reference=data.text["reference"],
-                                cache_dir=data.cache_dir / "joint")
-        return scores.as_record()
+        from llmdisc.discrimination.likelihood.joint import joint_contrast, score_tables
+        from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+        from llmdisc.manifest import sha256_json
+
+        cache = ScoreCache(data.cache_dir / "samples")
+        key = sha256_json({"sample": sample.astype(str).to_numpy().tolist(), "columns": list(map(str, sample.columns)),
+                           "reference": sha256_json(data.text["reference"].astype(str).to_numpy().tolist()),
+                           "k": k, "seed": seed, "model_digest": scorer.model_digest, "backend": scorer.backend})
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        if k >= 1:
+            scores = asdict(joint_contrast(scorer, sample, k=k, seed=seed, reference=data.text["reference"]))
+        else:
+            (table,), _ = score_tables(scorer, [sample.reset_index(drop=True)], reference=data.text["reference"])
+            scores = {"logprob": table.logprob, "n_tokens": table.n_tokens, "column_logprob": table.column_logprob}
+        record = {**{k_: v for k_, v in scores.items() if k_ != "extras"},
+                  "mean_logprob": scores["logprob"] / max(1, scores["n_tokens"])}
+        cache.put(key, record)
+        return record
 
     def run(self, data: AuditData, progress: Progress) -> dict[str, list[dict[str, Any]]]:
         """Score every sample of every group (resumable through the audit's score cache); memoised."""
@@ -124,7 +144,11 @@ class SamplePasses:
                     self.records = records
                     return records
                 seed, rows = items[i]
-                records[group].append({"sample_seed": seed, **self._score(scorer, data, rows, seed=seed, k=self.k)})
+                try:
+                    scores = self._score(scorer, data, rows, seed=seed, k=self.k)
+                except DataError as exc:  # e.g. a sample whose columns are all constant: nothing to recombine
+                    scores = {"error": str(exc)}
+                records[group].append({"sample_seed": seed, **scores})
                 progress.advance()
         self.records = records
         return records
@@ -155,9 +179,14 @@ class _SampleInstrument(Instrument):
         reading = self.reading(status=self.passes.status, reason=self.passes.reason,
                                details={"score": self.field, "k": self.passes.k,
                                         "reference_rows": len(data.reference), "notes": []})
-        real = np.array([r[self.field] for r in records["real"]], float)
+        real = np.array([r.get(self.field, np.nan) for r in records["real"]], float)
+        real = real[np.isfinite(real)]
+        skipped = sum("error" in r for rs in records.values() for r in rs)
+        if skipped:
+            reading.details["notes"].append(f"{skipped} samples could not be scored (e.g. no two columns vary in "
+                                            "them) and are left out")
         for group in GROUPS:
-            values = np.array([r[self.field] for r in records[group]], float)
+            values = np.array([r.get(self.field, np.nan) for r in records[group]], float)
             ok = np.isfinite(values)
             if len(real) < 2 or ok.sum() < 2:
                 continue
@@ -181,8 +210,8 @@ class _SampleInstrument(Instrument):
 def column_deltas(real: list[dict[str, Any]], other: list[dict[str, Any]], field: str) -> pd.Series:
     """Per column: mean over the other group's samples of ``record[field][column]`` minus the real class's
     (nats per sample), sorted from the most negative."""
-    a = pd.DataFrame([r[field] for r in real]).mean()
-    b = pd.DataFrame([r[field] for r in other]).mean()
+    a = pd.DataFrame([r[field] for r in real if field in r]).mean()
+    b = pd.DataFrame([r[field] for r in other if field in r]).mean()
     return (b - a).dropna().sort_values()
 
 
