@@ -1,10 +1,11 @@
 """Stage 01, the real tables: UCI Adult and ACS Census, their codebooks, and the train/holdout split.
 
 Reads ``data/raw/adult/`` (sha256-checked, re-derived from a PyPI wheel) and the ACS Census source
-(``$LLMDISC_CENSUS_CSV``, the paper's file in ``../shared/reference``, or the ACS download), decodes PUMS codes to
+(``$LLMDISC_CENSUS_CSV``, the paper's extract in the reference folder, or the ACS download), decodes PUMS codes to
 text labels with the packaged codebooks, and writes ``data/processed/<key>/{train,holdout}.parquet`` with a
 ``manifest.json``. ``<key>`` is the dataset key (``adult``, ``census-codes``, ``census-labels``); every later stage
-reads tables through :func:`load_processed`.
+reads tables through :func:`load_processed`. :mod:`llmdisc.data.reference` pins, fetches (``llmdisc data
+fetch-reference``), checks and reads the paper's own files (records, labels, Census extract and releases).
 """
 
 from llmdisc.data.acs import decode_census, load_census, load_codebook

@@ -209,7 +209,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     prepare.add_argument(
         "--census-csv",
         default=None,
-        help="local census CSV (default: $LLMDISC_CENSUS_CSV, the reference file, or folktables)",
+        help="local census CSV (default: $LLMDISC_CENSUS_CSV, the paper's extract from "
+        "`llmdisc data fetch-reference`, or folktables)",
     )
     prepare.set_defaults(func=_prepare)
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
