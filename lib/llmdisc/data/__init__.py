@@ -26,9 +26,21 @@ from llmdisc.data.datasets import (
     split_balance,
     train_holdout_split,
 )
+from llmdisc.data.reference import (
+    PAPER_SYNTHESIZERS,
+    check_reference,
+    fetch_reference,
+    load_paper_census,
+    load_paper_release,
+    paper_census_path,
+    paper_release_path,
+    pinned_files,
+)
 
 __all__ = [
     "ENCODINGS", "SPLITS", "TARGET_COLUMN", "add_manifest_metrics", "column_kinds", "dataset_key", "decode_census",
     "load_adult", "load_census", "load_codebook", "load_dataset", "load_processed", "parse_dataset_key",
     "prepare_dataset", "processed_dir", "profile_table", "split_balance", "train_holdout_split",
+    "PAPER_SYNTHESIZERS", "check_reference", "fetch_reference", "load_paper_census", "load_paper_release",
+    "paper_census_path", "paper_release_path", "pinned_files",
 ]
