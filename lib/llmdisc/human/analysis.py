@@ -257,8 +257,8 @@ def analyse_labels(paths: Iterable[Path | str], *, annotator_map: Mapping[str, s
 
 
 def default_label_dirs() -> list[Path]:
-    """The paper's labels (``<reference>/results/human``) where ``../shared/reference`` exists, else
-    ``data/human``."""
+    """The paper's labels (``<reference>/results/human``) where the reference folder
+    (:func:`llmdisc.paths.reference_dir`) holds them, else ``data/human``."""
     ref = reference_dir()
     if ref is not None and (ref / "results" / "human").is_dir():
         return [ref / "results" / "human"]

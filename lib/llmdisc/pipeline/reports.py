@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from llmdisc.paths import project_root, shared_dir
+from llmdisc.paths import project_root, reference_dir, shared_dir
 
 # Not inside a word: "ask-a-model-whether-each-20-row-sample" (a heading's anchor) holds "sk-" but is no key.
 _KEY_PATTERN = re.compile(r"(?<![A-Za-z0-9])(?:AIza[0-9A-Za-z_-]{30,}|sk-[A-Za-z0-9_-]{20,}|gsk_[A-Za-z0-9]{20,})")
@@ -26,6 +26,9 @@ def _replacements() -> list[tuple[str, str]]:
     shared = shared_dir()
     if shared is not None:
         pairs.append((str(shared), "<shared>"))
+    ref = reference_dir()  # LLMDISC_REFERENCE may name a folder outside the project and ../shared
+    if ref is not None:
+        pairs.append((str(ref), "<reference>"))
     pairs.append((sys.prefix, "<venv>"))
     pairs.append((sys.base_prefix, "<python>"))
     home = os.path.expanduser("~")

@@ -147,14 +147,14 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
     human_inputs = [str(Path(d) / "**" / "*.csv") for d in config.human.labels_dir]
     ref = reference_dir()
     if not config.human.labels_dir and ref is not None:
-        human_inputs = [relative_to_root(ref / "results" / "human") + "/**/*.csv"]
+        human_inputs = [str(ref / "results" / "human") + "/**/*.csv"]  # absolute: $LLMDISC_REFERENCE may be anywhere
     runs.append(NotebookRun(
         "06_human_pilot", "06", NOTEBOOKS["06"],
         {"labels_dir": list(config.human.labels_dir), "llm_cells": "", "seed": seed, "quick": quick},
         input_globs=human_inputs, output_globs=["results/tables/human_*"]))
     final_deps = trial_runs + baseline_runs + ["06_human_pilot"]
     if config.paper_reproduction:
-        paper_inputs = [relative_to_root(ref) + "/**/*.*"] if ref is not None else []
+        paper_inputs = [str(ref) + "/**/*.*"] if ref is not None else []
         runs.append(NotebookRun(
             "08_paper_reproduction", "08", NOTEBOOKS["08"], {"seed": 2026, "quick": quick},
             input_globs=paper_inputs, output_globs=["results/tables/paper_*"]))
@@ -177,7 +177,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                 output_globs=[f"results/likelihood/likelihood-{key}-*"]))
             final_deps.append(run_id)
     if config.cue_analysis:
-        cue_inputs = [relative_to_root(ref / "results") + "/**/*.*"] if ref is not None else []
+        cue_inputs = [str(ref / "results") + "/**/*.*"] if ref is not None else []
         runs.append(NotebookRun(
             "10_cues", "10", NOTEBOOKS["10"], {"seed": seed, "quick": quick, "trials_dir": "", "out_dir": ""},
             depends_on=trial_runs + ["06_human_pilot"], input_globs=cue_inputs,

@@ -1,6 +1,7 @@
 """The paper's own trials, as this project's trial records.
 
-Two sources (PROTOCOL §5, ``../shared/reference``):
+Two sources (PROTOCOL §5; the reference folder of :func:`llmdisc.paths.reference_dir`, filled by
+``llmdisc data fetch-reference``):
 
 * :func:`import_paper_trials` reads files in the paper's ``llm_results_*.jsonl`` format (fields trial_id,
   timestamp, provider, model, condition, true_label, predicted_label, correct, confidence, reasoning,
@@ -8,8 +9,9 @@ Two sources (PROTOCOL §5, ``../shared/reference``):
   Lines whose verdict is not REAL/SYNTHETIC (the paper's quota errors, ``ERROR`` with confidence -1) are kept
   with ``status="error"``, never dropped.
 * :func:`trials_from_cell_counts` rebuilds trial-level records from the per-cell counts transcribed from the
-  paper's executed notebook (``derived/llm_cell_stats_from_notebook.csv``): a cell's N_real, N_syn and numbers
-  correct fix its confusion matrix, so any count-based score is reproduced exactly.
+  paper's executed notebook (:data:`PAPER_CELL_COUNTS_CSV`, shipped in ``llmdisc/scoring/paper_counts/`` because
+  the repository prints them only in notebook outputs): a cell's N_real, N_syn and numbers correct fix its
+  confusion matrix, so any count-based score is reproduced exactly.
 
 The ``PAPER_*`` constants hold the orders and labels the paper's notebook iterated in; they matter only to
 reproduce its seeded draws (matched-N sampling, permutation shuffles) bit for bit.
@@ -25,7 +27,7 @@ import pandas as pd
 
 from llmdisc import LABELS
 from llmdisc.errors import DataError
-from llmdisc.paths import reference_dir, relative_to_root
+from llmdisc.paths import relative_to_root, require_reference
 
 # The paper's notebook: APPROVED_MODELS dict order (Groq first), METHODS list, DATASETS list.
 PAPER_MODEL_LABELS = {"llama-3.1-8b-instant": "Groq (LLaMA-3.1-8b)", "gemini-2.5-flash": "Google (Gemini-2.5-Flash)"}
@@ -40,16 +42,16 @@ SHORT_MODEL_NAMES = {"llama-3.1-8b-instant": "LLaMA", "gemini-2.5-flash": "Gemin
 DATASET_KEYS = {"adult": "adult", "census": "census-codes"}
 PAPER_FIELDS = ("trial_id", "timestamp", "provider", "model", "condition", "true_label", "predicted_label",
                 "correct", "confidence", "reasoning", "red_flags", "supporting_evidence", "synthetic_method")
-CELL_COUNTS_CSV = "derived/llm_cell_stats_from_notebook.csv"
+_PAPER_COUNTS = Path(__file__).resolve().parent / "paper_counts"
+PAPER_CELL_COUNTS_CSV = _PAPER_COUNTS / "llm_cell_stats_from_notebook.csv"
+"""The paper's per-cell LLM counts (its notebook's printed tables), shipped with the package."""
+PAPER_HUMAN_CELLS_CSV = _PAPER_COUNTS / "human_cell_stats_recomputed.csv"
+"""The paper's per-cell human-pilot rates (percent), shipped with the package."""
 
 
 def reference_results_dir() -> Path:
-    """``../shared/reference/results``; raises :class:`DataError` naming the fix when absent."""
-    ref = reference_dir()
-    if ref is None:
-        raise DataError("../shared/reference is absent on this machine; fix: set LLMDISC_SHARED to the folder "
-                        "that holds reference/ (the paper's own data) or skip the reproduction")
-    return ref / "results"
+    """``<reference>/results``; raises :class:`~llmdisc.errors.ReferenceMissingError` naming the fix when absent."""
+    return require_reference("results", what="the paper's per-trial records (results/**/llm_results_*.jsonl)")
 
 
 def paper_trial_files(root: Path | str | None = None) -> list[Path]:
@@ -157,13 +159,8 @@ def import_paper_trials(path_or_paths: Path | str | Iterable[Path | str], *,
 
 
 def load_cell_counts(path: Path | str | None = None) -> pd.DataFrame:
-    """Read the paper's per-cell counts (default ``../shared/reference/derived/llm_cell_stats_from_notebook.csv``)."""
-    if path is None:
-        ref = reference_dir()
-        if ref is None:
-            raise DataError("../shared/reference is absent; fix: set LLMDISC_SHARED or pass the CSV path")
-        path = ref / CELL_COUNTS_CSV
-    return pd.read_csv(path)
+    """Read the paper's per-cell counts (default :data:`PAPER_CELL_COUNTS_CSV`, shipped with the package)."""
+    return pd.read_csv(PAPER_CELL_COUNTS_CSV if path is None else path)
 
 
 def trials_from_cell_counts(counts: pd.DataFrame | Path | str | None = None) -> pd.DataFrame:

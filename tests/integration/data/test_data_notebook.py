@@ -17,7 +17,7 @@ import pytest
 from llmdisc.cli.main import main as cli_main
 from llmdisc.data.datasets import ADULT_SHA256, load_adult, load_processed
 from llmdisc.manifest import read_manifest, sha256_file
-from llmdisc.paths import project_root, shared_dir
+from llmdisc.paths import project_root, reference_dir, relative_to_root
 
 pytestmark = pytest.mark.slow
 ADULT_DIR = project_root() / "data" / "raw" / "adult"
@@ -26,13 +26,13 @@ NOTEBOOK = project_root() / "notebooks" / "01_data_prep.ipynb"
 
 @pytest.fixture
 def scratch_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project root in tmp_path holding a copy of data/raw/adult; ../shared kept where it is."""
+    """A project root in tmp_path holding a copy of data/raw/adult; the paper's reference kept where it is."""
     root = tmp_path / "root"
     (root / "data" / "raw").mkdir(parents=True)
     shutil.copytree(ADULT_DIR, root / "data" / "raw" / "adult")
-    shared = shared_dir()
-    if shared is not None:
-        monkeypatch.setenv("LLMDISC_SHARED", str(shared))
+    ref = reference_dir()  # found before the root moves (a fetched data/reference stays in the checkout)
+    if ref is not None:
+        monkeypatch.setenv("LLMDISC_REFERENCE", str(ref))
     monkeypatch.setenv("LLMDISC_ROOT", str(root))  # the kernel inherits the environment
     monkeypatch.delenv("LLMDISC_CENSUS_CSV", raising=False)
     return root
@@ -74,7 +74,8 @@ def test_notebook_01_census(scratch_root: Path, tmp_path: Path, reference: Path,
     manifest = read_manifest(scratch_root / "data" / "processed" / key)
     source = reference / "data" / "census" / "real" / "census.csv"
     n_rows = sum(1 for _ in source.open()) - 1
-    assert manifest["inputs"] == {"../shared/reference/data/census/real/census.csv": sha256_file(source)}
+    assert manifest["inputs"] == {relative_to_root(source): sha256_file(source)}
+    assert relative_to_root(source).endswith("reference/data/census/real/census.csv")  # no machine path
     assert manifest["seed"] == 3 and manifest["parameters"]["holdout_fraction"] == 0.25
     assert manifest["metrics"]["rows"] == n_rows and manifest["metrics"]["n_numerical"] == 2
     holdout = load_processed(key, "holdout")

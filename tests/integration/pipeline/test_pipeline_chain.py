@@ -13,7 +13,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from llmdisc.paths import project_root, shared_dir
+from llmdisc.paths import project_root, reference_dir
 from llmdisc.pipeline.config import load_config
 from llmdisc.pipeline.reports import find_leaks
 from llmdisc.pipeline.runs import plan_run, run_pipeline
@@ -33,9 +33,9 @@ def scratch_project(tmp_path_factory):
 
 
 def test_whole_chain_runs_then_skips(scratch_project, monkeypatch):
-    shared = shared_dir()  # the paper's reference data, where present (stages 06 and 08 use it)
-    if shared is not None:
-        monkeypatch.setenv("LLMDISC_SHARED", str(shared))
+    ref = reference_dir()  # the paper's reference data, where present (stages 06 and 08 use it)
+    if ref is not None:
+        monkeypatch.setenv("LLMDISC_REFERENCE", str(ref))
     monkeypatch.setenv("LLMDISC_ROOT", str(scratch_project))
     # A key-shaped value (built here so no key-shaped string is tracked) must never leak into a product.
     monkeypatch.setenv("GEMINI_API_KEY", "AIza" + "FAKE" * 8 + "12")

