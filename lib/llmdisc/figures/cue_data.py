@@ -1,6 +1,8 @@
 """Notebook 10's inputs: every cue string (our trials, the paper's, the human notes), coded and checked.
 
-:func:`cue_analysis` returns every ``cues_*`` table as a dict of DataFrames; notebook 10 writes them with
+:func:`cue_analysis` returns every ``cues_*`` table (and ``paper_sample_checks``: the paper's Census samples rebuilt
+from its files and verified against its records, :mod:`llmdisc.scoring.paper_samples`) as a dict of DataFrames;
+notebook 10 writes them with
 :func:`llmdisc.scoring.tables.write_table` and :mod:`llmdisc.figures.cue_plots` draws from them. It lives in the
 figures stage because it reads the human label files (:func:`llmdisc.human.read_labels`).
 """
@@ -12,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from llmdisc.data.reference import paper_release_path
 from llmdisc.errors import ConfigError, DataError
 from llmdisc.paths import project_root, reference_dir, relative_to_root, results_dir
 from llmdisc.scoring import cue_tables
@@ -19,7 +22,6 @@ from llmdisc.scoring.cue_validity import (
     TableVocabulary,
     check_cues,
     load_paraphrase_set,
-    paper_samples,
     paraphrase_accuracy,
     paraphrase_summary,
     parser_agreement,
@@ -28,6 +30,12 @@ from llmdisc.scoring.cue_validity import (
     validity_table,
 )
 from llmdisc.scoring.metrics import wilson_interval
+from llmdisc.scoring.paper_samples import (
+    SampleVerification,
+    paper_release_tables,
+    paper_samples,
+    verify_paper_samples,
+)
 from llmdisc.scoring.cues import (
     code_cues,
     coder_agreement,
@@ -62,6 +70,25 @@ def paper_real_tables() -> dict[str, pd.DataFrame]:
     if census is not None:
         tables["census-codes"] = pd.read_csv(census)
     return tables
+
+
+def paper_sample_check_details(verification: SampleVerification) -> pd.DataFrame:
+    """The checks of :func:`~llmdisc.scoring.paper_samples.verify_paper_samples`, one row per distinct check per cell.
+
+    Returns:
+        Columns dataset, synthetic_method, true_label, provider, model, condition, check, statistic, columns,
+        quoted, rebuilt, passed, p_chance, n_mentions (trials' cue strings quoting it), example (one of them,
+        first 240 characters).
+    """
+    checks = verification.checks
+    keys = ["dataset", "synthetic_method", "true_label", "provider", "model", "condition", "check", "statistic",
+            "columns", "quoted", "rebuilt", "passed"]
+    if checks.empty:
+        return pd.DataFrame(columns=[*keys, "p_chance", "n_mentions", "example"])
+    out = checks.groupby(keys, sort=True, dropna=False).agg(
+        p_chance=("p_chance", "first"), n_mentions=("text", "size"),
+        example=("text", lambda s: str(s.iloc[0])[:240])).reset_index()
+    return out
 
 
 def our_samples(trials: pd.DataFrame) -> tuple[dict, dict, dict[str, pd.DataFrame]]:
@@ -197,11 +224,26 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     parsed = []  # the strings the parser read: those of a table with a vocabulary (the rest are not parsed)
     paper_cues = usable[usable["source"] == "paper"]
     if not paper_cues.empty:
-        samples, reasons = paper_samples(paper_cues, reals)
-        # the paper's C2 metadata described the whole source table: for REAL samples, the real table
-        metadata = {key: reals[rec["dataset_key"]] for rec in paper_cues.to_dict("records")
-                    if rec["condition"] == "C2" and rec["true_label"] == "REAL" and rec["dataset_key"] in reals
-                    for key in [tuple(rec.get(k) for k in ("source", "run_id", "trial_id", "line_no"))]}
+        verification = None
+        if "census-codes" in reals:  # rebuild the Census samples from the paper's files and verify them
+            releases = paper_release_tables()
+            verification = verify_paper_samples(paper, synthetic_tables=releases,
+                                                real_tables={"census-codes": reals["census-codes"]})
+            tables["paper_sample_checks"] = verification.cells
+            tables["paper_sample_check_details"] = paper_sample_check_details(verification)
+            input_paths.extend(paper_release_path(m) for _, m in sorted(releases))
+            inputs.extend(relative_to_root(paper_release_path(m)) for _, m in sorted(releases))
+        samples, reasons = paper_samples(paper_cues, reals, verification=verification)
+        # the paper's C2 metadata described the whole source table: the real table, or the release shown
+        metadata = {}
+        for rec in paper_cues[paper_cues["condition"] == "C2"].to_dict("records"):
+            key = tuple(rec.get(k) for k in ("source", "run_id", "trial_id", "line_no"))
+            if samples.get(key) is None:
+                continue
+            if rec["true_label"] == "REAL" and rec["dataset_key"] in reals:
+                metadata[key] = reals[rec["dataset_key"]]
+            elif verification is not None:
+                metadata[key] = releases.get((rec["dataset_key"], rec["synthetic_method"]))
         paper_checked = check_cues(paper_cues, samples, vocabularies=vocabularies, reals=reals,
                                    metadata_tables=metadata, unavailable_reasons=reasons)
         checked_parts.append(paper_checked)
@@ -229,6 +271,9 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
             "claim_kind", "claim", "verdict", "detail", "text"]
     tables["cues_validity_claims"] = checked.reindex(columns=keep)
     tables["cues_validity"] = validity_table(checked, by=("source", "provider", "model", "true_label"))
+    by_cell = validity_table(checked, by=("source", "provider", "model", "dataset", "synthetic_method", "true_label"))
+    tables["cues_validity_by_cell"] = by_cell[by_cell["n_claims"] > 0].reset_index(drop=True) if len(by_cell) \
+        else by_cell
     by_kind = validity_table(checked, by=("source", "true_label", "claim_kind"))
     tables["cues_validity_by_kind"] = by_kind[by_kind["n_claims"] > 0].reset_index(drop=True) if len(by_kind) \
         else by_kind

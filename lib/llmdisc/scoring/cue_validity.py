@@ -379,7 +379,9 @@ _LIST = re.compile(r"(?:e\.g\.,?|like|such as|values? of|values?|has|have|are(?:
                    r"\(?((?:'?-?\d+(?:\.\d+)?'?\s*,\s*)*(?:and\s+|or\s+)?'?-?\d+(?:\.\d+)?'?)(?!\d|\.\d)(?!-year)"
                    r"(?!\s*(?:%|rows|hours|unique|distinct|years|out of))")
 _STATISTIC = re.compile(r"\b(max|maximum|min|minimum|mean|median|average|std|unique|distinct|count|number of|"
-                        r"percentile|p\d\d|skewness|kurtosis)\b", re.I)
+                        r"percentile|p\d\d|skewness|kurtosis|shapiro|p-?values?|correlat\w*)\b|\br\s*=", re.I)
+"""Words of a statistic (of the C2 metadata block: "Shapiro-Wilk p=0.4529", "r=0.33"), whose number is no shown
+value."""
 
 
 def _owner_of_list(seg: str, start: int, cols: list[tuple[int, str]]) -> str | None:
@@ -682,34 +684,6 @@ def parser_agreement(reference: pd.DataFrame, vocabularies: Mapping[str, TableVo
     out.attrs["n_strings"], out.attrs["n_expected"], out.attrs["n_parsed"] = len(out), n_exp, n_pred
     out.attrs["n_correct"] = tp
     return out
-
-
-def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.DataFrame], *,
-                  n_rows: int = 20, seed: int = 42) -> tuple[dict, dict]:
-    """Rebuild the paper's shown samples: ``real.sample(20, random_state=42).sort_index()`` for REAL trials.
-
-    Args:
-        trials_or_cues: rows with source, run_id, trial_id, line_no, dataset_key, true_label.
-        real_tables: ``{dataset_key: the paper's real table in file order}`` (Adult: UCI ``adult.data`` with
-            ``?`` rows dropped; Census: the paper's ``census.csv``).
-        n_rows, seed: the paper's draw.
-
-    Returns:
-        ``(samples, reasons)``: ``samples[key]`` the rebuilt rows (None for SYNTHETIC trials: the paper's
-        synthetic tables are not available), ``reasons[key]`` why a sample is None.
-    """
-    drawn = {k: t.sample(n_rows, random_state=seed).sort_index().reset_index(drop=True)
-             for k, t in real_tables.items()}
-    samples, reasons = {}, {}
-    for rec in trials_or_cues.drop_duplicates(list(("source", "run_id", "trial_id", "line_no"))).to_dict("records"):
-        key = tuple(rec.get(k) for k in ("source", "run_id", "trial_id", "line_no"))
-        if rec.get("true_label") == "REAL" and rec.get("dataset_key") in drawn:
-            samples[key] = drawn[rec["dataset_key"]]
-        else:
-            samples[key] = None
-            reasons[key] = ("the paper's synthetic tables are not available" if rec.get("true_label") == "SYNTHETIC"
-                            else "the paper's real table of this dataset is not available")
-    return samples, reasons
 
 
 DISTINCT_KEY = ("dataset_key", "claim", "verdict")

@@ -191,6 +191,9 @@ def test_a_half_is_not_most_and_a_negated_quantifier_is_no_claim():
     ("For a dataset of 32561 rows this is odd.", []),
     ("In real data hours_per_week are typically e.g. 35, 45, 60.", []),
     ("race is highly concentrated around a single value.", []),
+    # a statistic of the C2 metadata block is no shown value (the paper's GaussianCopula red flag)
+    ("hours_per_week distribution is almost perfectly normal (Shapiro-Wilk p=0.4529).", []),
+    ("hours_per_week is correlated with age (r=0.21).", []),
 ])
 def test_regressions_found_by_the_paraphrase_set_and_the_papers_cues(text, expected):
     assert _on_known(text) == expected

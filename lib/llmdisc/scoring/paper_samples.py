@@ -1,0 +1,594 @@
+"""The rows the paper's trials were shown, rebuilt as the paper drew them and verified against its records.
+
+The paper's prompt builder showed ``table.sample(n=20, random_state=42).sort_index()`` of the whole source
+table (its ``prompt_builder.py``; PROTOCOL §8 row 1): every trial of one dataset × label saw the same 20 rows
+(the REAL trials of every synthesizer one real sample; the SYNTHETIC trials of a synthesizer one sample of its
+release), and a C2 prompt added the metadata block of that whole table. :func:`draw_paper_sample` repeats the
+draw. Repeating it on a file proves nothing by itself: the file may not be the one the trials saw (the paper's
+committed Census releases may be later regenerations). :func:`verify_paper_samples` therefore checks each
+rebuilt sample against what the trials' own records show of it:
+
+* ``release_statistic``: a statistic of the whole table quoted from a C2 prompt's metadata block ("occupation
+  has 9291 unique values", "mean of 42.5", "skewness 0.0114", "Shapiro-Wilk p=0.4529", "r=0.3280" for a named
+  pair of columns, "age ranges from 17 to 90"): it must equal the file's (:func:`quoted_statistics`; the
+  statistics are those of :func:`llmdisc.discrimination.metadata.metadata_statistics`, the paper's code), to
+  the precision quoted (one unit of the last digit quoted; counts, minima and maxima exactly). A range may
+  also describe the 20 rows the C2 prompt showed: it passes when it is either table's.
+* ``sample_value``: values the record quotes from the shown rows ("occupation values like 7088, 1806",
+  "race is uniformly 1 across all 20 rows", "row 18 ..."): claims of :data:`SAMPLE_EVIDENCE_KINDS` parsed by
+  :func:`llmdisc.scoring.cue_validity.parse_claims` and checked on the rebuilt rows with ``check_claim``. Each
+  passed check carries ``p_chance``, the probability that 20 rows drawn at random from the file would show
+  the quoted values too (binomial approximation from the values' frequencies): the smaller, the stronger a
+  match is as evidence that these are the rows shown.
+
+Statistics of the whole table are evidence independent of the claims the cue-validity tables check (those are
+about the shown rows); the quoted row values are the same strings those tables check, so they corroborate
+but do not decide alone when statistics exist (:func:`sample_status`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from llmdisc.errors import DataError
+from llmdisc.scoring.cue_validity import (
+    Claim,
+    TableVocabulary,
+    _segments,
+    check_claim,
+    parse_claims,
+)
+
+PAPER_SAMPLE_ROWS = 20
+PAPER_SAMPLE_SEED = 42
+"""The paper's draw: ``sample(n=20, random_state=42).sort_index()`` of the whole table (PROTOCOL §8 row 1)."""
+TRIAL_KEY = ("source", "run_id", "trial_id", "line_no")
+CELL = ("dataset", "dataset_key", "synthetic_method", "true_label", "provider", "model", "condition")
+SAMPLE_EVIDENCE_KINDS = ("row_values", "listed_values", "single_value", "every_row", "range")
+"""Claim kinds that quote values of the shown rows (``range`` only when it is about the sample: C1, or a C2
+range that says "sample"); the rest state counts or judgements, which a right sample can still contradict."""
+STATUSES = ("verified", "disputed", "mismatch", "unverified", "not_rebuilt")
+"""``verified``: the record's evidence agrees with the rebuilt sample, no check fails (claims are checked on it);
+``disputed``: most checks agree but some fail (a misquote, or a file edited in a few values; claims are not
+checked); ``mismatch``: the evidence contradicts the file (a different table than the trials saw, e.g. a later
+regeneration; claims are not checked); ``unverified``: the file was drawn from but the records quote nothing
+decisive (claims not checked); ``not_rebuilt``: the file is not available."""
+MISMATCH_SHARE = 0.2
+"""A sample is a ``mismatch`` when more than this share of its distinct release statistics, or more than
+half of its distinct quoted row values, disagree with the file: a regenerated file disagrees on most of them,
+where a misquote or an edited value fails one check (``disputed``)."""
+STRONG_CHANCE = 0.01
+"""Without release statistics, quoted row values verify a sample only when at least one match would happen
+by chance with probability below this (a 4-digit occupation code, not ``sex = 1``)."""
+
+
+def draw_paper_sample(table: pd.DataFrame, *, n_rows: int = PAPER_SAMPLE_ROWS,
+                      seed: int = PAPER_SAMPLE_SEED) -> pd.DataFrame:
+    """The rows the paper's prompt showed of ``table``: ``table.sample(n_rows, random_state=seed).sort_index()``.
+
+    Args:
+        table: the whole table in file order (index 0..n-1, as ``pd.read_csv`` gives it).
+        n_rows, seed: the paper's 20 and 42.
+
+    Returns:
+        The shown rows in the order shown, index = their 0-based row numbers in the file.
+
+    Raises:
+        DataError: the table has fewer than ``n_rows`` rows (the paper then showed the whole table).
+    """
+    if len(table) <= n_rows:
+        raise DataError(f"a table of {len(table)} rows: the paper showed it whole, there is no draw to rebuild; "
+                        f"fix: pass the whole source table (the paper's files hold 32,561 rows)")
+    return table.sample(n=n_rows, random_state=seed).sort_index()
+
+
+# --------------------------------------------------------------------------- quoted statistics
+@dataclass(frozen=True)
+class QuotedStatistic:
+    """One statistic of a whole table quoted in a cue string.
+
+    Attributes:
+        statistic: ``n_unique``, ``mean``, ``median``, ``std``, ``min``, ``max``, ``p25``, ``p75``,
+            ``skewness``, ``kurtosis``, ``shapiro_p``, ``correlation`` or ``range``.
+        columns: the column (two for a correlation).
+        value: the number quoted (``(low, high)`` for a range).
+        decimals: digits after the decimal point as quoted (the precision it is compared to).
+        text: the clause it came from.
+    """
+
+    statistic: str
+    columns: tuple[str, ...]
+    value: Any
+    decimals: int
+    text: str
+
+    def describe(self) -> str:
+        """``mean age=42.5``, ``correlation age×income_above_50k=0.2462``, ``range age=17-90``."""
+        value = f"{_fmt_num(self.value[0])}-{_fmt_num(self.value[1])}" if self.statistic == "range" else \
+            _fmt_num(self.value)
+        return f"{self.statistic} {'×'.join(self.columns)}={value}"
+
+
+def _fmt_num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+_NUM = r"-?\d+(?:\.\d+)?"
+_STAT_NAMES = {"mean": "mean", "average": "mean", "median": "median", "std": "std",
+               "standard deviation": "std", "min": "min", "minimum": "min", "max": "max", "maximum": "max",
+               "p25": "p25", "p75": "p75", "skewness": "skewness", "skew": "skewness", "kurtosis": "kurtosis"}
+_STAT = re.compile(r"\b(standard deviation|skewness|kurtosis|average|maximum|minimum|median|mean|skew|std|min|max|"
+                   r"p25|p75)\b\s*(?:of|=|:|is|was|at)?\s*\(?\s*(?:~|≈|about|around|approximately|roughly)?\s*"
+                   rf"({_NUM})(?![\d.]*\s*(?:-|–|to)\s*\d)(?!\d)", re.I)
+_INT = r"\d{1,3}(?:,\d{3})+(?!\d)|\d+"
+_UNIQUE = re.compile(rf"\bunique\s*=\s*({_INT})|\b({_INT})\s+(?:unique|distinct)\b|"
+                     rf"\bunique(?:\s+(?:values?|codes?|categories))?\s*\(({_INT})\)", re.I)
+_SHAPIRO = re.compile(rf"shapiro[- ]wilk\s*(?:test\s*)?p(?:-?values?)?\s*(?:of|=|:|is)?\s*(\d*\.\d+|\d+)", re.I)
+_CORR = re.compile(r"\br\s*=\s*(-?\d*\.\d+)")
+_RANGE = re.compile(rf"(?:range[sd]?|spans?|spanning|from|\()\s*(?:from|of|:)?\s*\(?({_NUM})\s*(?:-|–|to)\s*"
+                    rf"({_NUM})(?![\d.])", re.I)
+_ALL_COLUMNS = re.compile(r"\ball (?:the )?(?:columns|variables|features)\b|\bevery (?:column|variable)\b", re.I)
+_SAMPLE_WORDS = re.compile(r"\bsample\b|\brows? shown\b|\bdisplayed\b|\bshown rows\b", re.I)
+
+
+def _decimals(text: str) -> int:
+    return len(text.split(".", 1)[1]) if "." in text else 0
+
+
+def _clauses(text: str) -> list[str]:
+    out = []
+    for seg in _segments(str(text).replace("`", "'").replace("**", "")):
+        out.extend(p.strip() for p in seg.split(";") if p.strip())
+    return out
+
+
+def _owner(cols: Sequence[tuple[int, str]], pos: int) -> str | None:
+    before = [c for p, c in cols if p < pos]
+    return before[-1] if before else None
+
+
+def quoted_statistics(text: Any, vocab: TableVocabulary) -> list[QuotedStatistic]:
+    """Statistics of a whole table quoted in one cue string (read from a C2 prompt's metadata block).
+
+    A statistic belongs to the column named last before it in its clause (sentence, bullet or ``;`` part); one
+    without a column, or said of "all columns", is not read. A correlation ``r=…`` belongs to the two columns
+    named between it and the previous ``r=`` of the clause, or to the one named there and the clause's first
+    column ("occupation … with education (r=-0.60) and income (r=-0.40)"); any other count of columns is not
+    read ("a and b with c (r=…, r=… respectively)").
+
+    Args:
+        text: the cue string (non-strings give nothing).
+        vocab: the table's vocabulary (its column names).
+
+    Returns:
+        The statistics in order of appearance.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return []
+    out: list[QuotedStatistic] = []
+    for clause in _clauses(text):
+        cols = vocab.columns_in(clause)
+        if not cols or _ALL_COLUMNS.search(clause):
+            continue
+        taken: list[tuple[int, int]] = []  # spans already read, so one number is read once
+        for m in _SHAPIRO.finditer(clause):
+            col = _owner(cols, m.start())
+            if col:
+                out.append(QuotedStatistic("shapiro_p", (col,), float(m.group(1)), _decimals(m.group(1)), clause))
+            taken.append(m.span())
+        for m in _STAT.finditer(clause):
+            if any(a <= m.start(2) < b for a, b in taken):
+                continue
+            col = _owner(cols, m.start())
+            if col:
+                out.append(QuotedStatistic(_STAT_NAMES[m.group(1).lower()], (col,), float(m.group(2)),
+                                           _decimals(m.group(2)), clause))
+        for m in _UNIQUE.finditer(clause):
+            number = next(g for g in m.groups() if g)
+            col = _owner(cols, m.start())
+            if col:
+                out.append(QuotedStatistic("n_unique", (col,), float(number.replace(",", "")), 0, clause))
+        if not _SAMPLE_WORDS.search(clause):
+            for m in _RANGE.finditer(clause):
+                col = _owner(cols, m.start())
+                if col and col in vocab.numeric and float(m.group(1)) <= float(m.group(2)):
+                    out.append(QuotedStatistic("range", (col,), (float(m.group(1)), float(m.group(2))),
+                                               max(_decimals(m.group(1)), _decimals(m.group(2))), clause))
+        subject = cols[0][1]
+        previous = 0
+        for m in _CORR.finditer(clause):
+            between = list(dict.fromkeys(c for p, c in cols if previous <= p < m.start()))
+            previous = m.end()
+            pair = between if len(between) == 2 else [subject, between[0]] if (
+                len(between) == 1 and between[0] != subject) else None
+            if pair:
+                out.append(QuotedStatistic("correlation", tuple(pair), float(m.group(1)), _decimals(m.group(1)),
+                                           clause))
+    return out
+
+
+def table_statistic(stats: Mapping[str, Any], quoted: QuotedStatistic) -> Any:
+    """The value of a quoted statistic in a table's :func:`~llmdisc.discrimination.metadata.metadata_statistics`.
+
+    Returns:
+        A float (``(min, max)`` for a range), or None when the table has no such statistic.
+    """
+    if quoted.statistic == "correlation":
+        a, b = quoted.columns
+        for x, y, r in stats["correlations"]:
+            if {x, y} == {a, b}:
+                return r
+        return None
+    info = stats["columns"].get(quoted.columns[0])
+    if info is None:
+        return None
+    if quoted.statistic == "range":
+        return (info["min"], info["max"]) if "min" in info else None
+    return info.get(quoted.statistic)
+
+
+def statistic_matches(quoted: QuotedStatistic, value: Any) -> bool:
+    """True when ``value`` equals the quoted number to its precision (one unit of the last digit quoted).
+
+    Counts (``n_unique``), minima, maxima and ranges of integer columns must be equal; a quoted ``0.0`` for a
+    Shapiro p matches any p below 0.05 written with one decimal (the paper's block prints ``p=0.0``).
+    """
+    if value is None:
+        return False
+    if quoted.statistic == "range":
+        return all(math.isclose(float(q), float(v), abs_tol=10.0 ** -quoted.decimals if quoted.decimals else 1e-9)
+                   for q, v in zip(quoted.value, value))
+    if quoted.statistic in ("n_unique", "min", "max") and quoted.decimals == 0:
+        return math.isclose(float(quoted.value), float(value), abs_tol=1e-9)
+    return abs(float(value) - float(quoted.value)) <= 10.0 ** -quoted.decimals + 1e-12
+
+
+# --------------------------------------------------------------------------- quoted row values
+def _value_share(series: pd.Series, value: Any) -> float:
+    return float(np.isclose(series.astype(float), float(value)).mean()) if pd.api.types.is_numeric_dtype(series) \
+        else float((series.astype(str).str.strip().str.lower() == str(value).strip().lower()).mean())
+
+
+def chance_of(claim: Claim, table: pd.DataFrame, n_rows: int = PAPER_SAMPLE_ROWS) -> float:
+    """Probability that ``n_rows`` rows drawn at random from ``table`` make a quoted-values claim true.
+
+    Binomial approximation (draws with replacement) from the frequencies of the values in the table; values
+    treated as independent. NaN for a kind without a simple form (a range).
+
+    Args:
+        claim: a claim of :data:`SAMPLE_EVIDENCE_KINDS`.
+        table: the whole table the sample was drawn from.
+        n_rows: rows shown.
+
+    Returns:
+        A probability in [0, 1]; small means a match is strong evidence that these are the rows shown.
+    """
+    if claim.kind == "listed_values":
+        (col, values), = claim.values.items()
+        return float(np.prod([1 - (1 - _value_share(table[col], v)) ** n_rows for v in values]))
+    if claim.kind in ("single_value", "every_row"):
+        mask = np.ones(len(table), dtype=bool)
+        for col, value in claim.values.items():
+            if value is None:
+                return float(sum(s ** n_rows for s in table[col].value_counts(normalize=True)))
+            mask &= np.isclose(table[col].astype(float), float(value)) if pd.api.types.is_numeric_dtype(
+                table[col]) else (table[col].astype(str) == str(value)).to_numpy()
+        return float(mask.mean() ** n_rows)
+    if claim.kind == "row_values":
+        mask = np.ones(len(table), dtype=bool)
+        for col, value in claim.values.items():
+            mask &= np.isclose(table[col].astype(float), float(value)) if pd.api.types.is_numeric_dtype(
+                table[col]) else (table[col].astype(str) == str(value)).to_numpy()
+        return float(mask.mean() ** len(claim.rows))
+    return float("nan")
+
+
+def is_sample_evidence(claim: Claim, condition: str | None) -> bool:
+    """True for a claim that quotes values of the shown rows (:data:`SAMPLE_EVIDENCE_KINDS`)."""
+    if claim.kind not in SAMPLE_EVIDENCE_KINDS or claim.negated:
+        return False
+    if claim.kind == "range":
+        return claim.scope == "sample" and (condition != "C2" or bool(_SAMPLE_WORDS.search(claim.text)))
+    if claim.kind == "single_value":
+        return next(iter(claim.values.values())) is not None
+    return True
+
+
+# --------------------------------------------------------------------------- verification
+@dataclass
+class SampleVerification:
+    """What :func:`verify_paper_samples` found.
+
+    Attributes:
+        samples: ``{(dataset_key, true_label, synthetic_method): shown rows}`` for every rebuilt sample (index:
+            row numbers in the file); REAL samples are keyed with ``synthetic_method = ""`` (one real sample
+            serves every synthesizer's REAL trials).
+        status: ``{same key: (status, reason)}``, status in :data:`STATUSES`.
+        checks: one row per check (trial key, cell columns, field, check = ``release_statistic`` or
+            ``sample_value``, statistic (the statistic or claim kind), columns, quoted, rebuilt (the file's or
+            the sample's value), passed, p_chance, text).
+        cells: one row per cell (:data:`CELL`): n_trials, rebuilt, sample_rows, check counts, sample_status,
+            status_reason and differences (see :func:`cell_table`).
+    """
+
+    samples: dict[tuple, pd.DataFrame] = field(default_factory=dict)
+    status: dict[tuple, tuple[str, str]] = field(default_factory=dict)
+    checks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cells: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def sample_key(dataset_key: str, true_label: str, synthetic_method: str | None) -> tuple[str, str, str]:
+    """The key of the sample a trial saw: REAL trials of every synthesizer share one."""
+    return (dataset_key, true_label, "" if true_label == "REAL" else str(synthetic_method or ""))
+
+
+def _distinct(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop_duplicates(["statistic", "columns", "quoted", "passed"])
+
+
+def sample_status(checks: pd.DataFrame, *, rebuilt: bool) -> tuple[str, str]:
+    """Decide whether a rebuilt sample is the one the trials saw, from its checks (all trials together).
+
+    Rule (counted over distinct checks, so a repeated answer counts once): ``mismatch`` when more than
+    :data:`MISMATCH_SHARE` of the release statistics, or more than half of the quoted row values, fail;
+    ``disputed`` when fewer fail but some do; ``verified`` when none fails and at least one release statistic
+    passes, or (none quoted) a quoted row value passes whose chance match is below :data:`STRONG_CHANCE`;
+    otherwise ``unverified``.
+
+    Args:
+        checks: the sample's rows of :attr:`SampleVerification.checks`.
+        rebuilt: whether the file was there to draw from.
+
+    Returns:
+        ``(status, reason)`` with the counts behind it.
+    """
+    if not rebuilt:
+        return "not_rebuilt", "the file is not in the reference folder"
+    if checks.empty:
+        return "unverified", "the records quote nothing of this sample that can be checked"
+    release = _distinct(checks[checks["check"] == "release_statistic"])
+    values = _distinct(checks[checks["check"] == "sample_value"])
+    r_fail, v_fail = int((~release["passed"]).sum()), int((~values["passed"]).sum())
+    counts = (f"release statistics {len(release) - r_fail}/{len(release)} match, quoted row values "
+              f"{len(values) - v_fail}/{len(values)} shown (distinct checks)")
+    if (len(release) and r_fail > MISMATCH_SHARE * len(release)) or (len(values) and 2 * v_fail > len(values)):
+        return "mismatch", f"the file is not the table the trials saw: {counts}"
+    if r_fail or v_fail:
+        return "disputed", f"some of the records' figures differ from the rebuilt sample: {counts}"
+    strong = values[values["passed"] & (values["p_chance"] < STRONG_CHANCE)]
+    if len(release) or len(strong):
+        return "verified", counts
+    return "unverified", f"no decisive evidence: {counts}"
+
+
+def _difference(rec: Mapping[str, Any]) -> str:
+    return f"{rec['statistic']} {rec['columns']}: quoted {rec['quoted']}, rebuilt {rec['rebuilt']}"
+
+
+def cell_table(verification_checks: pd.DataFrame, trials: pd.DataFrame, samples: Mapping[tuple, pd.DataFrame],
+               status: Mapping[tuple, tuple[str, str]]) -> pd.DataFrame:
+    """One row per cell: its trials, whether its sample was rebuilt, its checks and where they differ.
+
+    Returns:
+        Columns :data:`CELL`, n_trials, rebuilt, sample_rows (the 0-based row numbers of the file shown,
+        ``;``-joined), n_checks, n_passed, n_failed (every mention), n_release_checks, n_release_failed,
+        n_sample_checks, n_sample_failed, n_distinct_checks, n_distinct_failed, min_p_chance (the strongest
+        passed row-value match), sample_status and status_reason (of the cell's sample: all trials of all cells
+        that saw it decide it together), differences (the distinct failed checks, `` | ``-joined) and
+        agreements (up to five distinct passed checks).
+    """
+    rows = []
+    for key, grp in trials.groupby(list(CELL), dropna=False, sort=True):
+        rec = dict(zip(CELL, key))
+        skey = sample_key(rec["dataset_key"], rec["true_label"], rec["synthetic_method"])
+        mine = verification_checks[verification_checks["cell"] == "|".join(map(str, key))] \
+            if not verification_checks.empty else verification_checks
+        sample = samples.get(skey)
+        st, reason = status.get(skey, ("not_rebuilt", "no file for this sample"))
+        distinct = _distinct(mine) if not mine.empty else mine
+        passed = distinct[distinct["passed"]] if not distinct.empty else distinct
+        failed = distinct[~distinct["passed"]] if not distinct.empty else distinct
+        kind = mine["check"] if not mine.empty else pd.Series(dtype=str)
+        ok = mine["passed"] if not mine.empty else pd.Series(dtype=bool)
+        p_values = mine.loc[mine["passed"] & (mine["check"] == "sample_value"), "p_chance"] if not mine.empty \
+            else pd.Series(dtype=float)
+        rows.append({**rec, "n_trials": len(grp), "rebuilt": sample is not None,
+                     "sample_rows": ";".join(map(str, sample.index)) if sample is not None else "",
+                     "n_checks": len(mine), "n_passed": int(ok.sum()), "n_failed": int((~ok).sum()),
+                     "n_release_checks": int((kind == "release_statistic").sum()),
+                     "n_release_failed": int(((kind == "release_statistic") & ~ok).sum()),
+                     "n_sample_checks": int((kind == "sample_value").sum()),
+                     "n_sample_failed": int(((kind == "sample_value") & ~ok).sum()),
+                     "n_distinct_checks": len(distinct), "n_distinct_failed": len(failed),
+                     "min_p_chance": float(p_values.min()) if len(p_values) else float("nan"),
+                     "sample_status": st, "status_reason": reason,
+                     "differences": " | ".join(_difference(r) for r in failed.to_dict("records")),
+                     "agreements": " | ".join(_difference(r) for r in passed.head(5).to_dict("records"))})
+    return pd.DataFrame(rows)
+
+
+def verify_paper_samples(trials: pd.DataFrame, *, synthetic_tables: Mapping[tuple[str, str], pd.DataFrame],
+                         real_tables: Mapping[str, pd.DataFrame], n_rows: int = PAPER_SAMPLE_ROWS,
+                         seed: int = PAPER_SAMPLE_SEED) -> SampleVerification:
+    """Rebuild the sample every paper trial was shown and check it against what the trial's record shows of it.
+
+    Args:
+        trials: the paper's trial records (:func:`llmdisc.scoring.reference.import_paper_trials`; only valid
+            ones are read) of the datasets to verify.
+        synthetic_tables: ``{(dataset_key, synthetic_method): the paper's release, file order}``; a SYNTHETIC
+            trial of a method without one is ``not_rebuilt``.
+        real_tables: ``{dataset_key: the paper's real table, file order}``: the REAL trials' source and the
+            vocabulary of the cue strings.
+        n_rows, seed: the paper's draw (20, 42).
+
+    Returns:
+        A :class:`SampleVerification`: the rebuilt samples, each one's status, every check and the per-cell
+        table. Only datasets in ``real_tables`` are read.
+    """
+    from llmdisc.discrimination.metadata import metadata_statistics
+    from llmdisc.scoring.cues import cue_strings
+
+    trials = trials[(trials["status"] == "valid") & trials["dataset_key"].isin(list(real_tables))]
+    trials = trials.assign(synthetic_method=trials["synthetic_method"].fillna(""))
+    vocabularies = {k: TableVocabulary.from_table(t) for k, t in real_tables.items()}
+    sources: dict[tuple, pd.DataFrame] = {}
+    for dkey in sorted(set(trials["dataset_key"])):
+        sources[sample_key(dkey, "REAL", "")] = real_tables[dkey]
+        for method in sorted(set(trials.loc[trials["dataset_key"] == dkey, "synthetic_method"])):
+            if (dkey, method) in synthetic_tables:
+                sources[sample_key(dkey, "SYNTHETIC", method)] = synthetic_tables[(dkey, method)]
+    samples = {k: draw_paper_sample(t, n_rows=n_rows, seed=seed) for k, t in sources.items()}
+    stats_cache: dict[tuple, dict] = {}
+    rows: list[dict[str, Any]] = []
+    cues = cue_strings(trials, source="paper")
+    for rec in cues.to_dict("records"):
+        skey = sample_key(rec["dataset_key"], rec["true_label"], rec["synthetic_method"])
+        sample = samples.get(skey)
+        if sample is None:
+            continue
+        source = sources[skey]
+        vocab = vocabularies[rec["dataset_key"]]
+        base = {**{k: rec.get(k) for k in (*TRIAL_KEY, *CELL)}, "field": rec["field"],
+                "cell": "|".join(str(rec.get(k)) for k in CELL), "text": rec["text"]}
+        shown = sample.reset_index(drop=True)
+        if rec["condition"] == "C2":  # the metadata block described the whole source table
+            if skey not in stats_cache:
+                stats_cache[skey] = {"table": metadata_statistics(source), "sample": metadata_statistics(shown)}
+            for quoted in quoted_statistics(rec["text"], vocab):
+                value = table_statistic(stats_cache[skey]["table"], quoted)
+                passed = statistic_matches(quoted, value)
+                if quoted.statistic == "range" and not passed:  # a range may describe the 20 rows shown
+                    passed = statistic_matches(quoted, table_statistic(stats_cache[skey]["sample"], quoted))
+                rows.append({**base, "check": "release_statistic", "statistic": quoted.statistic,
+                             "columns": "×".join(quoted.columns), "quoted": _quoted_text(quoted.value),
+                             "rebuilt": _quoted_text(value), "passed": bool(passed),
+                             "p_chance": float("nan")})
+        for claim in parse_claims(rec["text"], vocab, condition=rec["condition"]):
+            if not is_sample_evidence(claim, rec["condition"]):
+                continue
+            verdict, detail = check_claim(claim, shown, real=real_tables[rec["dataset_key"]])
+            if verdict == "not_checkable":
+                continue
+            rows.append({**base, "check": "sample_value", "statistic": claim.kind,
+                         "columns": "×".join(sorted(claim.values)), "quoted": claim.describe(), "rebuilt": detail,
+                         "passed": verdict == "true",
+                         "p_chance": chance_of(claim, source, n_rows) if verdict == "true" else float("nan")})
+    checks = pd.DataFrame(rows, columns=[*TRIAL_KEY, *CELL, "field", "cell", "check", "statistic", "columns",
+                                         "quoted", "rebuilt", "passed", "p_chance", "text"])
+    checks["passed"] = checks["passed"].astype(bool)
+    status: dict[tuple, tuple[str, str]] = {}
+    keys = {sample_key(r["dataset_key"], r["true_label"], r["synthetic_method"]) for r in
+            trials.to_dict("records")}
+    for skey in sorted(keys):
+        mine = checks[[sample_key(d, t, m) == skey for d, t, m in
+                       zip(checks["dataset_key"], checks["true_label"], checks["synthetic_method"])]]
+        status[skey] = sample_status(mine, rebuilt=skey in samples)
+    cells = cell_table(checks, trials, samples, status)
+    return SampleVerification(samples=samples, status=status, checks=checks, cells=cells)
+
+
+def _quoted_text(value: Any) -> str:
+    """A quoted or rebuilt value as text: ``none``, ``17-90`` for a range, else rounded to 4 dp."""
+    if value is None:
+        return "none"
+    if isinstance(value, tuple):
+        return "-".join(_quoted_text(v) for v in value)
+    return _fmt_num(round(float(value), 4))
+
+
+def paper_release_tables() -> dict[tuple[str, str], pd.DataFrame]:
+    """The paper's Census releases in the reference folder, ``{("census-codes", synthesizer): release}``.
+
+    A release missing from the folder is left out (its SYNTHETIC samples are then ``not_rebuilt``).
+    """
+    from llmdisc.data.reference import PAPER_SYNTHESIZERS, load_paper_release
+    from llmdisc.errors import ReferenceMissingError
+    from llmdisc.scoring.reference import DATASET_KEYS
+
+    releases = {}
+    for method in PAPER_SYNTHESIZERS:
+        try:
+            releases[(DATASET_KEYS["census"], method)] = load_paper_release(method)
+        except ReferenceMissingError:
+            continue
+    return releases
+
+
+def verify_paper_census_samples(trials: pd.DataFrame | None = None) -> SampleVerification:
+    """:func:`verify_paper_samples` on the paper's Census trials, its Census extract and its three releases.
+
+    Args:
+        trials: the paper's trial records (default: every ``llm_results_*.jsonl`` of the reference folder).
+
+    Returns:
+        The verification of every Census sample (a release missing from the reference folder: its SYNTHETIC
+        samples are ``not_rebuilt``).
+
+    Raises:
+        ReferenceMissingError: no reference folder or no Census extract (fix: ``llmdisc data fetch-reference``).
+    """
+    from llmdisc.data.reference import load_paper_census
+    from llmdisc.scoring.reference import DATASET_KEYS, import_paper_trials, paper_trial_files
+
+    if trials is None:
+        trials = import_paper_trials(paper_trial_files())
+    return verify_paper_samples(trials, synthetic_tables=paper_release_tables(),
+                                real_tables={DATASET_KEYS["census"]: load_paper_census()})
+
+
+def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.DataFrame], *,
+                  verification: SampleVerification | None = None, n_rows: int = PAPER_SAMPLE_ROWS,
+                  seed: int = PAPER_SAMPLE_SEED) -> tuple[dict, dict]:
+    """The sample each paper trial was shown, for checking its claims; None (with the reason) where unknown.
+
+    A trial whose sample ``verification`` covers gets it only when it is ``verified`` (a ``mismatch`` sample is
+    not the one shown: checking claims on it would count them against the wrong rows). Other REAL trials get
+    ``draw_paper_sample`` of their real table (the draw is the paper's; the real files are the paper's).
+
+    Args:
+        trials_or_cues: rows with source, run_id, trial_id, line_no, dataset_key, true_label, synthetic_method.
+        real_tables: ``{dataset_key: the paper's real table in file order}`` (Adult: UCI ``adult.data`` with
+            ``?`` rows dropped; Census: the paper's ``census.csv``).
+        verification: :func:`verify_paper_samples` output (e.g. for Census), or None.
+        n_rows, seed: the paper's draw.
+
+    Returns:
+        ``(samples, reasons)``: ``samples[trial key]`` the rows shown in the order shown (index reset) or None,
+        ``reasons[trial key]`` why a sample is None.
+    """
+    drawn = {k: draw_paper_sample(t, n_rows=n_rows, seed=seed).reset_index(drop=True)
+             for k, t in real_tables.items()}
+    covered = {k[0] for k in verification.status} if verification is not None else set()
+    samples, reasons = {}, {}
+    for rec in trials_or_cues.drop_duplicates([k for k in TRIAL_KEY if k in trials_or_cues]).to_dict("records"):
+        key = tuple(rec.get(k) for k in TRIAL_KEY)
+        dkey, label = rec.get("dataset_key"), rec.get("true_label")
+        samples[key] = None
+        if dkey in covered:
+            skey = sample_key(dkey, label, rec.get("synthetic_method"))
+            st, why = verification.status.get(skey, ("not_rebuilt", "no file for this sample"))
+            if st == "verified":
+                samples[key] = verification.samples[skey].reset_index(drop=True)
+            else:
+                reasons[key] = f"sample {st}: {why}"
+        elif label == "REAL" and dkey in drawn:
+            samples[key] = drawn[dkey]
+        else:
+            reasons[key] = ("the paper's synthetic tables of this dataset are not available" if label == "SYNTHETIC"
+                            else "the paper's real table of this dataset is not available")
+    return samples, reasons
+
+
+__all__ = [
+    "PAPER_SAMPLE_ROWS", "PAPER_SAMPLE_SEED", "SAMPLE_EVIDENCE_KINDS", "STATUSES", "QuotedStatistic",
+    "SampleVerification", "cell_table", "chance_of", "draw_paper_sample", "is_sample_evidence",
+    "paper_release_tables", "paper_samples",
+    "quoted_statistics", "sample_key", "sample_status", "statistic_matches", "table_statistic",
+    "verify_paper_census_samples", "verify_paper_samples",
+]
