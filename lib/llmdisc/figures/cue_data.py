@@ -1,8 +1,7 @@
 """Notebook 10's inputs: every cue string (our trials, the paper's, the human notes), coded and checked.
 
-:func:`cue_analysis` returns every ``cues_*`` table (and ``paper_sample_checks``: the paper's Census samples rebuilt
-from its files and verified against its records, :mod:`llmdisc.scoring.paper_samples`) as a dict of DataFrames;
-notebook 10 writes them with
+:func:`cue_analysis` returns every ``cues_*`` table as a dict of DataFrames (claims of the paper's Census trials
+checked on the samples :mod:`llmdisc.scoring.paper_samples` rebuilt and verified); notebook 10 writes them with
 :func:`llmdisc.scoring.tables.write_table` and :mod:`llmdisc.figures.cue_plots` draws from them. It lives in the
 figures stage because it reads the human label files (:func:`llmdisc.human.read_labels`).
 """
@@ -30,12 +29,7 @@ from llmdisc.scoring.cue_validity import (
     validity_table,
 )
 from llmdisc.scoring.metrics import wilson_interval
-from llmdisc.scoring.paper_samples import (
-    SampleVerification,
-    paper_release_tables,
-    paper_samples,
-    verify_paper_samples,
-)
+from llmdisc.scoring.paper_samples import paper_release_tables, paper_samples, verify_paper_samples
 from llmdisc.scoring.cues import (
     code_cues,
     coder_agreement,
@@ -70,25 +64,6 @@ def paper_real_tables() -> dict[str, pd.DataFrame]:
     if census is not None:
         tables["census-codes"] = pd.read_csv(census)
     return tables
-
-
-def paper_sample_check_details(verification: SampleVerification) -> pd.DataFrame:
-    """The checks of :func:`~llmdisc.scoring.paper_samples.verify_paper_samples`, one row per distinct check per cell.
-
-    Returns:
-        Columns dataset, synthetic_method, true_label, provider, model, condition, check, statistic, columns,
-        quoted, rebuilt, passed, p_chance, n_mentions (trials' cue strings quoting it), example (one of them,
-        first 240 characters).
-    """
-    checks = verification.checks
-    keys = ["dataset", "synthetic_method", "true_label", "provider", "model", "condition", "check", "statistic",
-            "columns", "quoted", "rebuilt", "passed"]
-    if checks.empty:
-        return pd.DataFrame(columns=[*keys, "p_chance", "n_mentions", "example"])
-    out = checks.groupby(keys, sort=True, dropna=False).agg(
-        p_chance=("p_chance", "first"), n_mentions=("text", "size"),
-        example=("text", lambda s: str(s.iloc[0])[:240])).reset_index()
-    return out
 
 
 def our_samples(trials: pd.DataFrame) -> tuple[dict, dict, dict[str, pd.DataFrame]]:
@@ -148,7 +123,10 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
 
     Returns:
         ``{"tables": {name: DataFrame}, "inputs": [relative paths read], "input_paths": [the same files as
-        paths], "counts": {...}}``.
+        paths], "counts": {...}, "coded": the coded cue strings, "paper_samples": the
+        :class:`~llmdisc.scoring.paper_samples.SampleVerification` of the paper's Census samples (None without
+        the paper's Census extract)}``; the paper's samples are checked only where verified (notebook 08 writes
+        the verification tables ``paper_sample_checks``).
     """
     from llmdisc.discrimination import load_trials
     from llmdisc.human import read_labels
@@ -168,6 +146,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         input_paths.extend(sorted(trials_dir.rglob("*.jsonl")))
         inputs.extend(relative_to_root(f) for f in sorted(trials_dir.rglob("*.jsonl")))
     paper = pd.DataFrame()
+    verification = None
     if include_paper and reference_dir() is not None:
         files = paper_trial_files()
         paper = import_paper_trials(files)
@@ -224,13 +203,10 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     parsed = []  # the strings the parser read: those of a table with a vocabulary (the rest are not parsed)
     paper_cues = usable[usable["source"] == "paper"]
     if not paper_cues.empty:
-        verification = None
         if "census-codes" in reals:  # rebuild the Census samples from the paper's files and verify them
             releases = paper_release_tables()
             verification = verify_paper_samples(paper, synthetic_tables=releases,
                                                 real_tables={"census-codes": reals["census-codes"]})
-            tables["paper_sample_checks"] = verification.cells
-            tables["paper_sample_check_details"] = paper_sample_check_details(verification)
             input_paths.extend(paper_release_path(m) for _, m in sorted(releases))
             inputs.extend(relative_to_root(paper_release_path(m)) for _, m in sorted(releases))
         samples, reasons = paper_samples(paper_cues, reals, verification=verification)
@@ -308,4 +284,5 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     counts = {"cue_strings": int(len(cues)), "cue_strings_with_text": int(len(usable)),
               "trials_or_answers": int(len(per_trial)), "claims": int(len(checked)),
               "codebook_version": codebook.version}
-    return {"tables": tables, "inputs": inputs, "input_paths": input_paths, "counts": counts, "coded": coded}
+    return {"tables": tables, "inputs": inputs, "input_paths": input_paths, "counts": counts, "coded": coded,
+            "paper_samples": verification}

@@ -230,6 +230,14 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
                      "``trivial`` row, the headline is ``substantive`` (notebook 10).",
     "cues_validity_by_kind": "Cited facts checked against the rows shown, per claim kind, by mention and by "
                              "distinct claim (notebook 10).",
+    "cues_validity_by_cell": "Cited facts checked against the rows shown, per source × model × dataset × "
+                             "synthesizer × true label, by mention and by distinct claim (notebook 10).",
+    "paper_sample_checks": "The paper's Census samples rebuilt as it drew them (20 rows, random_state 42) from its "
+                           "extract and releases, per cell: the figures its records quote (C2 metadata statistics, "
+                           "row values) against the rebuilt file and rows, and whether the sample is the one shown "
+                           "(verified, disputed, mismatch: a later regeneration) (notebook 10).",
+    "paper_sample_check_details": "Every distinct figure the paper's Census records quote of their sample, quoted "
+                                  "against rebuilt, with the chance of a match by luck (notebook 10).",
     "cues_parser_coverage": "Share of cue strings in which the claim parser found any checkable claim, overall, "
                             "per field, per cue theme and per claim kind, with Wilson 95 % intervals: strings "
                             "without a claim are counted here (notebook 10).",

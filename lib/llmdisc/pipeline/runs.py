@@ -177,7 +177,9 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                 output_globs=[f"results/likelihood/likelihood-{key}-*"]))
             final_deps.append(run_id)
     if config.cue_analysis:
-        cue_inputs = [str(ref / "results") + "/**/*.*"] if ref is not None else []
+        # the paper's records and human labels, and its Census files its samples are rebuilt from
+        cue_inputs = [str(ref / "results") + "/**/*.*", str(ref / "data" / "census") + "/**/*.csv"] \
+            if ref is not None else []
         runs.append(NotebookRun(
             "10_cues", "10", NOTEBOOKS["10"], {"seed": seed, "quick": quick, "trials_dir": "", "out_dir": ""},
             depends_on=trial_runs + ["06_human_pilot"], input_globs=cue_inputs,

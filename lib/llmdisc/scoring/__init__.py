@@ -6,11 +6,12 @@ own records through :mod:`~llmdisc.scoring.reference`) and writes nothing itself
 and bootstrap intervals and :func:`score_cells`; :mod:`~llmdisc.scoring.calibration` the Brier score, ECE and
 reliability bins of stated confidence; :mod:`~llmdisc.scoring.analyses` the paper's fair cells, matched-N, seed
 stability and permutation tests; :mod:`~llmdisc.scoring.cues`, :mod:`~llmdisc.scoring.cue_validity` and
-:mod:`~llmdisc.scoring.cue_tables` the reasoning cues (theme codebook, coder, validity of cited facts);
+:mod:`~llmdisc.scoring.cue_tables` the reasoning cues (theme codebook, coder, validity of cited facts), with
+:mod:`~llmdisc.scoring.paper_samples` the rows the paper's trials were shown, rebuilt and verified against its records;
 :mod:`~llmdisc.scoring.auc` and :mod:`~llmdisc.scoring.probability` the verdict as a probability (AUC, raw and calibrated DRS); :mod:`~llmdisc.scoring.tables` one function per table.
 """
 
-from llmdisc.scoring import cue_tables, cue_validity, cues, reference, tables
+from llmdisc.scoring import cue_tables, cue_validity, cues, paper_samples, reference, tables
 from llmdisc.scoring.analyses import (
     fair_cells,
     matched_n_sample,
@@ -39,6 +40,7 @@ from llmdisc.scoring.metrics import (
     wilson_interval,
     youden_j,
 )
+from llmdisc.scoring.paper_samples import verify_paper_census_samples
 from llmdisc.scoring.probability import PROBABILITY_COLUMNS, score_probability_cell, score_probability_cells
 from llmdisc.scoring.reference import import_paper_trials, paper_reported_cells, paper_trial_files
 from llmdisc.scoring.tables import cell_table, seed_stability_table, tables_dir, write_table
@@ -48,7 +50,7 @@ from llmdisc.scoring import likelihood
 __all__ = [
     "likelihood",
     "code_cues", "coder_agreement", "cue_strings", "cue_tables", "cue_validity", "cues", "load_codebook",
-    "verified_cues",
+    "verified_cues", "paper_samples", "verify_paper_census_samples",
     "AUCTest", "PROBABILITY_COLUMNS", "auc_test", "delong_auc", "score_probability_cell", "score_probability_cells",
     "CELL_COLUMNS", "SCORES", "Estimate", "ScoreInfo", "balanced_accuracy", "brier_score", "cell_reliability",
     "cell_table", "disclosure_risk_score", "drs_bootstrap", "expected_calibration_error", "fair_cells",

@@ -502,6 +502,25 @@ def _quoted_text(value: Any) -> str:
     return _fmt_num(round(float(value), 4))
 
 
+def check_details(verification: SampleVerification) -> pd.DataFrame:
+    """The checks of a :class:`SampleVerification`, one row per distinct check per cell (the table
+    ``paper_sample_check_details``).
+
+    Returns:
+        Columns dataset, synthetic_method, true_label, provider, model, condition, check, statistic, columns,
+        quoted, rebuilt, passed, p_chance, n_mentions (cue strings quoting it), example (one of them, first 240
+        characters).
+    """
+    keys = ["dataset", "synthetic_method", "true_label", "provider", "model", "condition", "check", "statistic",
+            "columns", "quoted", "rebuilt", "passed"]
+    checks = verification.checks
+    if checks.empty:
+        return pd.DataFrame(columns=[*keys, "p_chance", "n_mentions", "example"])
+    return checks.groupby(keys, sort=True, dropna=False).agg(
+        p_chance=("p_chance", "first"), n_mentions=("text", "size"),
+        example=("text", lambda s: str(s.iloc[0])[:240])).reset_index()
+
+
 def paper_release_tables() -> dict[tuple[str, str], pd.DataFrame]:
     """The paper's Census releases in the reference folder, ``{("census-codes", synthesizer): release}``.
 
@@ -587,7 +606,7 @@ def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.Dat
 
 __all__ = [
     "PAPER_SAMPLE_ROWS", "PAPER_SAMPLE_SEED", "SAMPLE_EVIDENCE_KINDS", "STATUSES", "QuotedStatistic",
-    "SampleVerification", "cell_table", "chance_of", "draw_paper_sample", "is_sample_evidence",
+    "SampleVerification", "cell_table", "chance_of", "check_details", "draw_paper_sample", "is_sample_evidence",
     "paper_release_tables", "paper_samples",
     "quoted_statistics", "sample_key", "sample_status", "statistic_matches", "table_statistic",
     "verify_paper_census_samples", "verify_paper_samples",
