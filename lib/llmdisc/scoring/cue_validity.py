@@ -814,7 +814,8 @@ def row_fact_conflicts(checked: pd.DataFrame,
     The paper drew every trial of a cell with ``random_state=42``, so all trials of one dataset × synthesizer ×
     label (both conditions) saw the same 20 rows. Two ``row_values`` claims naming the same row and column
     with different values cannot both be true: at least one is false even where the sample itself is not
-    available (the paper's synthetic tables). Pass only claims of trials known to share their sample.
+    available (the paper's Adult synthetic tables; its Census releases that are not the files the trials saw).
+    Pass only claims of trials known to share their sample.
 
     Returns:
         One row per group ``by``: n_row_facts (distinct row × column pairs named), n_conflicting (pairs named

@@ -22,8 +22,10 @@ rebuilt sample against what the trials' own records show of it:
   match is as evidence that these are the rows shown.
 
 Statistics of the whole table are evidence independent of the claims the cue-validity tables check (those are
-about the shown rows); the quoted row values are the same strings those tables check, so they corroborate
-but do not decide alone when statistics exist (:func:`sample_status`).
+about the shown rows). The quoted row values are the same strings those tables check, and a sample is verified
+only when none of its checks fails (:func:`sample_status`): on a verified sample these claims are true by
+construction, so their truth says nothing beyond the verification itself; what makes the verification strong
+is the release statistics and how unlikely the matches are by chance (``p_chance``).
 """
 
 from __future__ import annotations
