@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+# Before numpy, sklearn or torch load (a session fixture is too late): one OpenMP thread per process, so the
+# C2ST's trees and the model passes do not oversubscribe the 2 cores (measured: 132 s instead of 6 s).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
 
 from llmdisc.paths import reference_dir
 

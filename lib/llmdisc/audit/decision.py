@@ -7,8 +7,9 @@ against real data (:func:`llmdisc.audit.instruments.base.discrimination`): 0 = i
 The rule:
 
 1. An instrument *decides* when it passed its controls: it told the shuffled-columns control from real data and
-   did not tell real data from real data (:func:`~llmdisc.audit.instruments.base.control_check`). An
-   instrument blind to the positive control says nothing about a release, whatever it reads there.
+   did not tell real data from real data, each on at least :data:`~llmdisc.audit.instruments.base.MIN_UNITS`
+   units per side (:func:`~llmdisc.audit.instruments.base.control_check`). An instrument blind to the positive
+   control says nothing about a release, whatever it reads there.
 2. **Inconclusive** when no instrument decides (never a pass, with or without ``--fail-above``).
 3. Otherwise **conclusive**: the release is *told apart* when some deciding instrument separates it (D's lower
    bound above 0). With ``--fail-above X`` the release **fails** when the largest upper bound of D over the
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from llmdisc.audit.instruments.base import RELEASE, Reading, control_check
+from llmdisc.audit.instruments.base import MIN_UNITS, RELEASE, Reading, auc_text, control_check
 
 OUTCOMES = ("pass", "fail", "inconclusive", "conclusive")
 """``conclusive`` = decided, without a gate to pass or fail."""
@@ -82,6 +83,10 @@ def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision
         release = reading.comparisons.get(RELEASE)
         if release is None or release.auc is None:
             reasons.append(f"{reading.title} passed its controls but measured no release comparison")
+            continue
+        if not release.enough:
+            reasons.append(f"{reading.title}: too few {reading.unit} of the release to decide "
+                           f"({auc_text(release)}; at least {MIN_UNITS} per side are needed)")
             continue
         deciding.append(reading.instrument)
         if release.separated:

@@ -11,8 +11,9 @@ A column is personal when ``--metadata`` gives it a personal-information sdtype
 
 - at least :data:`MATCH_SHARE` of its values are e-mail addresses, or phone numbers;
 - at least :data:`MATCH_SHARE` of its values look like a person's name (2–4 capitalised words) and its name says
-  so (``name``, ``surname``, ``customer``, ``patient``, ...), or they look like names and at least
-  :data:`MIN_DISTINCT_SHARE` of them are distinct;
+  so (``name``, ``first_name``, ``surname``, ``customer``, ``patient``, ...: :func:`names_people`; not
+  ``state_name`` or ``product_name``), or they look like names and at least :data:`MIN_DISTINCT_SHARE` of them
+  are distinct;
 - its name says it holds names, addresses, e-mails or phone numbers and at least :data:`MIN_DISTINCT_SHARE` of its
   values are distinct (free-text identifiers).
 """
@@ -29,10 +30,29 @@ MIN_DISTINCT_SHARE = 0.2
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 _PHONE = re.compile(r"^\+?[\d\s().-]{7,20}$")
 _NAME = re.compile(r"^[A-Z][a-zà-ÿ'’.-]+(?:[ -][A-Z][a-zà-ÿ'’.-]+){1,3}$")
-_NAME_HINT = re.compile(r"(^|_|\b)(name|names|first_?name|last_?name|surname|full_?name|customer|patient|"
-                        r"person|employee|owner|contact)(_|\b|$)", re.IGNORECASE)
+_PERSON_WORDS = frozenset({"customer", "patient", "person", "employee", "owner", "contact", "surname", "firstname",
+                           "lastname", "fullname"})
+"""Words of a column name that say it holds people."""
+_NAME_QUALIFIERS = frozenset({"first", "last", "full", "given", "middle", "family", "maiden", "sur", "nick"})
+"""Words that may stand beside ``name`` in a person-name column's name (``first_name``, ``FullName``)."""
 _CONTACT_HINT = re.compile(r"(^|_|\b)(e-?mail|mail|phone|telephone|tel|mobile|address|street|ssn|passport)"
                            r"(_|\b|$)", re.IGNORECASE)
+
+
+def _name_words(name: str) -> list[str]:
+    """The words of a column name, lower case: ``customerName`` and ``customer_name`` -> customer, name."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
+
+
+def names_people(name: str) -> bool:
+    """Whether a column's name says it holds people: a person word (``customer``, ``patient``, ``surname``,
+    ...), or ``name`` alone or with person words and qualifiers only (``name``, ``first_name``,
+    ``customer_name``; not ``state_name`` or ``product_name``)."""
+    words = _name_words(name)
+    if _PERSON_WORDS & set(words):
+        return True
+    others = set(words) - {"name", "names"}
+    return len(others) < len(set(words)) and others <= _NAME_QUALIFIERS
 
 
 def _share(text: pd.Series, pattern: re.Pattern[str]) -> float:
@@ -62,9 +82,9 @@ def detect_personal(values: pd.Series, name: str) -> str | None:
     if _share(text, _PHONE) >= MATCH_SHARE and (digits >= 7).mean() >= MATCH_SHARE:
         return "phone numbers"
     names = _share(text, _NAME)
-    if names >= MATCH_SHARE and (_NAME_HINT.search(name) or distinct >= MIN_DISTINCT_SHARE):
+    if names >= MATCH_SHARE and (names_people(name) or distinct >= MIN_DISTINCT_SHARE):
         return "person names"
-    if (_NAME_HINT.search(name) or _CONTACT_HINT.search(name)) and distinct >= MIN_DISTINCT_SHARE:
+    if (names_people(name) or _CONTACT_HINT.search(name)) and distinct >= MIN_DISTINCT_SHARE:
         return f"free-text identifiers (named {name!r})"
     return None
 

@@ -169,17 +169,31 @@ def run_audit(
 
     started = time.monotonic()
     conditions = list(conditions)
-    if llm is None:
-        llm = provider in FAST_PROVIDERS
-    names = list(instruments) if instruments is not None else list(DEFAULT_INSTRUMENTS) + (["llm"] if llm else [])
-    if llm and "llm" not in names:
-        names.append("llm")
+    if instruments is not None:  # the instruments asked for, plus llm only when --llm says so
+        names = list(instruments) + (["llm"] if llm and "llm" not in instruments else [])
+    else:  # the offline default, plus the LLM's verdicts with a fast provider or --llm
+        names = list(DEFAULT_INSTRUMENTS) + (["llm"] if (provider in FAST_PROVIDERS if llm is None else llm) else [])
     check_options(trials_per_label, conditions, metadata_source, fail_above, max_rows, concurrency, n_attacks,
                   scoring, samples, max_minutes, names, INSTRUMENT_NAMES)
     answerer = None
     if "llm" in names:
         answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
                                          replay_path=str(replay_path) if replay_path is not None else None)
+        if scoring != "verdict" and cache_mode != "offline" and provider != "local":
+            # refuse a provider without token probabilities now, not after minutes of other instruments; the probe's
+            # client is closed with its event loop, and the trials get a fresh one
+            from llmdisc.audit.llm import check_label_scoring
+            from llmdisc.discrimination.runner import run_sync
+
+            async def probe() -> None:
+                try:
+                    await check_label_scoring(answerer)
+                finally:
+                    await answerer.aclose()
+
+            run_sync(probe)
+            answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
+                                             replay_path=str(replay_path) if replay_path is not None else None)
     out_dir = Path(out_dir)
     stage_seconds: dict[str, float] = {}
 

@@ -1,14 +1,20 @@
-"""The audit's outcome rule and the two-sided AUC reading, on hand-checkable rows."""
+"""The audit's outcome rule (only instruments that pass their controls decide) and the gate statistic D, on
+hand-built readings."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from llmdisc.audit.decision import MIN_VALID_PER_LABEL, check_gate, decide, default_gate
-from llmdisc.audit.scores import discrimination
-from llmdisc.errors import ConfigError
+from llmdisc.audit.decision import EXAMPLE_THRESHOLD, decide, headline
+from llmdisc.audit.instruments.base import (
+    NEGATIVE,
+    POSITIVE,
+    RELEASE,
+    Comparison,
+    Reading,
+    control_check,
+    discrimination,
+)
 
 
 @pytest.mark.parametrize(("auc", "low", "high", "expected"), [
@@ -16,72 +22,173 @@ from llmdisc.errors import ConfigError
     (0.6, 0.4, 0.8, (0.2, 0.0, 0.6)),  # the interval holds 0.5: the lower bound is chance
     (0.2, 0.05, 0.35, (0.6, 0.3, 0.9)),  # the wrong way round counts the same
     (0.5, 0.5, 0.5, (0.0, 0.0, 0.0)),  # a constant score
+    (0.45, 0.1, 0.6, (0.1, 0.0, 0.8)),  # the upper bound is the farther end of the interval
 ])
 def test_discrimination_folds_the_auc_and_its_interval(auc: float, low: float, high: float,
                                                       expected: tuple[float, float, float]) -> None:
-    got = discrimination(auc, low, high)
-    assert (got["value"], got["ci_low"], got["ci_high"]) == pytest.approx(expected)
-    assert discrimination(None, None, None) == {"value": None, "ci_low": None, "ci_high": None}
+    assert discrimination(auc, low, high) == pytest.approx(expected)
 
 
-def _row(condition: str = "C1", *, auc: float = 0.9, low: float = 0.7, high: float = 1.0, n: int = 10,
-         batch_high: float = 0.2, drs_high: float = 0.1, n_verdicts: int = 10) -> dict:
-    """One cell × condition row as :func:`llmdisc.audit.scores.cell_rows` writes it."""
-    return {"condition": condition, "n_total": 2 * n_verdicts, "n_valid_real": n_verdicts, "n_valid_syn": n_verdicts,
-            "drs": drs_high / 2, "drs_ci_high": drs_high,
-            "verdict_auc": {"auc": auc, "ci_low": low, "ci_high": high},
-            "probability": {"n_real": n, "n_syn": n, "auc": auc, "auc_ci_low": low, "auc_ci_high": high,
-                            "calibrated_drs_ci_high": batch_high,
-                            "discrimination": discrimination(auc, low, high)}}
+def test_discrimination_of_an_undefined_auc_or_interval() -> None:
+    assert discrimination(None, None, None) == (None, None, None)
+    assert discrimination(float("nan"), 0.4, 0.6) == (None, None, None)
+    assert discrimination(0.75, None, None) == (pytest.approx(0.5), None, None)
+    assert discrimination(0.75, float("nan"), 0.9) == (pytest.approx(0.5), None, None)
 
 
-def test_a_passed_positive_control_lets_the_gate_decide() -> None:
-    release, positive = [_row(auc=0.6, low=0.45, high=0.75)], [_row(auc=1.0, low=1.0, high=1.0)]
-    passed = decide(release, positive, scoring="both", gate="calibrated-drs", fail_above=0.3)
-    assert (passed.outcome, passed.upper_bound, passed.reasons) == ("pass", 0.2, ())
-    failed = decide(release, positive, scoring="both", gate="auc", fail_above=0.3)
-    assert failed.outcome == "fail" and failed.upper_bound == pytest.approx(0.5)  # 2·|0.75 − 0.5|
-    assert decide(release, positive, scoring="both", gate="auc", fail_above=None).outcome == "conclusive"
+def _c(group: str, auc: float | None, low: float | None = None, high: float | None = None) -> Comparison:
+    """A comparison with the given AUC interval (default: a point interval at the AUC)."""
+    low = auc if low is None else low
+    high = auc if high is None else high
+    return Comparison(group, auc, low, high, p_value=None, n_real=100, n_other=100)
 
 
-@pytest.mark.parametrize(("low", "high"), [(0.5, 0.5), (0.45, 0.9), (0.0, 0.2)])
-def test_a_positive_control_interval_not_above_chance_is_inconclusive(low: float, high: float) -> None:
-    positive = [_row(auc=(low + high) / 2, low=low, high=high)]
-    decision = decide([_row(auc=0.5, low=0.5, high=0.5, batch_high=0.0)], positive, scoring="both",
-                      gate="calibrated-drs", fail_above=0.3)
-    assert decision.outcome == "inconclusive" and decision.upper_bound == 0.0  # the gate alone would pass
-    assert decision.positive_control[0]["passed"] is False
-    assert re.search(r"failed its positive control in C1: .* not entirely above 0\.5", decision.reasons[0])
+SEES_SHUFFLED = (0.95, 0.9, 1.0)
+AT_CHANCE = (0.5, 0.4, 0.6)
 
 
-def test_too_few_valid_trials_are_inconclusive_whatever_the_figures() -> None:
-    few = MIN_VALID_PER_LABEL - 1
-    decision = decide([_row(n=few)], [_row()], scoring="probability", gate="auc", fail_above=0.9)
+def _reading(name: str, release: tuple | None, positive: tuple | None = SEES_SHUFFLED,
+             negative: tuple | None = AT_CHANCE, status: str = "measured") -> Reading:
+    comparisons = {g: _c(g, *v) for g, v in ((RELEASE, release), (POSITIVE, positive), (NEGATIVE, negative))
+                   if v is not None}
+    return Reading(instrument=name, title=name.upper(), unit="rows", status=status, comparisons=comparisons)
+
+
+def test_control_check_names_each_failure() -> None:
+    assert control_check(_reading("a", (0.5,))) == (True, [])
+    passed, reasons = control_check(_reading("a", (0.5,), positive=(0.55, 0.45, 0.65), negative=(0.8, 0.7, 0.9)))
+    assert not passed and len(reasons) == 2
+    assert reasons[0].startswith("A missed its positive control (rows with every column shuffled: AUC 0.55 "
+                                 "(95 % CI 0.45–0.65), n = 100 vs 100)")
+    assert reasons[1].startswith("A failed its negative control (real rows against real rows: AUC 0.80")
+    assert control_check(_reading("a", (0.5,), positive=None))[1] == ["A: no positive control measured"]
+    assert control_check(_reading("a", (0.5,), negative=(None,)))[1] == ["A: no negative control measured"]
+    assert control_check(_reading("a", (0.5,), status="unavailable")) == (False, ["A: unavailable"])
+    # stopped early, the controls it measured still count
+    assert control_check(_reading("a", (0.5,), status="stopped")) == (True, [])
+
+
+def test_an_instrument_that_misses_its_positive_control_does_not_decide() -> None:
+    blind = _reading("blind", release=(1.0,), positive=(0.52, 0.45, 0.6))  # it "sees" the release only
+    decision = decide([blind], fail_above=0.5)
+    assert decision.outcome == "inconclusive" and decision.deciding == () and decision.upper_bound is None
+    assert "BLIND missed its positive control" in decision.reasons[0]
+    # an AUC below chance, whose interval excludes 0.5, is a detection as well (D is two-sided)
+    assert decide([_reading("low", (0.5,), positive=(0.1, 0.05, 0.2))], fail_above=0.5).outcome == "pass"
+
+
+def test_an_instrument_that_fails_its_negative_control_does_not_decide() -> None:
+    biased = _reading("biased", release=(0.5,), negative=(0.7, 0.6, 0.8))
+    decision = decide([biased], fail_above=0.5)
+    assert decision.outcome == "inconclusive" and decision.deciding == ()
+    assert "BIASED failed its negative control" in decision.reasons[0]
+
+
+def test_inconclusive_only_when_no_instrument_decides() -> None:
+    blind = _reading("blind", release=(0.5,), positive=(0.5, 0.4, 0.6))
+    biased = _reading("biased", release=(0.5,), negative=(0.3, 0.2, 0.4))
+    broken = _reading("broken", release=None, positive=None, negative=None, status="unavailable")
+    for fail_above in (None, 0.0, 0.5, 1.0):  # never a pass, whatever the gate
+        decision = decide([blind, biased, broken], fail_above=fail_above)
+        assert decision.outcome == "inconclusive" and decision.upper_bound is None
+        assert len(decision.reasons) == 3
+    assert decide([], fail_above=None).outcome == "inconclusive"
+    good = _reading("good", release=(0.5, 0.45, 0.55))
+    decision = decide([blind, biased, broken, good], fail_above=None)
+    assert (decision.outcome, decision.deciding, decision.told_apart_by) == ("conclusive", ("good",), ())
+    assert len(decision.reasons) == 3  # why the others do not decide is still said
+    # one that passes its controls but measured no release does not decide either
+    decision = decide([_reading("no_release", release=None)], fail_above=None)
     assert decision.outcome == "inconclusive"
-    assert decision.reasons == (f"too few valid trials to decide: the release cell of C1 has {few} REAL and {few} "
-                                f"SYNTHETIC valid label scores, fewer than {MIN_VALID_PER_LABEL} of each (run more "
-                                "--trials)",)
-    # the drs gate reads verdicts too: enough label scores but too few verdicts
-    decision = decide([_row(n_verdicts=few)], [_row()], scoring="both", gate="drs", fail_above=0.9)
-    assert decision.outcome == "inconclusive" and "valid verdicts" in decision.reasons[0]
-    assert decide([_row()], None, scoring="both", gate="drs", fail_above=0.9).outcome == "inconclusive"
+    assert decision.reasons == ("NO_RELEASE passed its controls but measured no release comparison",)
 
 
-def test_verdict_scoring_reads_the_verdict_auc_and_gates_on_drs() -> None:
-    assert default_gate("verdict") == "drs" and default_gate("both") == "calibrated-drs"
-    release = [_row(drs_high=0.4)]
-    release[0]["probability"] = None
-    positive = [dict(_row(), probability=None)]
-    decision = decide(release, positive, scoring="verdict", gate="drs", fail_above=0.3)
-    assert (decision.reading, decision.outcome, decision.upper_bound) == ("verdict", "fail", 0.4)
+def test_an_instrument_that_passes_its_controls_and_separates_the_release_decides_whatever_a_blind_one_says(
+) -> None:
+    blind = _reading("blind", release=(0.5, 0.5, 0.5), positive=(0.5, 0.5, 0.5))  # the gate alone would pass
+    seer = _reading("seer", release=(0.9, 0.85, 0.95))
+    for order in ([blind, seer], [seer, blind]):
+        decision = decide(order, fail_above=0.5)
+        assert (decision.outcome, decision.deciding, decision.told_apart_by) == ("fail", ("seer",), ("seer",))
+        assert (decision.upper_bound, decision.bound_by) == (pytest.approx(0.9), "seer")
+    decision = decide([blind, seer], fail_above=None)
+    assert decision.outcome == "conclusive" and decision.told_apart_by == ("seer",)
+    text = headline(decision, {"seer": "Seer", "blind": "Blind"})
+    assert text.startswith("The release is told apart from real data by Seer")
 
 
-@pytest.mark.parametrize(("gate", "scoring", "message"), [
-    ("drs", "probability", "--gate drs reads generated verdicts"),
-    ("auc", "verdict", "--gate auc reads label scores"),
-    ("calibrated-drs", "verdict", "--gate calibrated-drs reads label scores"),
-    ("brier", "both", "--gate 'brier' is not known"),
+def test_the_gate_reads_the_largest_upper_bound_of_d_over_deciding_instruments() -> None:
+    a = _reading("a", release=(0.55, 0.45, 0.65))  # D 0.1, upper 0.3
+    b = _reading("b", release=(0.4, 0.3, 0.5))  # D 0.2, upper 0.4: the larger bound, below chance
+    ignored = _reading("ignored", release=(1.0, 1.0, 1.0), positive=(0.5, 0.45, 0.55))  # blind: not counted
+    decision = decide([a, b, ignored], fail_above=0.5)
+    assert (decision.outcome, decision.upper_bound, decision.bound_by) == ("pass", pytest.approx(0.4), "b")
+    assert decision.deciding == ("a", "b") and decision.told_apart_by == ()
+    assert decide([a, b, ignored], fail_above=0.39).outcome == "fail"
+    assert decide([a, b, ignored], fail_above=0.4).outcome == "pass"  # the bound itself is not above
+    # a deciding instrument without an interval bounds nothing: it counts as 1
+    unsure = _reading("unsure", release=(0.5,))
+    unsure.comparisons[RELEASE] = Comparison(RELEASE, 0.5, None, None, None, 10, 10)
+    decision = decide([a, unsure], fail_above=0.99)
+    assert (decision.outcome, decision.upper_bound, decision.bound_by) == ("fail", 1.0, "unsure")
+
+
+def test_headline_and_as_dict_state_the_outcome() -> None:
+    titles = {"a": "A", "blind": "Blind"}
+    passed = decide([_reading("a", (0.55, 0.45, 0.65))], fail_above=EXAMPLE_THRESHOLD)
+    assert headline(passed, titles) == ("PASS: No instrument that passed its controls (A) told the release apart "
+                                        "from real data; largest 95 % upper bound of D 0.30 (A) ≤ --fail-above 0.5.")
+    failed = decide([_reading("a", (0.9, 0.8, 1.0))], fail_above=EXAMPLE_THRESHOLD)
+    assert headline(failed, titles).startswith("FAIL: The release is told apart from real data by A; "
+                                               "largest 95 % upper bound of D 1.00 (A) > --fail-above 0.5")
+    none = decide([_reading("blind", (0.5,), positive=(0.5,))], fail_above=EXAMPLE_THRESHOLD)
+    assert headline(none, titles).startswith("INCONCLUSIVE: no instrument passed its controls")
+    record = passed.as_dict()
+    assert record["outcome"] == "pass" and record["fail_above"] == 0.5 and record["deciding"] == ["a"]
+    assert "0 = indistinguishable from real data, 1 = every sample told apart" in record["gate_statistic"]
+
+
+@pytest.mark.parametrize(("auc", "low", "high", "expected"), [
+    (0.7, 0.55, 0.85, (0.4, 0.1, 0.7)),  # above chance: as two-sided
+    (0.6, 0.4, 0.8, (0.2, 0.0, 0.6)),
+    (0.3, 0.16, 0.45, (0.0, 0.0, 0.0)),  # a classifier below chance has found nothing
+    (0.45, 0.3, 0.6, (0.0, 0.0, 0.2)),
 ])
-def test_a_gate_the_scoring_cannot_give_is_refused(gate: str, scoring: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=re.escape(message)):
-        check_gate(gate, scoring)
+def test_a_one_sided_score_counts_only_separation_upwards(auc: float, low: float, high: float,
+                                                         expected: tuple[float, float, float]) -> None:
+    assert discrimination(auc, low, high, one_sided=True) == pytest.approx(expected)
+    assert discrimination(0.3, None, None, one_sided=True) == (0.0, None, None)
+    below = Comparison(NEGATIVE, auc, low, high, None, 100, 100, one_sided=True)
+    assert below.separated is (expected[1] > 0) and below.as_dict()["one_sided"] is True
+    # a C2ST of real rows against real rows below chance (seen on 100 vs 100 rows) does not fail its control
+    reading = _reading("c2st", release=(0.9, 0.85, 0.95))
+    reading.comparisons[NEGATIVE] = Comparison(NEGATIVE, 0.30, 0.16, 0.45, None, 100, 100, one_sided=True)
+    assert control_check(reading) == (True, [])
+
+
+def test_too_few_units_neither_separate_nor_vouch() -> None:
+    from llmdisc.audit.instruments.base import MIN_UNITS
+
+    few = MIN_UNITS - 1
+
+    def tiny(group: str, auc: float, n: int = few) -> Comparison:
+        return Comparison(group, auc, auc, auc, None, n, n)  # one sample each: a zero-width interval
+
+    lucky = Reading(instrument="llm", title="LLM", unit="20-row samples", comparisons={
+        RELEASE: tiny(RELEASE, 1.0), POSITIVE: tiny(POSITIVE, 1.0), NEGATIVE: tiny(NEGATIVE, 0.5)})
+    assert not lucky.comparisons[POSITIVE].separated  # AUC 1 with a zero-width interval, but on 4 vs 4
+    passed, reasons = control_check(lucky)
+    assert not passed and reasons == [
+        f"LLM: too few 20-row samples to judge its positive control (AUC 1.00 (95 % CI 1.00–1.00), n = {few} vs "
+        f"{few}; at least {MIN_UNITS} per side are needed)",
+        f"LLM: too few 20-row samples to judge its negative control (AUC 0.50 (95 % CI 0.50–0.50), n = {few} vs "
+        f"{few}; at least {MIN_UNITS} per side are needed)"]
+    assert decide([lucky], fail_above=0.5).outcome == "inconclusive"  # whatever the figures
+    # enough units for the controls, too few of the release: it does not decide either
+    release_few = _reading("x", release=(0.5,))
+    release_few.comparisons[RELEASE] = tiny(RELEASE, 0.5)
+    decision = decide([release_few], fail_above=0.5)
+    assert decision.outcome == "inconclusive" and "too few rows of the release to decide" in decision.reasons[0]
+    enough = _reading("y", release=(0.5,))
+    enough.comparisons[RELEASE] = tiny(RELEASE, 0.5, n=MIN_UNITS)
+    assert decide([enough], fail_above=0.5).outcome == "pass"

@@ -45,6 +45,9 @@ GROUPS = (RELEASE, POSITIVE, NEGATIVE)
 """The groups compared with the real class, in report order."""
 GROUP_NAMES = {RELEASE: "release", POSITIVE: "positive control (columns shuffled)",
                NEGATIVE: "negative control (real vs real)"}
+MIN_UNITS = 5
+"""Fewer units per side than this and a comparison separates nothing and vouches for nothing: its interval is
+not to be trusted (one sample against one has an AUC of 0 or 1 with a zero-width interval)."""
 STATUSES = ("measured", "stopped", "unavailable", "skipped")
 """``measured``: ran to the end; ``stopped``: ``--max-minutes`` ran out, the figures are of what was done;
 ``unavailable``: it could not run (the reason says why); ``skipped``: not asked for or not applicable."""
@@ -57,20 +60,30 @@ def _num(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def discrimination(auc: float | None, low: float | None, high: float | None) -> tuple[float | None, ...]:
+def discrimination(auc: float | None, low: float | None, high: float | None, *,
+                   one_sided: bool = False) -> tuple[float | None, ...]:
     """D = 2·|AUC − 0.5| and its 95 % interval folded from the AUC's.
 
     Args:
         auc, low, high: the AUC and its 95 % interval (None or NaN: undefined).
+        one_sided: the score can only separate upwards (a trained classifier's held-out probability: an AUC
+            below 0.5 is no finding but the known negative bias of cross-validation under no difference), so
+            D = 2·max(AUC − 0.5, 0), and likewise each bound.
 
     Returns:
-        ``(D, low, high)`` in [0, 1]: 0 = indistinguishable, 1 = every unit told apart in either direction.
+        ``(D, low, high)`` in [0, 1]: 0 = indistinguishable, 1 = every unit told apart in either direction
+        (upwards only when ``one_sided``).
         ``low`` is 0 when the AUC interval holds 0.5; ``high`` = 2·max(|low − 0.5|, |high − 0.5|). All None when
         the AUC is undefined; the bounds None when the interval is.
     """
     auc, low, high = _num(auc), _num(low), _num(high)
     if auc is None:
         return None, None, None
+    if one_sided:
+        value = 2 * max(auc - 0.5, 0.0)
+        if low is None or high is None:
+            return value, None, None
+        return value, 2 * max(low - 0.5, 0.0), 2 * max(high - 0.5, 0.0)
     value = 2 * abs(auc - 0.5)
     if low is None or high is None:
         return value, None, None
@@ -90,6 +103,7 @@ class Comparison:
         p_value: two-sided p-value of no separation (None where the instrument has none).
         n_real, n_other: units (rows or samples) behind the AUC.
         extra: instrument-specific figures (a DRS, exact-copy rates, ...), JSON-friendly.
+        one_sided: only an AUC above 0.5 is a finding (see :func:`discrimination`).
     """
 
     group: str
@@ -100,17 +114,24 @@ class Comparison:
     n_real: int
     n_other: int
     extra: dict[str, Any] = field(default_factory=dict)
+    one_sided: bool = False
 
     @property
     def discrimination(self) -> tuple[float | None, float | None, float | None]:
         """``(D, low, high)``: see :func:`discrimination`."""
-        return discrimination(self.auc, self.auc_low, self.auc_high)
+        return discrimination(self.auc, self.auc_low, self.auc_high, one_sided=self.one_sided)
+
+    @property
+    def enough(self) -> bool:
+        """True with at least :data:`MIN_UNITS` units on each side."""
+        return min(int(self.n_real), int(self.n_other)) >= MIN_UNITS
 
     @property
     def separated(self) -> bool:
-        """True when the AUC's 95 % interval excludes 0.5 (the instrument tells the group from real data)."""
+        """True when the AUC's 95 % interval excludes 0.5 (the instrument tells the group from real data) on
+        enough units (:attr:`enough`)."""
         low = self.discrimination[1]
-        return low is not None and low > 0
+        return self.enough and low is not None and low > 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view, D included."""
@@ -118,7 +139,7 @@ class Comparison:
         return {"group": self.group, "auc": _num(self.auc), "auc_low": _num(self.auc_low),
                 "auc_high": _num(self.auc_high), "p_value": _num(self.p_value), "n_real": int(self.n_real),
                 "n_other": int(self.n_other), "D": d, "D_low": low, "D_high": high, "separated": self.separated,
-                **self.extra}
+                **({"one_sided": True} if self.one_sided else {}), **self.extra}
 
 
 @dataclass
@@ -158,8 +179,9 @@ class Reading:
 def control_check(reading: Reading) -> tuple[bool, list[str]]:
     """Whether an instrument passed its controls, and why not.
 
-    Passed = it measured both controls, the positive control (columns shuffled) is separated from real data
-    (D's 95 % lower bound above 0) and the negative control (real vs real) is not.
+    Passed = it measured both controls on at least :data:`MIN_UNITS` units per side, the positive control
+    (columns shuffled) is separated from real data (D's 95 % lower bound above 0) and the negative control
+    (real vs real) is not.
 
     Returns:
         ``(passed, reasons)``: one sentence per failure.
@@ -168,6 +190,12 @@ def control_check(reading: Reading) -> tuple[bool, list[str]]:
         return False, [f"{reading.title}: {reading.status}" + (f" ({reading.reason})" if reading.reason else "")]
     reasons = []
     positive, negative = reading.comparisons.get(POSITIVE), reading.comparisons.get(NEGATIVE)
+    for name, control in (("positive", positive), ("negative", negative)):
+        if control is not None and control.auc is not None and not control.enough:
+            reasons.append(f"{reading.title}: too few {reading.unit} to judge its {name} control "
+                           f"({auc_text(control)}; at least {MIN_UNITS} per side are needed)")
+    if reasons:
+        return False, reasons
     if positive is None or positive.auc is None:
         reasons.append(f"{reading.title}: no positive control measured")
     elif not positive.separated:

@@ -5,7 +5,9 @@ Both read the rows, not 20-row samples, so their intervals are narrow and they r
 - :class:`C2STInstrument` — gradient-boosted trees (``hist_gb``, :func:`llmdisc.baselines.c2st.c2st`) learn to
   tell the group's rows from the real class's, 5-fold stratified cross-validation on at most
   :data:`C2ST_ROWS` rows per side; the AUC of the out-of-fold probabilities with its fold-corrected 95 %
-  interval. Trees see every combination of values, so they detect the shuffled-columns control.
+  interval. Trees see every combination of values, so they detect the shuffled-columns control. Its D is
+  one-sided (:func:`~llmdisc.audit.instruments.base.discrimination`): a held-out AUC below 0.5 is no finding
+  but cross-validation's small negative bias when the two sides do not differ.
   Categorical columns keep their :data:`MAX_LEVELS` most frequent real levels, the rest become one level
   ``(other)``: a 4,000-value text column would otherwise cost minutes and say nothing a copy check does not.
 - :class:`DistanceInstrument` — every record's distance to its closest record of the real class (Gower-like,
@@ -117,7 +119,8 @@ class C2STInstrument(Instrument):
                        block_size=min(20, rows // 5), native_categorical=True)
             reading.comparisons[group] = Comparison(
                 group, res.auc.value, res.auc.ci_low, res.auc.ci_high, res.accuracy_p_value, res.n_real,
-                res.n_real, extra={"block_auc": res.block_auc.value, "heldout_accuracy": res.heldout_accuracy.value})
+                res.n_real, extra={"block_auc": res.block_auc.value, "heldout_accuracy": res.heldout_accuracy.value},
+                one_sided=True)  # a held-out AUC below 0.5 is cross-validation's bias under no difference
             reading.details["notes"] += [n for n in res.notes if n not in reading.details["notes"]]
             progress.advance()
         release = reading.comparisons.get(RELEASE)

@@ -65,6 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "DIR/audit.json and a self-contained DIR/report.html.",
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # a removed flag (--trials, --replay) must fail, not match a longer one
     )
     parser.add_argument("--real", required=True, help="the real table (CSV, CSV.gz or Parquet)")
     parser.add_argument("--synthetic", required=True, help="the synthetic release (same columns)")
