@@ -8,6 +8,10 @@ reliability bins of stated confidence; :mod:`~llmdisc.scoring.analyses` the pape
 stability and permutation tests; :mod:`~llmdisc.scoring.cues`, :mod:`~llmdisc.scoring.cue_validity` and
 :mod:`~llmdisc.scoring.cue_tables` the reasoning cues (theme codebook, coder, validity of cited facts);
 :mod:`~llmdisc.scoring.auc` and :mod:`~llmdisc.scoring.probability` the verdict as a probability (AUC, raw and calibrated DRS); :mod:`~llmdisc.scoring.tables` one function per table.
+:mod:`~llmdisc.scoring.likelihood` scores the likelihood discriminator; :mod:`~llmdisc.scoring.joint` the
+joint-structure contrast across samples (AUC of C, the reference-band decision, per-sample p-values and their KS
+calibration, per-column tables) and :mod:`~llmdisc.scoring.joint_design` its power by design
+(``results/tables/joint_design.csv``).
 """
 
 from llmdisc.scoring import cue_tables, cue_validity, cues, reference, tables
@@ -43,10 +47,10 @@ from llmdisc.scoring.probability import PROBABILITY_COLUMNS, score_probability_c
 from llmdisc.scoring.reference import import_paper_trials, paper_reported_cells, paper_trial_files
 from llmdisc.scoring.tables import cell_table, seed_stability_table, tables_dir, write_table
 
-from llmdisc.scoring import likelihood
+from llmdisc.scoring import joint, joint_design, likelihood
 
 __all__ = [
-    "likelihood",
+    "joint", "joint_design", "likelihood",
     "code_cues", "coder_agreement", "cue_strings", "cue_tables", "cue_validity", "cues", "load_codebook",
     "verified_cues",
     "AUCTest", "PROBABILITY_COLUMNS", "auc_test", "delong_auc", "score_probability_cell", "score_probability_cells",

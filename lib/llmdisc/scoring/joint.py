@@ -11,7 +11,8 @@ the columns look independent.
 * **Decision** (:func:`~llmdisc.scoring.likelihood.decision_scores`): a sample is flagged when its C falls outside
   the central 95 % of the C of *separate* real holdout reference samples (two-sided); it never reads the synthetic
   labels. p_REAL, p_SYN and DRS with intervals.
-* **Per-sample test**: the share of each group's samples with permutation p < 0.05 (Wilson intervals), and a KS
+* **Per-sample test**: the share of each group's samples with permutation p <= 0.05 (Wilson intervals; the
+  smallest p is 1/(k + 1), so the share is 0 by construction below k = 19: read it only for such runs), and a KS
   test of the other group's randomised p-values against Uniform(0, 1): for the shuffled-columns control (columns
   independent: sample and permutations exchangeable) it must not reject — the calibration check.
 * **Columns** (:func:`joint_column_table`): per column, real vs other, the free split of C by column and, where
@@ -27,7 +28,15 @@ import pandas as pd
 from scipy import stats
 
 from llmdisc.errors import DataError
-from llmdisc.scoring.likelihood import REAL_VS_REAL, _cell_seed, decision_scores, likelihood_auc
+from llmdisc.scoring.likelihood import (
+    BAND_COVERAGE,
+    REAL_VS_REAL,
+    _cell_seed,
+    decision_scores,
+    flag_outside_band,
+    likelihood_auc,
+    reference_band,
+)
 from llmdisc.scoring.metrics import wilson_interval
 from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
@@ -50,7 +59,7 @@ def uniformity_test(p_values: Any) -> dict[str, float]:
 
 
 def _share(p_values: np.ndarray, alpha: float, prefix: str) -> dict[str, float]:
-    est = wilson_interval(int((p_values < alpha).sum()), len(p_values))
+    est = wilson_interval(int((p_values <= alpha).sum()), len(p_values))
     return {prefix: est.value, f"{prefix}_low": est.ci_low, f"{prefix}_high": est.ci_high}
 
 
@@ -65,7 +74,8 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
     Columns: the cell; ``source``, ``kind``, ``score``; the AUC test (``auc`` = P(other C > real C), its
     interval, ``separation``, ``direction``, ``perm_p``, ``n_real``, ``n_syn``); the decision (``band_low``,
     ``band_high``, ``p_real``, ``p_syn``, ``drs`` with intervals); ``real_mean``, ``other_mean`` (mean C, nats);
-    ``share_p_real`` and ``share_p_other`` (share with per-sample p < ``alpha``, Wilson interval);
+    ``share_p_real`` and ``share_p_other`` (share with per-sample p <= ``alpha``, Wilson interval; 0 by
+    construction when 1/(k + 1) > ``alpha``);
     ``ks_stat``, ``ks_p`` (the other group's randomised p-values against Uniform(0, 1)).
 
     Raises:
@@ -96,6 +106,19 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
             row.update(uniformity_test(group["p_randomised"]))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def joint_flags(records: pd.DataFrame, *, score: str = "contrast", coverage: float = BAND_COVERAGE) -> pd.Series:
+    """Per sample (aligned with ``records``): True when its score falls outside the central ``coverage`` of its
+    cell's real holdout *reference* samples (two-sided). Reads only the score and which samples are the
+    reference; never a label or a source of the other samples. Reference samples themselves get NaN."""
+    flags = pd.Series(np.nan, index=records.index, dtype=object)
+    for _, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
+        is_reference = (frame["source"] == "holdout") & (frame["role"] == "reference")
+        band = reference_band(frame.loc[is_reference, score].to_numpy(float), coverage)
+        others = frame[~is_reference]
+        flags.loc[others.index] = list(flag_outside_band(others[score].to_numpy(float), band))
+    return flags
 
 
 def _mean_dicts(series: pd.Series) -> pd.Series:

@@ -140,8 +140,8 @@ def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.Dat
         row.update({"auc_real_vs_real": np.nan, "perm_p_real_vs_real": np.nan})
     row.update({"real_mean_c": float(real["contrast"].mean()), "control_mean_c": float(control["contrast"].mean()),
                 "train_mean_c": float(train["contrast"].mean()) if len(train) else np.nan,
-                "share_p05_real": float((real["p_value"] < 0.05).mean()),
-                "share_p05_control": float((control["p_value"] < 0.05).mean())})
+                "share_p05_real": float((real["p_value"] <= 0.05).mean()),
+                "share_p05_control": float((control["p_value"] <= 0.05).mean())})
     both = pd.concat([real, control, train])
     seconds = float(both["seconds"].mean())
     row.update({"seconds_per_sample": seconds, "tokens_run_per_sample": float(both["tokens_run"].mean()),

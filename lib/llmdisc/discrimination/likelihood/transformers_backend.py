@@ -110,6 +110,8 @@ class TransformersScorer(LikelihoodScorer):
     """
 
     backend = "transformers"
+    batch_variants = True
+    """:meth:`score_variants` runs the variants as one batch (True) or one after another (False)."""
 
     def __init__(self, model: str = DEFAULT_LIKELIHOOD_MODEL, *, threads: int | None = None,
                  token_cache: TokenCache | None = None) -> None:
@@ -155,14 +157,15 @@ class TransformersScorer(LikelihoodScorer):
         return logprobs.tolist()
 
     def score_variants(self, texts: list[str], *, start_chars: list[int], end_chars: list[int | None],
-                       batch: bool = True) -> list[TokenLogprobs]:
+                       batch: bool | None = None) -> list[TokenLogprobs]:
         """Score variants of one text (a sample and its permutations) sharing their beginning.
 
         The tokens every variant shares up to its first scored token (chat text, header, reference rows) run
         once and are kept as a KV cache (``past_key_values``) on the scorer: the next call whose texts begin with
         the same tokens (the next sample of a run, with the same reference rows) reuses it, or the part of it
         they share. The rest of each variant then runs after that cache: all variants as one batch (``batch``;
-        right-padded, so no padding precedes a real token) or one after another. Only the scored tokens' logits
+        right-padded, so no padding precedes a real token) or one after another (``batch=False``; None = the
+        scorer's :attr:`batch_variants`). Only the scored tokens' logits
         are formed (in chunks), so memory does not grow with the vocabulary times the batch. The values equal
         :meth:`token_logprobs`'s of each whole text to float32 rounding (about 1e-5 nats per token; tested).
 
@@ -179,6 +182,7 @@ class TransformersScorer(LikelihoodScorer):
             raise ConfigError(f"{len(texts)} texts, {len(start_chars)} start and {len(end_chars)} end characters; "
                               "fix: pass at least one text and one span per text")
         begin = time.perf_counter()
+        batch = self.batch_variants if batch is None else batch
         torch.set_num_threads(self.threads)
         encoded = [self.tokenize(t) for t in texts]
         spans = [self._span(off, a, b, len(t)) for (_, off), t, a, b in zip(encoded, texts, start_chars, end_chars)]
