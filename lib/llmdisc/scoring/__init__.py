@@ -9,6 +9,10 @@ stability and permutation tests; :mod:`~llmdisc.scoring.cues`, :mod:`~llmdisc.sc
 :mod:`~llmdisc.scoring.cue_tables` the reasoning cues (theme codebook, coder, validity of cited facts), with
 :mod:`~llmdisc.scoring.paper_samples` the rows the paper's trials were shown, rebuilt and verified against its records;
 :mod:`~llmdisc.scoring.auc` and :mod:`~llmdisc.scoring.probability` the verdict as a probability (AUC, raw and calibrated DRS); :mod:`~llmdisc.scoring.tables` one function per table.
+:mod:`~llmdisc.scoring.likelihood` scores the likelihood discriminator; :mod:`~llmdisc.scoring.joint` the
+joint-structure contrast across samples (AUC of C, the reference-band decision, per-sample p-values and their KS
+calibration, per-column tables) and :mod:`~llmdisc.scoring.joint_design` its power by design
+(``results/tables/joint_design.csv``).
 """
 
 from llmdisc.scoring import cue_tables, cue_validity, cues, paper_samples, reference, tables
@@ -45,10 +49,10 @@ from llmdisc.scoring.probability import PROBABILITY_COLUMNS, score_probability_c
 from llmdisc.scoring.reference import import_paper_trials, paper_reported_cells, paper_trial_files
 from llmdisc.scoring.tables import cell_table, seed_stability_table, tables_dir, write_table
 
-from llmdisc.scoring import likelihood
+from llmdisc.scoring import joint, joint_design, likelihood
 
 __all__ = [
-    "likelihood",
+    "joint", "joint_design", "likelihood",
     "code_cues", "coder_agreement", "cue_strings", "cue_tables", "cue_validity", "cues", "load_codebook",
     "verified_cues", "paper_samples", "verify_paper_census_samples",
     "AUCTest", "PROBABILITY_COLUMNS", "auc_test", "delong_auc", "score_probability_cell", "score_probability_cells",

@@ -9,6 +9,10 @@
   column and by row (parts that add up to the total).
 * :mod:`~.records`, :mod:`~.score_cache` and :mod:`~.runs` — per-sample records written as JSONL, resumable; the
   content-addressed score cache; the plan of samples. :mod:`~.configured` — one configured run (notebook 09).
+* :mod:`~.joint` — the joint-structure contrast (issue 26): C = log P(sample) − mean log P(within-sample
+  permutations), its exact and randomised permutation p-values, its split by column and C_j; the shared beginning
+  (prompt, header, reference rows) runs once as a KV cache (``TransformersScorer.score_variants``).
+  :mod:`~.joint_runs` — its resumable run (:class:`~.records.JointRecord` per sample, JSONL, cached).
 
 Default implementation: transformers, chosen by speed. Measured here on 1 December 2026 (``llmdisc bench likelihood
 --samples 1 --llamacpp-rows 1``, 2 threads on a machine busy with other jobs, load ~10): transformers scored a
@@ -47,11 +51,28 @@ from llmdisc.discrimination.likelihood.configured import (
     open_scorer,
     run_configured_likelihood,
 )
-from llmdisc.discrimination.likelihood.records import RECORD_COLUMNS, LikelihoodRecord, load_likelihood
+from llmdisc.discrimination.likelihood.joint import (
+    JointScores,
+    column_contrasts,
+    joint_contrast,
+    permute_column,
+    permute_within,
+)
+from llmdisc.discrimination.likelihood.joint_runs import run_joint
+from llmdisc.discrimination.likelihood.records import (
+    JOINT_RECORD_COLUMNS,
+    RECORD_COLUMNS,
+    JointRecord,
+    LikelihoodRecord,
+    load_joint,
+    load_likelihood,
+)
 from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, load_likelihood_tables, run_likelihood
 from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS, place, serialise
 
-__all__ = ["BACKENDS", "CONTEXTS", "DEFAULT_LIKELIHOOD_MODEL", "LIKELIHOOD_MODELS", "RECORD_COLUMNS",
-           "SERIALISATIONS", "ContextOverflowError", "LikelihoodRecord", "LikelihoodRunConfig", "LikelihoodScorer",
-           "TokenLogprobs", "build_likelihood_queue", "load_likelihood", "load_likelihood_tables", "open_scorer",
-           "place", "run_configured_likelihood", "run_likelihood", "serialise"]
+__all__ = ["BACKENDS", "CONTEXTS", "DEFAULT_LIKELIHOOD_MODEL", "JOINT_RECORD_COLUMNS", "LIKELIHOOD_MODELS",
+           "RECORD_COLUMNS", "SERIALISATIONS", "ContextOverflowError", "JointRecord", "JointScores",
+           "LikelihoodRecord", "LikelihoodRunConfig", "LikelihoodScorer", "TokenLogprobs", "build_likelihood_queue",
+           "column_contrasts", "joint_contrast", "load_joint", "load_likelihood", "load_likelihood_tables",
+           "open_scorer", "permute_column", "permute_within", "place", "run_configured_likelihood", "run_joint",
+           "run_likelihood", "serialise"]

@@ -193,8 +193,22 @@ class LikelihoodScorer(abc.ABC):
             raise ConfigError("cannot score an empty text; fix: pass the rendered table or prompt")
         begin = time.perf_counter()
         ids, offsets = self.tokenize(text)
-        end_char = len(text) if end_char is None else end_char
-        stop = next((i for i, (s, _) in enumerate(offsets) if s >= end_char), len(ids))
+        first, stop = self._span(offsets, start_char, end_char, len(text))
+        values = self._cached_values(text, ids, first, stop)
+        extras: dict[str, object] = {"token_cache": "hit" if values is not None else "miss"}
+        if values is None:
+            values = self._score_ids(ids, first, stop)
+        logprobs = [math.nan] * first + [float(v) for v in values] + [math.nan] * (len(ids) - stop)
+        return TokenLogprobs(text=text, token_ids=ids, offsets=offsets, logprobs=logprobs, model=self.model,
+                             model_digest=self.model_digest, backend=self.backend,
+                             seconds=time.perf_counter() - begin, extras=extras)
+
+    def _span(self, offsets: list[tuple[int, int]], start_char: int, end_char: int | None,
+              n_chars: int) -> tuple[int, int]:
+        """``(first, stop)``: the token indices scored (``first <= i < stop``) for a character span; checks the
+        context window (:class:`ContextOverflowError`) and that the span holds a token (:class:`ConfigError`)."""
+        end_char = n_chars if end_char is None else end_char
+        stop = next((i for i, (s, _) in enumerate(offsets) if s >= end_char), len(offsets))
         first = max(1, next((i for i, (s, _) in enumerate(offsets) if s >= start_char), stop))
         if stop > self.context_length:
             raise ContextOverflowError(
@@ -204,14 +218,23 @@ class LikelihoodScorer(abc.ABC):
         if first >= stop:
             raise ConfigError(f"no token to score between characters {start_char} and {end_char}; fix: give a "
                               "span that holds text")
-        values = self._cached_values(text, ids, first, stop)
-        extras: dict[str, object] = {"token_cache": "hit" if values is not None else "miss"}
-        if values is None:
-            values = self._score_ids(ids, first, stop)
-        logprobs = [math.nan] * first + [float(v) for v in values] + [math.nan] * (len(ids) - stop)
-        return TokenLogprobs(text=text, token_ids=ids, offsets=offsets, logprobs=logprobs, model=self.model,
-                             model_digest=self.model_digest, backend=self.backend,
-                             seconds=time.perf_counter() - begin, extras=extras)
+        return first, stop
+
+    def score_variants(self, texts: list[str], *, start_chars: list[int],
+                       end_chars: list[int | None]) -> list[TokenLogprobs]:
+        """Score several texts at once, as :meth:`token_logprobs` scores each (same arguments, one per text).
+
+        Meant for variants of one text that share a beginning (a sample and its permutations after the same
+        header and reference rows): :class:`~.transformers_backend.TransformersScorer` runs the shared
+        beginning once and the rest as one batch; this default scores the texts one by one.
+
+        Returns:
+            One :class:`TokenLogprobs` per text, in order (``seconds`` of each: its share of the call).
+        """
+        if not (len(texts) == len(start_chars) == len(end_chars)):
+            raise ConfigError(f"{len(texts)} texts, {len(start_chars)} start and {len(end_chars)} end characters; "
+                              "fix: pass one span per text")
+        return [self.token_logprobs(t, start_char=a, end_char=b) for t, a, b in zip(texts, start_chars, end_chars)]
 
     def _cached_values(self, text: str, ids: list[int], first: int, stop: int) -> list[float] | None:
         """The log-probabilities of tokens ``first..stop`` from :attr:`token_cache`, when a forward pass over the

@@ -43,8 +43,8 @@ from llmdisc.discrimination.likelihood.base import LikelihoodScorer
 from llmdisc.discrimination.likelihood.records import (
     LikelihoodRecord,
     append_record,
-    read_records,
-    write_records,
+    close_run_file,
+    open_run_file,
 )
 from llmdisc.discrimination.likelihood.sample_scores import MIN_K_FRACTION, SampleScores, score_sample
 from llmdisc.discrimination.likelihood.score_cache import ScoreCache, score_key
@@ -205,10 +205,7 @@ def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, 
         raise ConfigError(f"serialisation={serialisation!r}, context={context!r}; fix: use one of "
                           f"{SERIALISATIONS} and one of {CONTEXTS}")
     out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    existing, skipped_lines = read_records(out_path)
-    if skipped_lines or (out_path.exists() and out_path.read_bytes()[-1:] not in (b"", b"\n")):
-        write_records(out_path, list(existing.values()))  # repair a torn file before appending
+    existing = open_run_file(out_path)
     cache = cache if cache is not None else ScoreCache()
     summary = LikelihoodRunSummary()
     start_all = time.perf_counter()
@@ -244,8 +241,7 @@ def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, 
             existing[spec.sample_id] = asdict(record)
         if progress is not None:
             progress(done, len(specs), spec)
-    if len(existing) != sum(1 for line in out_path.read_bytes().split(b"\n") if line.strip()):
-        write_records(out_path, list(existing.values()))  # superseded lines: keep one per sample
+    close_run_file(out_path, existing)
     summary.seconds = time.perf_counter() - start_all
     return summary
 

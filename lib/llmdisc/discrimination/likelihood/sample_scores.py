@@ -56,6 +56,16 @@ def min_k(values: list[float], fraction: float = MIN_K_FRACTION) -> float:
     return math.fsum(sorted(values)[:k]) / k
 
 
+def token_owner(owners: list[tuple[int, int]], start: int, end: int) -> tuple[tuple[int, int], bool]:
+    """Owner of the token covering characters ``[start, end)`` of a sample text (indices into ``owners``, the
+    text's :meth:`~.serialise.SampleText.character_owners`): the first cell it covers, else a column name
+    (``(HEADER, j)``), else layout (``(LAYOUT, -1)``); and whether it covers characters of more than one owner."""
+    covered = owners[start:max(end, start + 1)]
+    owner = next((o for o in covered if o[0] >= 0), None) or next((o for o in covered if o[0] == HEADER),
+                                                                  (LAYOUT, -1))
+    return owner, len(set(covered)) > 1
+
+
 def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float = MIN_K_FRACTION) -> SampleScores:
     """Aggregate token log-probabilities over the sample text of ``placed``.
 
@@ -82,11 +92,8 @@ def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float =
         if math.isnan(value):
             continue
         start, end = tokens.offsets[index]
-        covered = owners[start - placed.start:max(end, start + 1) - placed.start]
-        distinct = set(covered)
-        straddling += len(distinct) > 1
-        owner = next((o for o in covered if o[0] >= 0), None) or next((o for o in covered if o[0] == HEADER),
-                                                                      (LAYOUT, -1))
+        owner, straddles = token_owner(owners, start - placed.start, end - placed.start)
+        straddling += straddles
         values.append(value)
         if owner[0] >= 0:
             column_sum[columns[owner[1]]] += value

@@ -13,6 +13,7 @@ read that folder in seconds. The digest recorded with every score is always the 
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -23,6 +24,7 @@ from llmdisc.discrimination.likelihood.base import (
     DEFAULT_LIKELIHOOD_MODEL,
     LIKELIHOOD_MODELS,
     LikelihoodScorer,
+    TokenLogprobs,
     likelihood_gguf_path,
 )
 from llmdisc.discrimination.likelihood.token_cache import TokenCache
@@ -108,6 +110,8 @@ class TransformersScorer(LikelihoodScorer):
     """
 
     backend = "transformers"
+    batch_variants = True
+    """:meth:`score_variants` runs the variants as one batch (True) or one after another (False)."""
 
     def __init__(self, model: str = DEFAULT_LIKELIHOOD_MODEL, *, threads: int | None = None,
                  token_cache: TokenCache | None = None) -> None:
@@ -128,6 +132,8 @@ class TransformersScorer(LikelihoodScorer):
                 _loaded[key] = _load(model, self.path, self.model_digest)
             self.tokenizer, self.lm, self.load_seconds = _loaded[key]
         self.context_length = int(getattr(self.lm.config, "max_position_embeddings", 2048))
+        self._prefix: tuple[list[int], object, object] | None = None
+        """The kept prefix of :meth:`score_variants`: token ids, KV cache, hidden states."""
 
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -149,6 +155,134 @@ class TransformersScorer(LikelihoodScorer):
         targets = torch.tensor(token_ids[first:stop], dtype=torch.long)
         logprobs = torch.log_softmax(rows, dim=-1).gather(1, targets[:, None])[:, 0]
         return logprobs.tolist()
+
+    def score_variants(self, texts: list[str], *, start_chars: list[int], end_chars: list[int | None],
+                       batch: bool | None = None) -> list[TokenLogprobs]:
+        """Score variants of one text (a sample and its permutations) sharing their beginning.
+
+        The tokens every variant shares up to its first scored token (chat text, header, reference rows) run
+        once and are kept as a KV cache (``past_key_values``) on the scorer: the next call whose texts begin with
+        the same tokens (the next sample of a run, with the same reference rows) reuses it, or the part of it
+        they share. The rest of each variant then runs after that cache: all variants as one batch (``batch``;
+        right-padded, so no padding precedes a real token) or one after another (``batch=False``; None = the
+        scorer's :attr:`batch_variants`). Only the scored tokens' logits
+        are formed (in chunks), so memory does not grow with the vocabulary times the batch. The values equal
+        :meth:`token_logprobs`'s of each whole text to float32 rounding (about 1e-5 nats per token; tested).
+
+        Returns:
+            One :class:`~.base.TokenLogprobs` per text (``extras``: ``prefix_tokens`` shared,
+            ``prefix_reused`` of them found in the kept cache, ``tokens_run`` through the model by this call;
+            ``seconds``: the call's seconds divided evenly).
+        """
+        import copy
+
+        import torch
+
+        if not (len(texts) == len(start_chars) == len(end_chars)) or not texts:
+            raise ConfigError(f"{len(texts)} texts, {len(start_chars)} start and {len(end_chars)} end characters; "
+                              "fix: pass at least one text and one span per text")
+        begin = time.perf_counter()
+        batch = self.batch_variants if batch is None else batch
+        torch.set_num_threads(self.threads)
+        encoded = [self.tokenize(t) for t in texts]
+        spans = [self._span(off, a, b, len(t)) for (_, off), t, a, b in zip(encoded, texts, start_chars, end_chars)]
+        ids = [e[0][:stop] for e, (_, stop) in zip(encoded, spans)]
+        shared = min(len(i) for i in ids)
+        for position in range(shared):
+            if len({i[position] for i in ids}) > 1:
+                shared = position
+                break
+        if shared == 0:  # nothing in common, not even the first token: score them one by one
+            return super().score_variants(texts, start_chars=start_chars, end_chars=end_chars)
+        prefix = ids[0][:min(shared, min(first for first, _ in spans))]
+        cache, hidden, reused, run = self._prefix_state(prefix)
+        p = len(prefix)
+        tails = [i[p:] for i in ids]
+        values: list[list[float]] = []
+        with torch.inference_mode():
+            outs = []
+            if batch and len(texts) > 1:
+                width = max(len(t) for t in tails)
+                if width:
+                    past = copy.deepcopy(cache)
+                    past.batch_repeat_interleave(len(tails))
+                    padded = torch.tensor([t + [0] * (width - len(t)) for t in tails], dtype=torch.long)
+                    out = self._run(padded, past)
+                    outs = [out[b, :len(t)] for b, t in enumerate(tails)]
+                else:
+                    outs = [hidden[:0] for _ in tails]
+                run += sum(len(t) for t in tails)
+            else:
+                for tail in tails:
+                    if tail:
+                        outs.append(self._run(torch.tensor([tail], dtype=torch.long), copy.deepcopy(cache))[0])
+                    else:
+                        outs.append(hidden[:0])
+                    run += len(tail)
+            for tokens, out, (first, stop) in zip(ids, outs, spans):
+                # row r of `states` is the state after token p - 1 + r: it predicts token p + r
+                states = torch.cat([hidden[-1:], out[:max(0, stop - p - 1)]])[first - p:stop - p]
+                targets = torch.tensor(tokens[first:stop], dtype=torch.long)
+                part = []
+                for chunk in range(0, len(targets), 512):
+                    logits = self.lm.lm_head(states[chunk:chunk + 512]).float()
+                    part.append(torch.log_softmax(logits, dim=-1).gather(1, targets[chunk:chunk + 512, None])[:, 0])
+                values.append(torch.cat(part).tolist())
+        seconds = (time.perf_counter() - begin) / len(texts)
+        results = []
+        for (token_ids, offsets), (first, stop), v in zip(encoded, spans, values):
+            logprobs = [math.nan] * first + v + [math.nan] * (len(token_ids) - stop)
+            results.append(TokenLogprobs(text=texts[len(results)], token_ids=token_ids, offsets=offsets,
+                                         logprobs=logprobs, model=self.model, model_digest=self.model_digest,
+                                         backend=self.backend, seconds=seconds,
+                                         extras={"prefix_tokens": p, "prefix_reused": reused, "tokens_run": run}))
+        return results
+
+    def _run(self, input_ids, past, chunk: int = 512):  # noqa: ANN001, ANN202 - torch tensors and a cache
+        """Final hidden states of ``input_ids`` (batch, tokens) after the cache ``past`` (extended in place), in
+        chunks of ``chunk`` tokens so the attention scores stay small (each chunk attends to all before it)."""
+        import torch
+
+        parts = []
+        for start in range(0, input_ids.shape[1], chunk):
+            parts.append(self.lm.model(input_ids=input_ids[:, start:start + chunk], past_key_values=past,
+                                       use_cache=True).last_hidden_state)
+        return torch.cat(parts, dim=1)
+
+    def _prefix_state(self, prefix: list[int]):  # noqa: ANN202 - (DynamicCache, tensor, int, int)
+        """KV cache and final hidden states of ``prefix`` (>= 1 token), reusing the kept ones' shared beginning.
+
+        Returns ``(cache, hidden, reused, run)``: the cache of every prefix token, their hidden states (one row
+        per token), the tokens taken from the kept cache and the tokens run now. The kept cache is replaced by
+        this one (never handed out: callers copy it before extending it).
+        """
+        import torch
+
+        kept_ids, kept_cache, kept_hidden = self._prefix if self._prefix is not None else ([], None, None)
+        reused = 0
+        for a, b in zip(kept_ids, prefix):
+            if a != b:
+                break
+            reused += 1
+        if reused == len(prefix) == len(kept_ids):
+            return kept_cache, kept_hidden, reused, 0
+        with torch.inference_mode():
+            if reused:
+                if reused < len(kept_ids):
+                    kept_cache.crop(reused - len(kept_ids))  # transformers 5: a negative count of tokens to drop
+                cache, hidden = kept_cache, kept_hidden[:reused]
+            else:
+                cache, hidden = None, None
+            rest = prefix[reused:]
+            if rest:
+                if cache is None:
+                    from transformers import DynamicCache
+
+                    cache = DynamicCache(config=self.lm.config)
+                out = self._run(torch.tensor([rest], dtype=torch.long), cache)[0]
+                hidden = out if hidden is None else torch.cat([hidden, out])
+        self._prefix = (list(prefix), cache, hidden)
+        return cache, hidden, reused, len(rest)
 
     def chat_text(self, system: str, user: str) -> str:
         return self.tokenizer.apply_chat_template(

@@ -1,0 +1,116 @@
+"""``llmdisc bench joint``: the joint-structure contrast's cost per sample against its k + 1 table passes.
+
+For each number of reference rows m (``--reference-rows``, default 0 and 40) and each way of running the k + 1
+variants (``batch``: one right-padded batch after the shared prefix cache; ``sequential``: one after another after
+it), in a fresh child process (its own peak memory, an empty prefix cache): real Adult holdout samples (a generated
+table when ``data/processed/adult`` is absent) scored by :func:`~llmdisc.discrimination.likelihood.joint.
+joint_contrast` with k permutations, the Markdown table alone. The first sample pays for the shared prefix (header
+and reference rows); the next ones reuse it. In the same child, the plain forward pass of one whole text (the
+sample after its reference rows, as one table) gives the machine's prompt-processing speed.
+
+Printed per row: samples/min; seconds per sample (all samples, and after the first); the k + 1 table passes
+(k + 1 plain forward passes of the whole text, measured) and the prefill limit ((k + 1) × the text's tokens ÷ the
+plain pass's tokens/s), and the ratio of seconds per sample (after the first) to that limit (issue 26 asks
+<= 1.2); tokens run per sample; peak RSS in MiB. Nothing is asserted; figures vary with the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import resource
+import time
+
+NAME = "joint"
+HELP = "joint-structure contrast: samples/min, seconds per sample vs k+1 table passes and the prefill limit, memory"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options: samples, rows, k, reference rows, modes, threads, seed."""
+    parser.add_argument("--samples", type=int, default=3, help="samples per configuration (default 3)")
+    parser.add_argument("--rows", type=int, default=20, help="rows per sample (default 20)")
+    parser.add_argument("--k", type=int, default=2, help="permutations per sample (default 2)")
+    parser.add_argument("--reference-rows", type=int, nargs="+", default=[0, 40], metavar="M",
+                        help="reference rows shown before the sample (default: 0 40)")
+    parser.add_argument("--modes", nargs="+", default=["batch", "sequential"], choices=["batch", "sequential"],
+                        help="how the k + 1 variants run after the shared prefix")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    parser.add_argument("--seed", type=int, default=2026, help="seed of the samples and the permutations")
+
+
+def _table():  # noqa: ANN202
+    from llmdisc.cli.benchmarks.likelihood import _table as likelihood_table
+
+    return likelihood_table()
+
+
+def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, seed: int, queue) -> None:  # noqa: ANN001
+    import torch
+
+    from llmdisc.discrimination.likelihood.joint import joint_contrast, joint_text
+    from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+    from llmdisc.discrimination.samples import sample_rows
+
+    table, source = _table()
+    scorer = TransformersScorer(threads=threads)
+    scorer.batch_variants = mode == "batch"
+    reference = sample_rows(table, m, seed=seed - 1)[0] if m else None
+    seconds, tokens_run, prompt = [], [], []
+    for i in range(samples):
+        sample, _ = sample_rows(table, rows, seed=seed + i)
+        begin = time.perf_counter()
+        scores = joint_contrast(scorer, sample, k=k, seed=seed + i, reference=reference)
+        seconds.append(time.perf_counter() - begin)
+        tokens_run.append(scores.tokens_run)
+        prompt.append(scores.prompt_tokens)
+    text = joint_text(scorer, sample, reference=reference).text
+    ids = scorer.tokenize(text)[0]
+    torch.set_num_threads(threads)
+    begin = time.perf_counter()
+    scorer.logits(ids)
+    plain = time.perf_counter() - begin
+    queue.put({"m": m, "mode": mode, "source": source, "seconds": seconds, "tokens_run": tokens_run,
+               "prompt_tokens": prompt, "plain_seconds": plain, "plain_tokens": len(ids),
+               "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def _child(target, *args):  # noqa: ANN001, ANN202
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=target, args=(*args, queue))
+    process.start()
+    result = queue.get()
+    process.join()
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure each reference-rows × mode configuration in a child process and print one table."""
+    from statistics import mean
+
+    from tabulate import tabulate
+
+    from llmdisc.errors import ConfigError
+
+    if args.samples < 1 or args.k < 1 or min(args.reference_rows) < 0:
+        raise ConfigError("--samples and --k must be >= 1 and --reference-rows >= 0; fix: e.g. --samples 3 --k 2")
+    rows = []
+    for m in args.reference_rows:
+        for mode in args.modes:
+            r = _child(_measure, m, mode, args.samples, args.rows, args.k, args.threads, args.seed)
+            print(f"m={m} / {mode}: done", flush=True)
+            tok_s = r["plain_tokens"] / r["plain_seconds"]
+            passes = (args.k + 1) * r["plain_seconds"] * mean(r["prompt_tokens"]) / r["plain_tokens"]
+            limit = (args.k + 1) * mean(r["prompt_tokens"]) / tok_s
+            steady = mean(r["seconds"][1:]) if len(r["seconds"]) > 1 else r["seconds"][0]
+            rows.append([m, mode, r["source"], args.rows, args.k, f"{60 * len(r['seconds']) / sum(r['seconds']):.2f}",
+                         f"{mean(r['seconds']):.1f}", f"{steady:.1f}", f"{passes:.1f}", f"{limit:.1f}",
+                         f"{steady / limit:.2f}", f"{mean(r['tokens_run']):.0f}", f"{mean(r['prompt_tokens']):.0f}",
+                         f"{tok_s:.0f}", f"{r['peak_mib']:.0f}"])
+    print()
+    print(tabulate(rows, headers=["m", "mode", "table", "rows", "k", "samples/min", "s/sample", "s/sample after 1st",
+                                  "k+1 passes s", "prefill limit s", "ratio to limit", "tokens run/sample",
+                                  "text tokens", "plain tok/s", "peak RSS MiB"]))
+    print("\nThe k + 1 passes: the plain forward pass of the whole text, scaled to its tokens, times k + 1; the "
+          "prefill limit: (k + 1) × text tokens ÷ plain tok/s. Issue 26 asks a ratio <= 1.2.")
+    return 0

@@ -1,0 +1,194 @@
+"""The resumable run of the joint-structure contrast (:mod:`~.joint`) over a plan of samples.
+
+The plan is the likelihood run's (:func:`~.runs.build_likelihood_queue`: real holdout test samples, separate holdout
+reference samples for the decision band, real train samples for the real-vs-real control, each release, the
+shuffled-columns positive control) and the tables are its (:func:`~.runs.load_likelihood_tables`). With m > 0
+reference rows, the reference is m holdout rows drawn once per dataset with ``derive_seed(run_seed, dataset_key,
+"joint_reference", m)`` and shown before every sample of the run; holdout samples are then drawn (with their usual
+seeds) from the holdout *without* those rows, their ``row_ids`` still positions in the whole holdout, so no real
+sample repeats a reference row (which the model would copy). Each sample's joint seed is ``derive_seed(run_seed,
+sample_id, "joint")``.
+
+:func:`run_joint` appends one :class:`~.records.JointRecord` per sample to the run's JSONL file (repaired if its
+last line is torn; a re-run skips every sample already scored with the same text, weights, k and seed), and keeps
+every result in the content-addressed :class:`~.score_cache.ScoreCache` under ``<cache>/likelihood-joint``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import pandas as pd
+
+from llmdisc.data.datasets import parse_dataset_key
+from llmdisc.discrimination.cache import default_cache_dir
+from llmdisc.discrimination.likelihood.base import LikelihoodScorer
+from llmdisc.discrimination.likelihood.joint import (
+    ColumnContrasts,
+    JointScores,
+    column_contrasts,
+    joint_contrast,
+    joint_text,
+)
+from llmdisc.discrimination.likelihood.records import JointRecord, append_record, close_run_file, open_run_file
+from llmdisc.discrimination.likelihood.runs import LikelihoodSpec
+from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+from llmdisc.discrimination.samples import derive_seed, sample_rows
+from llmdisc.errors import ConfigError, DataError
+from llmdisc.manifest import sha256_json
+from llmdisc.paths import results_dir
+
+DEFAULT_K = 2
+DEFAULT_REFERENCE_ROWS = 40
+
+
+def joint_cache() -> ScoreCache:
+    """The project's store of joint-structure results (``<cache>/likelihood-joint``)."""
+    return ScoreCache(default_cache_dir() / "likelihood-joint")
+
+
+def draw_reference(holdout: pd.DataFrame, m: int, *, run_seed: int, dataset_key: str) -> tuple[pd.DataFrame,
+                                                                                                  list[int], int]:
+    """The run's m reference rows of a dataset: ``(rows, positional ids in the holdout, seed)``.
+
+    Raises:
+        DataError: the holdout has fewer than m rows.
+    """
+    seed = derive_seed(run_seed, dataset_key, "joint_reference", m)
+    if m > len(holdout):
+        raise DataError(f"{m} reference rows asked of a holdout of {len(holdout)} rows; fix: use fewer reference rows")
+    rows, ids = sample_rows(holdout, m, seed=seed)
+    return rows, ids, seed
+
+
+@dataclass
+class JointRunSummary:
+    """What one call of :func:`run_joint` did."""
+
+    scored: int = 0
+    cached: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+
+
+def _draw(spec: LikelihoodSpec, table: pd.DataFrame, n_rows: int, exclude: list[int]) -> tuple[pd.DataFrame,
+                                                                                               list[int]]:
+    if spec.source == "holdout" and exclude:
+        pool = table.drop(index=table.index[exclude])
+        sample, local = sample_rows(pool, n_rows, seed=spec.sample_seed)
+        positions = [i for i in range(len(table)) if i not in set(exclude)]
+        return sample, [positions[i] for i in local]
+    return sample_rows(table, n_rows, seed=spec.sample_seed)
+
+
+def run_joint(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, pd.DataFrame]], scorer: LikelihoodScorer,
+              out_path: Path | str, *, k: int = DEFAULT_K, reference_rows: int = DEFAULT_REFERENCE_ROWS,
+              serialisation: str = "markdown", context: str = "none", variant: str = "neutral", n_rows: int = 20,
+              column_k: int = 0, cache: ScoreCache | None = None,
+              progress: Callable[[int, int, LikelihoodSpec], None] | None = None) -> JointRunSummary:
+    """Score each planned sample's joint-structure contrast and append its record (resuming).
+
+    Args:
+        specs: The samples (:func:`~.runs.build_likelihood_queue`).
+        tables: ``{dataset_key: load_likelihood_tables(...)}`` (a ``holdout`` table is needed for reference rows).
+        scorer: The likelihood scorer.
+        out_path: The run's JSONL file.
+        k: Within-sample permutations per sample.
+        reference_rows: m real holdout rows shown before each sample (0 = none).
+        serialisation, context, variant: How the table is shown (:func:`~.joint.joint_contrast`).
+        n_rows: Rows per sample.
+        column_k: Permutations per column of :func:`~.joint.column_contrasts` (0 = skip them: they cost
+            columns × column_k passes per sample).
+        cache: Result cache (default :func:`joint_cache`; ``ScoreCache(enabled=False)`` turns it off).
+        progress: Called as ``progress(done, total, spec)`` after each sample.
+
+    Raises:
+        ConfigError: k < 1 or reference_rows < 0. DataError / ContextOverflowError: as
+            :func:`~.joint.joint_contrast`.
+    """
+    if k < 1 or reference_rows < 0 or column_k < 0:
+        raise ConfigError(f"k={k}, reference_rows={reference_rows}, column_k={column_k}; fix: k >= 1, "
+                          "reference_rows >= 0, column_k >= 0")
+    out_path = Path(out_path)
+    existing = open_run_file(out_path)
+    cache = cache if cache is not None else joint_cache()
+    summary = JointRunSummary()
+    begin = time.perf_counter()
+    references: dict[str, tuple[pd.DataFrame | None, list[int], int | None]] = {}
+    for done, spec in enumerate(specs, start=1):
+        key = spec.dataset_key
+        if key not in references:
+            references[key] = ((None, [], None) if not reference_rows else
+                               draw_reference(tables[key]["holdout"], reference_rows, run_seed=spec.run_seed,
+                                              dataset_key=key))
+        reference, reference_ids, reference_seed = references[key]
+        source_table = tables[key][spec.source]
+        sample, row_ids = _draw(spec, source_table, n_rows, reference_ids)
+        seed = derive_seed(spec.run_seed, spec.sample_id, "joint")
+        text = joint_text(scorer, sample, serialisation=serialisation, context=context, reference=reference,
+                          variant=variant, n_total=len(source_table)).text
+        text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        old = existing.get(spec.sample_id)
+        if old is not None and (old.get("text_hash"), old.get("model_digest"), old.get("backend"), old.get("k"),
+                                old.get("seed"), old.get("column_k")) == (
+                text_hash, scorer.model_digest, scorer.backend, k, seed, column_k):
+            summary.skipped += 1
+        else:
+            cache_key = sha256_json({"kind": "joint", "text": text, "serialisation": serialisation,
+                                     "context": context, "variant": variant, "backend": scorer.backend,
+                                     "model_digest": scorer.model_digest, "k": k, "seed": seed,
+                                     "column_k": column_k})
+            hit = cache.get(cache_key)
+            if hit is not None:
+                scores, columns = JointScores(**hit["scores"]), hit["columns"]
+                summary.cached += 1
+            else:
+                options = {"serialisation": serialisation, "context": context, "reference": reference,
+                           "variant": variant, "n_total": len(source_table)}
+                scores = joint_contrast(scorer, sample, k=k, seed=seed, **options)
+                columns = (asdict(column_contrasts(scorer, sample, k=column_k, seed=seed, logprob=scores.logprob,
+                                                   **options)) if column_k else None)
+                cache.put(cache_key, {"scores": asdict(scores), "columns": columns})
+                summary.scored += 1
+            record = _record(spec, row_ids, n_rows, reference_ids, reference_seed, serialisation, context, variant,
+                             text_hash, scorer, scores, columns, column_k)
+            append_record(out_path, record)
+            existing[spec.sample_id] = asdict(record)
+        if progress is not None:
+            progress(done, len(specs), spec)
+    close_run_file(out_path, existing)
+    summary.seconds = time.perf_counter() - begin
+    return summary
+
+
+def _record(spec: LikelihoodSpec, row_ids: list[int], n_rows: int, reference_ids: list[int],
+            reference_seed: int | None, serialisation: str, context: str, variant: str, text_hash: str,
+            scorer: LikelihoodScorer, scores: JointScores, columns: dict | None, column_k: int) -> JointRecord:
+    dataset, encoding = parse_dataset_key(spec.dataset_key)
+    own = {f.name for f in fields(JointRecord)}
+    figures = {name: value for name, value in asdict(scores).items() if name in own}
+    return JointRecord(
+        sample_id=spec.sample_id, timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        dataset=dataset, encoding=encoding, dataset_key=spec.dataset_key, source=spec.source, role=spec.role,
+        true_label=spec.true_label, index=spec.index, run_seed=spec.run_seed, sample_seed=spec.sample_seed,
+        row_ids=row_ids, n_rows=n_rows, reference_seed=reference_seed, reference_row_ids=reference_ids,
+        serialisation=serialisation, context=context, prompt_variant=variant, text_hash=text_hash,
+        backend=scorer.backend, model=scorer.model, model_digest=scorer.model_digest, **figures,
+        column_k=column_k, column_contrasts=None if columns is None else columns["contrasts"],
+        column_seeds=None if columns is None else columns["seeds"],
+        column_permuted_logprobs=None if columns is None else columns["permuted_logprobs"],
+        column_seconds=0.0 if columns is None else columns["seconds"])
+
+
+def default_joint_path(name: str) -> Path:
+    """``results/likelihood/joint/<name>.jsonl``."""
+    return results_dir() / "likelihood" / "joint" / f"{name}.jsonl"
+
+
+__all__ = ["DEFAULT_K", "DEFAULT_REFERENCE_ROWS", "ColumnContrasts", "JointRunSummary", "default_joint_path",
+           "draw_reference", "joint_cache", "run_joint"]

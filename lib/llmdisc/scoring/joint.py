@@ -1,0 +1,156 @@
+"""Scoring the joint-structure contrast across samples: AUC of C, a label-free decision, per-sample p-values, columns.
+
+Input: :class:`~llmdisc.discrimination.likelihood.records.JointRecord` rows
+(:func:`llmdisc.discrimination.likelihood.records.load_joint`), whose ``contrast`` C = log P(sample) − mean log
+P(within-sample permutations) is large for real samples (the model knows their columns go together) and near 0 when
+the columns look independent.
+
+* **AUC** (:func:`~llmdisc.scoring.likelihood.likelihood_auc`, read two-sided) = P(C of an other-group sample > C
+  of a real holdout sample): below 0.5 = the release (or control) keeps less of the structure than real rows;
+  above = more (a collapsed synthesizer can be too consistent). DeLong interval, seeded permutation p.
+* **Decision** (:func:`~llmdisc.scoring.likelihood.decision_scores`): a sample is flagged when its C falls outside
+  the central 95 % of the C of *separate* real holdout reference samples (two-sided); it never reads the synthetic
+  labels. p_REAL, p_SYN and DRS with intervals.
+* **Per-sample test**: the share of each group's samples with permutation p <= 0.05 (Wilson intervals; the
+  smallest p is 1/(k + 1), so the share is 0 by construction below k = 19: read it only for such runs), and a KS
+  test of the other group's randomised p-values against Uniform(0, 1): for the shuffled-columns control (columns
+  independent: sample and permutations exchangeable) it must not reject — the calibration check.
+* **Columns** (:func:`joint_column_table`): per column, real vs other, the free split of C by column and, where
+  measured, C_j (only column j permuted); the difference is where a release lost a dependence the model knows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from llmdisc.errors import DataError
+from llmdisc.scoring.likelihood import (
+    BAND_COVERAGE,
+    REAL_VS_REAL,
+    _cell_seed,
+    decision_scores,
+    flag_outside_band,
+    likelihood_auc,
+    reference_band,
+)
+from llmdisc.scoring.metrics import wilson_interval
+from llmdisc.synthesis.controls import POSITIVE_CONTROL
+
+JOINT_CELL_COLUMNS = ("dataset_key", "backend", "model", "serialisation", "context", "k", "reference_rows")
+"""What a joint-structure cell is never pooled over (with the ``source`` compared against the holdout)."""
+JOINT_SCORES = ("contrast", "contrast_std")
+ALPHA = 0.05
+
+
+def uniformity_test(p_values: Any) -> dict[str, float]:
+    """KS test of randomised p-values against Uniform(0, 1): ``ks_stat``, ``ks_p`` (NaN for no values).
+    ``ks_p`` < 0.05 = the per-sample test is not calibrated for this group (expected only where the columns
+    depend on each other)."""
+    values = np.asarray(p_values, float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return {"ks_stat": float("nan"), "ks_p": float("nan")}
+    result = stats.kstest(values, "uniform")
+    return {"ks_stat": float(result.statistic), "ks_p": float(result.pvalue)}
+
+
+def _share(p_values: np.ndarray, alpha: float, prefix: str) -> dict[str, float]:
+    est = wilson_interval(int((p_values <= alpha).sum()), len(p_values))
+    return {prefix: est.value, f"{prefix}_low": est.ci_low, f"{prefix}_high": est.ci_high}
+
+
+def _kind(source: str) -> str:
+    return "real_vs_real" if source == "train" else "positive_control" if source == POSITIVE_CONTROL else "release"
+
+
+def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0, n_perm: int = 2000,
+                n_boot: int = 2000, alpha: float = ALPHA) -> pd.DataFrame:
+    """One row per cell × compared source (each release, ``shuffled_columns``, :data:`REAL_VS_REAL`).
+
+    Columns: the cell; ``source``, ``kind``, ``score``; the AUC test (``auc`` = P(other C > real C), its
+    interval, ``separation``, ``direction``, ``perm_p``, ``n_real``, ``n_syn``); the decision (``band_low``,
+    ``band_high``, ``p_real``, ``p_syn``, ``drs`` with intervals); ``real_mean``, ``other_mean`` (mean C, nats);
+    ``share_p_real`` and ``share_p_other`` (share with per-sample p <= ``alpha``, Wilson interval; 0 by
+    construction when 1/(k + 1) > ``alpha``);
+    ``ks_stat``, ``ks_p`` (the other group's randomised p-values against Uniform(0, 1)).
+
+    Raises:
+        DataError: an unknown score, or a cell without real holdout test or reference samples.
+    """
+    if score not in JOINT_SCORES:
+        raise DataError(f"score {score!r} is not a joint-structure score; fix: use one of {', '.join(JOINT_SCORES)}")
+    rows = []
+    for cell, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
+        holdout = frame[frame["source"] == "holdout"]
+        real_rows = holdout[holdout["role"] == "test"]
+        real = real_rows[score].to_numpy(float)
+        reference = holdout.loc[holdout["role"] == "reference", score].to_numpy(float)
+        if len(real) == 0 or len(reference) == 0:
+            raise DataError(f"cell {dict(zip(JOINT_CELL_COLUMNS, cell))} has {len(real)} real holdout test and "
+                            f"{len(reference)} reference samples; fix: score both (build_likelihood_queue does)")
+        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
+            name = REAL_VS_REAL if source == "train" else source
+            other = group[score].to_numpy(float)
+            row_seed = _cell_seed(seed, (*cell, name, score, "joint"))
+            row = dict(zip(JOINT_CELL_COLUMNS, cell))
+            row.update({"source": name, "kind": _kind(source), "score": score})
+            row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm))
+            row.update(decision_scores(real, other, reference, seed=row_seed, n_boot=n_boot))
+            row["real_mean"], row["other_mean"] = float(np.mean(real)), float(np.mean(other))
+            row.update(_share(real_rows["p_value"].to_numpy(float), alpha, "share_p_real"))
+            row.update(_share(group["p_value"].to_numpy(float), alpha, "share_p_other"))
+            row.update(uniformity_test(group["p_randomised"]))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def joint_flags(records: pd.DataFrame, *, score: str = "contrast", coverage: float = BAND_COVERAGE) -> pd.Series:
+    """Per sample (aligned with ``records``): True when its score falls outside the central ``coverage`` of its
+    cell's real holdout *reference* samples (two-sided). Reads only the score and which samples are the
+    reference; never a label or a source of the other samples. Reference samples themselves get NaN."""
+    flags = pd.Series(np.nan, index=records.index, dtype=object)
+    for _, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
+        is_reference = (frame["source"] == "holdout") & (frame["role"] == "reference")
+        band = reference_band(frame.loc[is_reference, score].to_numpy(float), coverage)
+        others = frame[~is_reference]
+        flags.loc[others.index] = list(flag_outside_band(others[score].to_numpy(float), band))
+    return flags
+
+
+def _mean_dicts(series: pd.Series) -> pd.Series:
+    frame = pd.DataFrame([d for d in series if isinstance(d, dict)])
+    return frame.mean() if not frame.empty else pd.Series(dtype=float)
+
+
+def joint_column_table(records: pd.DataFrame) -> pd.DataFrame:
+    """Per cell × compared source × column: how much of C each column carries, real holdout vs the other group.
+
+    Columns: ``real_split``, ``other_split``, ``delta_split`` (mean of the free split of C by column, nats:
+    the column's tokens, sample minus permutation mean; other − real); ``real_cj``, ``other_cj``, ``delta_cj``
+    (mean C_j with only column j permuted, where measured; else NaN). A clearly negative delta: the other
+    group lost a dependence of this column that real rows show to the model. Sorted by ``delta_cj`` where
+    measured, else ``delta_split``.
+    """
+    rows = []
+    for cell, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
+        real = frame[(frame["source"] == "holdout") & (frame["role"] == "test")]
+        if real.empty:
+            continue
+        real_split, real_cj = _mean_dicts(real["column_contrast"]), _mean_dicts(real["column_contrasts"])
+        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
+            other_split, other_cj = _mean_dicts(group["column_contrast"]), _mean_dicts(group["column_contrasts"])
+            part = []
+            for column in real_split.index:
+                r_cj, o_cj = real_cj.get(column, np.nan), other_cj.get(column, np.nan)
+                part.append({**dict(zip(JOINT_CELL_COLUMNS, cell)), "source": REAL_VS_REAL if source == "train"
+                             else source, "column": column, "real_split": float(real_split[column]),
+                             "other_split": float(other_split.get(column, np.nan)),
+                             "delta_split": float(other_split.get(column, np.nan) - real_split[column]),
+                             "real_cj": float(r_cj), "other_cj": float(o_cj), "delta_cj": float(o_cj - r_cj)})
+            key = "delta_cj" if any(np.isfinite(r["delta_cj"]) for r in part) else "delta_split"
+            rows.extend(sorted(part, key=lambda r: r[key] if np.isfinite(r[key]) else np.inf))
+    return pd.DataFrame(rows)

@@ -1,0 +1,80 @@
+"""Scoring the joint-structure contrast across samples: AUC, the label-free decision, calibration, columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from llmdisc.discrimination.likelihood.joint import contrast_statistics
+from llmdisc.errors import DataError
+from llmdisc.scoring.joint import joint_column_table, joint_flags, joint_table, uniformity_test
+
+
+def _records(seed: int = 0, n: int = 20) -> pd.DataFrame:
+    """Real samples with C around +30 nats; a release keeping half of it; the shuffled control at 0; train as real.
+    Per-sample p-values come from k = 19 planted permutation scores (exchangeable for the control)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    groups = [("holdout", "test", "REAL", 30.0), ("holdout", "reference", "REAL", 30.0), ("train", "control", "REAL", 30.0),
+              ("gaussian_copula", "test", "SYNTHETIC", 12.0), ("shuffled_columns", "test", "SYNTHETIC", 0.0)]
+    for source, role, label, shift in groups:
+        for i in range(n):
+            permuted = rng.normal(0.0, 10.0, 19)
+            observed = float(rng.normal(shift, 10.0))
+            stats = contrast_statistics(observed, permuted, uniform=float(rng.random()))
+            split = {"relationship": stats["contrast"] * 0.6, "sex": stats["contrast"] * 0.4, "age": 0.0}
+            rows.append({"dataset_key": "adult", "backend": "transformers", "model": "m", "serialisation": "markdown",
+                         "context": "none", "k": 19, "reference_rows": 40, "source": source, "role": role,
+                         "true_label": label, "index": i, **stats, "column_contrast": split,
+                         "column_contrasts": {c: v * 1.1 for c, v in split.items()}})
+    return pd.DataFrame(rows)
+
+
+def test_the_table_separates_the_control_and_reads_real_vs_real_at_chance():
+    table = joint_table(_records(), n_perm=500, n_boot=200).set_index("source")
+    control, release, rr = table.loc["shuffled_columns"], table.loc["gaussian_copula"], table.loc["real_vs_real"]
+    assert control["kind"] == "positive_control" and control["auc"] < 0.1 and control["separation"] > 0.9
+    assert control["direction"] == "synthetic less probable" and control["perm_p"] < 0.01
+    assert release["auc"] < 0.3
+    assert 0.25 < rr["auc"] < 0.75 and rr["kind"] == "real_vs_real"
+    # per-sample p-values: the control's randomised ones are uniform, the real samples mostly significant
+    assert control["ks_p"] > 0.05
+    assert control["share_p_real"] > 0.5 and control["share_p_other"] < 0.3
+    assert control["p_syn"] > 0.5 and 0 <= control["drs"] <= 1
+    for column in ("auc_low", "auc_high", "p_real_low", "p_syn_high", "drs_low", "share_p_other_high"):
+        assert np.isfinite(control[column])
+
+
+def test_the_decision_never_reads_the_synthetic_labels():
+    records = _records()
+    flags = joint_flags(records)
+    shuffled = records.copy()
+    others = shuffled["source"] != "holdout"
+    rng = np.random.default_rng(1)
+    shuffled.loc[others, "true_label"] = rng.permutation(shuffled.loc[others, "true_label"].to_numpy())
+    shuffled.loc[others, "source"] = rng.permutation(shuffled.loc[others, "source"].to_numpy())
+    assert joint_flags(shuffled).equals(flags)
+    # the band is set by the reference samples alone: moving a test sample's C moves only its own flag
+    moved = records.copy()
+    moved.loc[0, "contrast"] = 1e6
+    changed = joint_flags(moved).fillna("reference") != flags.fillna("reference")
+    assert changed.sum() <= 1 and (changed.sum() == 0 or changed.iloc[0])
+
+
+def test_uniformity_test_rejects_piled_up_p_values():
+    assert uniformity_test(np.linspace(0.01, 0.99, 50))["ks_p"] > 0.5
+    assert uniformity_test(np.full(50, 0.02))["ks_p"] < 1e-6
+
+
+def test_column_table_names_the_columns_a_release_lost():
+    table = joint_column_table(_records())
+    release = table[table["source"] == "gaussian_copula"]
+    assert release.iloc[0]["column"] == "relationship" and release.iloc[0]["delta_cj"] < -5
+    assert release.set_index("column").loc["age", "delta_split"] == 0.0
+
+
+def test_a_cell_without_reference_samples_is_refused_with_the_fix():
+    records = _records()
+    with pytest.raises(DataError, match="fix"):
+        joint_table(records[records["role"] != "reference"], n_perm=10, n_boot=10)
