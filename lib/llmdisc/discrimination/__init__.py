@@ -55,10 +55,16 @@ from llmdisc.discrimination.trial_runs import (
     record_run_metrics,
     run_configured,
 )
-from llmdisc.discrimination.likelihood import LikelihoodRunConfig, load_likelihood, run_configured_likelihood
+from llmdisc.discrimination.likelihood import (
+    LikelihoodRunConfig,
+    load_joint,
+    load_likelihood,
+    run_configured_joint,
+    run_configured_likelihood,
+)
 
 __all__ = [
-    "LikelihoodRunConfig", "load_likelihood", "run_configured_likelihood",
+    "LikelihoodRunConfig", "load_joint", "load_likelihood", "run_configured_joint", "run_configured_likelihood",
     "ANSWER_PREFIX", "LabelScores", "SCORING_MODES", "content_free_request", "load_content_free",
     "p_synthetic_from_logprobs", "score_content_free", "score_fields",
     "ANSWER_JSON_SCHEMA", "CELL_KEY", "METADATA_SOURCES", "PROMPT_VARIANTS", "PROVIDERS", "SAMPLING_MODES",

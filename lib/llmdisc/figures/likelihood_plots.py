@@ -4,6 +4,10 @@
   holdout samples beside each synthesizer's and each control's, with the cell's AUC in the label.
 * :func:`column_contributions` — per dataset × model panel, each column's change in nats per row (synthetic minus
   real holdout; negative = the synthetic values of that column are less probable), one bar group per source.
+* :func:`score_distributions` with ``score="contrast"`` draws the joint-structure contrast C per sample (from
+  ``joint_samples``); :func:`joint_dependence` — per dataset panel, a heatmap of each column's share of C,
+  each release and control minus real holdout (nats per sample; negative = the group lost a dependence of that
+  column that real rows show the model).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import pandas as pd
 from llmdisc.figures.plots import PALETTE, SYNTH_ORDER, set_style
 
 REAL_LABEL = "real holdout"
+SCORE_LABELS = {"mean_logprob": "mean token log-likelihood (nats)", "min_k_logprob": "Min-K 20 % (nats)",
+                "contrast": "C = log P(sample) − mean log P(recombined) (nats)"}
 CONTROL_ORDER = ("shuffled_columns", "real_vs_real")
 
 
@@ -67,8 +73,10 @@ def score_distributions(samples: pd.DataFrame, cells: pd.DataFrame, *, score: st
         ax.set_xticklabels([g if g == REAL_LABEL else f"{g}\nAUC {auc_of.get(g, float('nan')):.2f}"
                             for g in order], rotation=30, ha="right", fontsize=7)
         ax.set_title(f"{dataset_key} · {model}", fontsize=8)
-        ax.set_ylabel("mean token log-likelihood (nats)" if score == "mean_logprob" else "Min-K 20 % (nats)")
-    fig.suptitle("How probable the model finds each 20-row sample (higher = more probable; n per group shown as "
+        ax.set_ylabel(SCORE_LABELS.get(score, score))
+    fig.suptitle("Joint-structure contrast C per 20-row sample (higher = the rows' own combinations are more "
+                 "probable than their values recombined)" if score == "contrast" else
+                 "How probable the model finds each 20-row sample (higher = more probable; n per group shown as "
                  "points)", fontsize=8)
     fig.tight_layout()
     return fig
@@ -100,5 +108,29 @@ def column_contributions(columns: pd.DataFrame, *, top: int = 8) -> plt.Figure:
         ax.set_xlabel("synthetic − real (nats per row; < 0: less probable)")
         ax.set_title(f"{dataset_key} · {model}", fontsize=8)
         ax.legend(fontsize=6, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def joint_dependence(columns: pd.DataFrame, *, value: str = "delta_split") -> plt.Figure:
+    """Heatmap per dataset × model: columns (rows) × compared group (columns) of ``value`` from ``joint_columns``
+    (``delta_split``: the group's mean share of C minus real holdout's, nats per sample; ``delta_cj`` where C_j
+    was measured). Blue (negative): the group lost that column's ties to the rest of its row."""
+    set_style()
+    panels = _panels(columns)
+    fig, axes = _grid(len(panels), width=4.6, height=4.2)
+    for ax, (dataset_key, model, frame) in zip(axes, panels):
+        grid = frame.pivot_table(index="column", columns="source", values=value, aggfunc="mean")
+        grid = grid[[s for s in _source_order(grid.columns)]]
+        limit = float(np.nanmax(np.abs(grid.to_numpy()))) if grid.size else 1.0
+        image = ax.imshow(grid.to_numpy(), cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
+        ax.set_xticks(range(grid.shape[1]))
+        ax.set_xticklabels(grid.columns, rotation=30, ha="right", fontsize=7)
+        ax.set_yticks(range(grid.shape[0]))
+        ax.set_yticklabels(grid.index, fontsize=7)
+        ax.set_title(f"{dataset_key} · {model}", fontsize=8)
+        fig.colorbar(image, ax=ax, shrink=0.8, label="group − real holdout (nats per sample)")
+    fig.suptitle("Where each group lost (blue) or gained (red) the joint structure real rows show the model",
+                 fontsize=8)
     fig.tight_layout()
     return fig

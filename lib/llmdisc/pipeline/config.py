@@ -140,6 +140,14 @@ class LikelihoodConfig(_Section):
     model: str = "smollm2-135m-instruct-q4_1"
     backend: Literal["transformers", "llamacpp"] = "transformers"
     serialisation: Literal["markdown", "great"] = "markdown"
+    joint: bool = True
+    """Also score the joint-structure contrast of the same samples (notebook 09, section 7)."""
+    joint_k: int = Field(2, ge=1)
+    """Within-sample permutations per sample (each one more pass of the sample's rows)."""
+    joint_reference_rows: int = Field(40, ge=0)
+    """Real holdout rows shown before every sample (fixed per dataset; the model copies their combinations)."""
+    joint_column_k: int = Field(0, ge=0)
+    """Permutations per column of C_j (only column j permuted); 0 skips it (columns × k more passes a sample)."""
 
 
 class HumanConfig(_Section):

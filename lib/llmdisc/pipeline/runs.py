@@ -168,13 +168,15 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                 {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers),
                  "samples_per_class": lk.samples_per_class, "reference_samples": lk.reference_samples,
                  "model": lk.model, "backend": lk.backend, "serialisation": lk.serialisation,
-                 "context": "c1_prompt", "variant": "neutral", "seed": seed, "quick": quick},
+                 "context": "c1_prompt", "variant": "neutral", "seed": seed, "quick": quick,
+                 "joint": lk.joint, "joint_k": lk.joint_k, "joint_reference_rows": lk.joint_reference_rows,
+                 "joint_column_k": lk.joint_column_k},
                 # after the key's trials: their label-score forward passes hold these samples' table tokens
                 depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"]
                 + [run for run in trial_runs if run.startswith(f"04_llm_trials__{key}__")],
                 # its own records only: the likelihood_* tables and figures cover every dataset's run, so each
                 # dataset's run rewrites them, and claiming them would make the other dataset's run look stale
-                output_globs=[f"results/likelihood/likelihood-{key}-*"]))
+                output_globs=[f"results/likelihood/likelihood-{key}-*", f"results/likelihood/joint/joint-{key}-*"]))
             final_deps.append(run_id)
     if config.cue_analysis:
         # the paper's records and human labels, and its Census files its samples are rebuilt from

