@@ -36,8 +36,11 @@ def _run(args: argparse.Namespace) -> int:
 
         index = render_html(config.name, force=args.force, log=print)
         print(f"[html] {index.relative_to(index.parents[2]).as_posix()}")
-        if update_readme():
-            print("[readme] results table refreshed from results/tables")
+        if not config.readme:
+            print(f"[readme] left alone: configs/{config.name} has readme: false "
+                  "(only the default run writes it)")
+        elif update_readme(config=config):
+            print(f"[readme] results block rewritten from results/tables (configs/{config.name})")
     ran = sum(o["status"] == "ran" for o in outcomes)
     skipped = sum(o["status"] == "skipped" for o in outcomes)
     print(f"llmdisc run {config.name}: {ran} notebooks ran, {skipped} skipped, "
