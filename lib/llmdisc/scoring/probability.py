@@ -182,10 +182,12 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
     for key, cell in scored.groupby(list(by), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         named = dict(zip(by, key))
-        runs = sorted(cell["run_id"].dropna().unique()) if by_run else [None]
-        found = {thresholds.get(tuple(([run] if by_run else []) + [named.get(k, cell[k].iloc[0]) for k in keys]),
-                                math.nan) for run in runs}
-        context = found.pop() if len(found) == 1 else math.nan  # runs disagreeing: no single threshold
+        where = [named.get(k, cell[k].iloc[0]) for k in keys]
+        runs = sorted(cell["run_id"].dropna().unique()) if by_run else []
+        found = {thresholds[(run, *where)] for run in runs if (run, *where) in thresholds}
+        if not runs or not found:  # no run file of its own: the key's score, when only one file has that key
+            found = {v for k, v in thresholds.items() if list(k[-len(keys):]) == where}
+        context = found.pop() if len(found) == 1 else math.nan  # files disagreeing: no single threshold
         s = cell_seed(seed, key)
         rows.append({**named, **score_probability_cell(cell, seed=s, context_threshold=context,
                                                       permutations=permutations), "seed": s})
