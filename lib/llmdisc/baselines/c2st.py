@@ -306,7 +306,11 @@ def sdmetrics_logistic_detection(
     """SDMetrics' ``LogisticDetection`` score (sdmetrics 0.32), for comparability with SDV users.
 
     Its 3-fold split is unseeded upstream (``StratifiedKFold(shuffle=True)`` draws from numpy's global state),
-    so numpy's global state is seeded with ``seed`` around the call and restored afterwards. Categorical
+    so numpy's global state is seeded with ``seed`` around the call and restored afterwards. Its
+    ``LogisticRegression`` stops at lbfgs' 100 iterations before converging on most releases, where the
+    iterate depends on the BLAS library's thread count (summation order): the score moved in the third
+    decimal between runs on machines with different thread counts (Adult CTGAN 0.2064 and 0.2056), so the
+    call runs on one BLAS/OpenMP thread (``threadpoolctl``), the same on every machine. Categorical
     columns are passed as strings so SDMetrics one-hot encodes them (integer codes would count as numbers).
 
     Args:
@@ -322,6 +326,7 @@ def sdmetrics_logistic_detection(
     """
     from sdmetrics.errors import IncomputableMetricError
     from sdmetrics.single_table import LogisticDetection
+    from threadpoolctl import threadpool_limits
 
     schema = resolve_schema(real, synthetic, kinds)
     rng = np.random.default_rng(seed)
@@ -333,7 +338,7 @@ def sdmetrics_logistic_detection(
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=1):
             warnings.simplefilter("always", ConvergenceWarning)
             score = float(LogisticDetection.compute(tables[0], tables[1]))
         # SDMetrics' LogisticRegression keeps sklearn's 100 iterations; say so rather than print warnings

@@ -31,7 +31,14 @@ from llmdisc.discrimination.providers.base import (
     Provider,
 )
 from llmdisc.discrimination.providers.registry import PROVIDERS, get_provider
-from llmdisc.discrimination.records import CELL_KEY, TRIAL_COLUMNS, TrialRecord, load_trials
+from llmdisc.discrimination.records import (
+    CELL_KEY,
+    PROTOCOL_COLUMNS,
+    TRIAL_COLUMNS,
+    TrialRecord,
+    load_trials,
+    protocol_label,
+)
 from llmdisc.discrimination.retries import RequestBudget, call_with_retries
 from llmdisc.discrimination.runner import RunAborted, RunSummary, run_name, run_trials, run_trials_sync
 from llmdisc.discrimination.samples import (
@@ -67,7 +74,8 @@ __all__ = [
     "LikelihoodRunConfig", "load_joint", "load_likelihood", "run_configured_joint", "run_configured_likelihood",
     "ANSWER_PREFIX", "LabelScores", "SCORING_MODES", "content_free_request", "load_content_free",
     "p_synthetic_from_logprobs", "score_content_free", "score_fields",
-    "ANSWER_JSON_SCHEMA", "CELL_KEY", "METADATA_SOURCES", "PROMPT_VARIANTS", "PROVIDERS", "SAMPLING_MODES",
+    "ANSWER_JSON_SCHEMA", "CELL_KEY", "PROTOCOL_COLUMNS", "protocol_label",
+    "METADATA_SOURCES", "PROMPT_VARIANTS", "PROVIDERS", "SAMPLING_MODES",
     "TRIAL_COLUMNS", "Completion", "GenerateConfig", "MetadataCache", "ParsedAnswer", "PreparedPrompt",
     "PromptRequest", "Provider", "RequestBudget", "ResponseCache", "RunAborted", "RunSummary", "TrialRecord",
     "TrialRunConfig", "TrialSpec", "VerdictAnswer", "build_prompt", "build_trial_queue", "cache_key",

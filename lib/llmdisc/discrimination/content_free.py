@@ -130,10 +130,12 @@ def load_content_free(path_or_dir: Path | str) -> pd.DataFrame:
     """All content-free scores of a run file's folder (or of one ``*.content-free.json``) as a DataFrame.
 
     Returns:
-        Columns of :class:`ContentFreeScore`; empty (with those columns) when there are none.
+        Columns of :class:`ContentFreeScore` and ``run_id`` (the run file each score belongs to: its prompt
+        variant and metadata source); empty (with those columns) when there are none.
     """
     path = Path(path_or_dir)
     files = sorted(path.rglob("*.content-free.json")) if path.is_dir() else [path] if path.exists() else []
-    rows = [row for f in files for row in json.loads(f.read_text(encoding="utf-8"))]
-    columns = list(ContentFreeScore.__dataclass_fields__)
+    rows = [{**row, "run_id": f.name.removesuffix(".content-free.json")}
+            for f in files for row in json.loads(f.read_text(encoding="utf-8"))]
+    columns = [*ContentFreeScore.__dataclass_fields__, "run_id"]
     return pd.DataFrame(rows, columns=columns)

@@ -21,8 +21,24 @@ from llmdisc.paths import relative_to_root
 
 TRIAL_STATUSES = ("valid", "invalid", "error")
 
-CELL_KEY = ("dataset_key", "synthetic_method", "condition", "provider", "model")
-"""Columns of a scoring cell of a trial table: never pooled across datasets, providers or models."""
+PROTOCOL_COLUMNS = ("prompt_variant", "metadata_source", "sampling", "scoring", "config_name")
+"""The protocol of a trial and the run configuration that wrote it: part of every cell key, so trials of the
+paper's protocol and of ours (``configs/paper.yaml`` runs both) are never pooled into one cell."""
+
+CELL_KEY = ("dataset_key", "synthetic_method", "condition", "provider", "model", *PROTOCOL_COLUMNS)
+"""Columns of a scoring cell of a trial table: never pooled across datasets, providers, models or protocols."""
+
+def cell_columns(trials: Any, base: tuple[str, ...] | list[str] = CELL_KEY[:5]) -> list[str]:
+    """``base`` and every :data:`PROTOCOL_COLUMNS` the table holds: the cell key of ``trials``.
+
+    :func:`load_trials` always gives all of them; a table built by hand without them (tests, a user's own
+    records) is one protocol, and is scored as such.
+    """
+    return [*base, *(c for c in PROTOCOL_COLUMNS if c in trials and c not in base)]
+
+
+UNRECORDED_CONFIG = "unrecorded"
+"""``config_name`` of records written before the field existed, or outside a configured run."""
 
 
 @dataclass
@@ -112,6 +128,9 @@ class TrialRecord:
     """Seconds of the label-score call (the original call's for cache hits)."""
     verdict_agrees: bool | None = None
     """Under ``both``: whether the generated verdict is the label the scores prefer."""
+    config_name: str = UNRECORDED_CONFIG
+    """Name of the run configuration (``configs/<name>.yaml``) whose run wrote the record;
+    :data:`UNRECORDED_CONFIG` for files written before the field existed or outside a configured run."""
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict, in field order."""
@@ -250,4 +269,25 @@ def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
         if column not in frame.columns:
             frame[column] = pd.Series(dtype="object")
     frame["scoring"] = frame["scoring"].where(frame["scoring"].notna(), "verdict")  # files from before scoring
+    frame["config_name"] = frame["config_name"].where(frame["config_name"].notna() & (frame["config_name"] != ""),
+                                                      UNRECORDED_CONFIG)
     return frame.loc[:, list(TRIAL_COLUMNS)].reset_index(drop=True)
+
+
+def protocol_label(row: Any) -> str:
+    """The protocol of a cell in words, e.g. ``neutral prompt, real metadata, fresh samples, probability (default)``.
+
+    Args:
+        row: a mapping (dict, ``pd.Series``, named tuple as dict) holding some of :data:`PROTOCOL_COLUMNS`.
+
+    Returns:
+        The label; "" when the row holds none of those columns (a table written before they existed).
+    """
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    parts = [(get("prompt_variant"), "{} prompt"), (get("metadata_source"), "{} metadata"),
+             (get("sampling"), "{} samples"), (get("scoring"), "{}")]
+    words = [form.format(value) for value, form in parts if isinstance(value, str) and value]
+    config = get("config_name")
+    if isinstance(config, str) and config:
+        words.append(f"config {config}")
+    return ", ".join(words)

@@ -31,6 +31,7 @@ import pandas as pd
 from llmdisc.discrimination.cache import ResponseCache, public_base_url, request_cache_key
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
 from llmdisc.discrimination.records import (
+    UNRECORDED_CONFIG,
     TrialRecord,
     load_trials,
     read_trial_file,
@@ -156,6 +157,7 @@ class _Context:
     budget: RequestBudget
     run_id: str
     metadata_cache: Any
+    config_name: str = UNRECORDED_CONFIG
 
 
 async def _call_cached(ctx: _Context, prepared: Any, spec: TrialSpec, kind: str) -> tuple[Any, bool, int, Any]:
@@ -217,7 +219,7 @@ async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
         sample_seed=prepared.sample_seed, row_ids=list(prepared.row_ids), n_rows=len(prepared.row_ids),
         prompt_variant=ctx.variant, metadata_source=ctx.metadata_source, prompt_hash=prepared.prompt_hash,
         attempts=attempts, cache_hit=cache_hit, replicate=spec.replicate, run_seed=spec.run_seed,
-        scoring=spec.scoring, **empty_score_fields())
+        scoring=spec.scoring, config_name=ctx.config_name, **empty_score_fields())
     if failure is not None:  # no answer (verdict or scores): an error record, retried on resume
         if wants_scores:
             base.update(score_status="error", score_invalid_reason=f"{type(failure).__name__}: {failure}")
@@ -293,6 +295,7 @@ async def run_trials(
     max_consecutive_failures: int = 5,
     parameters: Mapping[str, Any] | None = None,
     input_files: Sequence[Path | str] = (),
+    config_name: str = "",
 ) -> RunSummary:
     """Run (or resume) trials and append one record per finished trial to ``out_path``.
 
@@ -315,6 +318,8 @@ async def run_trials(
         max_consecutive_failures: provider errors in a row (after retries) that end the run.
         parameters: extra parameters to record in the manifest (the notebook's / CLI's).
         input_files: data files the tables came from (hashed into the manifest).
+        config_name: the run configuration (``configs/<name>.yaml``) this run belongs to, written into every
+            record (``config_name``); empty: :data:`~llmdisc.discrimination.records.UNRECORDED_CONFIG`.
 
     Returns:
         :class:`RunSummary`.
@@ -391,7 +396,7 @@ async def run_trials(
     ctx = _Context(provider=provider, identity=identity, tables=tables, variant=variant,
                    metadata_source=metadata_source, cache=cache, config=generate_config, n_rows=int(n_rows),
                    max_attempts=int(max_attempts), budget=RequestBudget(requests_per_minute), run_id=run_id,
-                   metadata_cache=MetadataCache())
+                   metadata_cache=MetadataCache(), config_name=config_name or UNRECORDED_CONFIG)
     bar = tqdm(total=len(todo), desc=run_id[:40], unit="trial", disable=not progress, mininterval=1.0)
     failures_in_a_row, last_failure = 0, ""
     pending = iter(todo)  # shared by the workers: each next() hands one spec to one worker

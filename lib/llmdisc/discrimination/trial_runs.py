@@ -68,6 +68,9 @@ class TrialRunConfig:
     share_real_samples: bool = False
     """Draw each REAL sample once per dataset and index, shared by every synthesizer cell (the response
     cache then answers the repeats: a real sample's prompt does not depend on the cell)."""
+    config_name: str = ""
+    """The run configuration (``configs/<name>.yaml``) the run belongs to, written into every record; empty =
+    none (``unrecorded``). Not part of the run name: two configurations with the same protocol share a file."""
 
     def __post_init__(self) -> None:
         """Coerce the list parameters (a list, one string or comma-separated items) and check every value.
@@ -202,7 +205,7 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
                 cache=cache,
                 concurrency=config.concurrency, requests_per_minute=config.requests_per_minute or None,
                 max_attempts=config.max_attempts, generate_config=generate, n_rows=config.n_rows,
-                progress=progress, input_files=files,
+                progress=progress, input_files=files, config_name=config.config_name,
                 parameters={**asdict(config), "base_url": public_base_url(config.base_url) or ""})
             if config.scoring != "verdict":  # the label bias of the model, for contextual calibration
                 real = tables[config.dataset_key]["real"]

@@ -44,6 +44,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from llmdisc.discrimination.records import protocol_label
 from llmdisc.errors import DataError
 from llmdisc.paths import results_dir
 from llmdisc.synthesis.controls import CONTROLS, NEGATIVE_CONTROL
@@ -109,11 +110,17 @@ def _row(dataset: object, synth: object, disc: str, model: str, condition: str, 
             "direction": direction, "source_table": source, "notes": notes}
 
 
+def _who(row: pd.Series) -> str:
+    """``provider / model``, and the protocol and configuration when the table has them (never pooled)."""
+    protocol = protocol_label(row)
+    return f"{row['provider']} / {row['model']}" + (f" ({protocol})" if protocol else "")
+
+
 def _llm_verdict(cells: pd.DataFrame) -> list[dict[str, object]]:
     _need(cells, "llm_cells", ("synthetic_method", "condition", "provider", "model", "drs", "drs_ci_low",
                                "drs_ci_high", "n_valid"))
     key = "dataset_key" if "dataset_key" in cells else "dataset"
-    return [_row(r[key], r["synthetic_method"], "llm_verdict", f"{r['provider']} / {r['model']}", r["condition"],
+    return [_row(r[key], r["synthetic_method"], "llm_verdict", _who(r), r["condition"],
                  "drs", _f(r["drs"]), _f(r["drs_ci_low"]), _f(r["drs_ci_high"]), _f(r["n_valid"]), "",
                  "llm_cells", "n = valid trials")
             for _, r in cells.iterrows()]
@@ -126,7 +133,7 @@ def _llm_probability(cells: pd.DataFrame) -> list[dict[str, object]]:
     rows = []
     for _, r in cells.iterrows():
         n = _f(r["n_real"]) + _f(r["n_syn"])
-        head = (r["dataset_key"], r["synthetic_method"], "llm_probability", f"{r['provider']} / {r['model']}",
+        head = (r["dataset_key"], r["synthetic_method"], "llm_probability", _who(r),
                 r["condition"])
         if not math.isnan(_f(r["auc"])):
             rows.append(_row(*head, "auc", _f(r["auc"]), _f(r["auc_ci_low"]), _f(r["auc_ci_high"]), n,

@@ -3,7 +3,9 @@
 Notebook 07 calls these functions, writes their results to ``results/tables/`` and hands them to
 :mod:`llmdisc.figures.plots`. Nothing here runs a model or a fit; each function reads files or tables.
 Our trials are scored per *dataset key* (``census-codes`` and ``census-labels`` are different
-releases) × synthesizer × condition × provider × model.
+releases) × synthesizer × condition × provider × model × protocol (prompt variant, metadata source, sampling,
+scoring) × the configuration whose run wrote the trials: ``configs/paper.yaml`` runs the paper's protocol
+beside ours, and the two are never pooled into one cell.
 """
 
 from __future__ import annotations
@@ -12,18 +14,47 @@ from pathlib import Path
 
 import pandas as pd
 
-from llmdisc.discrimination.records import load_trials
+from llmdisc.discrimination.records import (
+    PROTOCOL_COLUMNS,
+    UNRECORDED_CONFIG,
+    cell_columns,
+    load_trials,
+    protocol_label,
+)
 from llmdisc.errors import DataError
 from llmdisc.paths import reference_dir, results_dir
 from llmdisc.scoring.calibration import reliability_bins
 from llmdisc.scoring.metrics import score_cells
 from llmdisc.scoring.tables import effective_n_table, permutation_table
 
-CELLS = ["dataset", "synthetic_method", "condition", "provider", "model"]
+CELLS = ["dataset", "synthetic_method", "condition", "provider", "model", *PROTOCOL_COLUMNS]
+"""A cell of our trials: dataset key × synthesizer × condition × provider × model × protocol × configuration."""
+
+
+def run_file_configs(trials: pd.DataFrame) -> pd.Series:
+    """Per trial, the configurations whose runs wrote its run file, joined by ``+`` (e.g. ``default+small``).
+
+    Two configurations with the same protocol and seed share one run file (the second resumes the first), so
+    a record's own ``config_name`` names only the run that wrote it first; labelling every record of a file with
+    all its writers keeps the file's cells whole instead of splitting them by who came first.
+
+    Args:
+        trials: trial records with ``run_id`` (the run file's stem) and ``config_name``.
+
+    Returns:
+        A Series aligned with ``trials``; :data:`~llmdisc.discrimination.records.UNRECORDED_CONFIG` for a file
+        whose records name no configuration.
+    """
+    named = trials["config_name"].where(trials["config_name"] != UNRECORDED_CONFIG)
+    writers = named.groupby(trials["run_id"].fillna(""), sort=False).agg(
+        lambda s: "+".join(sorted(set(s.dropna()))) or UNRECORDED_CONFIG)
+    return trials["run_id"].fillna("").map(writers)
 
 
 def load_our_trials(trials_dir: Path | None = None) -> pd.DataFrame:
     """Every trial record under ``results/trials`` with ``dataset`` set to the dataset key.
+
+    ``config_name`` is each run file's writers (:func:`run_file_configs`).
 
     Raises:
         DataError: no trial file exists (run notebook 04 first).
@@ -34,17 +65,19 @@ def load_our_trials(trials_dir: Path | None = None) -> pd.DataFrame:
     trials = load_trials(trials_dir)
     if "dataset_key" in trials:
         trials = trials.assign(dataset=trials["dataset_key"].fillna(trials["dataset"]))
-    return trials
+    return trials.assign(config_name=run_file_configs(trials))
 
 
 def llm_cells(trials: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """Per-cell scores of our trials (:func:`llmdisc.scoring.metrics.score_cells`), never pooled across models."""
-    return score_cells(trials, by=CELLS, seed=seed)
+    """Per-cell scores of our trials (:func:`llmdisc.scoring.metrics.score_cells`), one row per :data:`CELLS`
+    (never pooled across models or protocols; a hand-built table without protocol columns is one protocol)."""
+    return score_cells(trials, by=cell_columns(trials, CELLS[:5]), seed=seed)
 
 
 def condition_tests(trials: pd.DataFrame, *, seed: int) -> pd.DataFrame:
-    """DRS(C2) − DRS(C1) with permutation p-values per dataset × model × synthesizer (fractions)."""
-    tests = permutation_table(trials, seed=seed)
+    """DRS(C2) − DRS(C1) with permutation p-values per dataset × model × synthesizer × protocol (fractions)."""
+    tests = permutation_table(trials, seed=seed, group_cols=cell_columns(
+        trials, ("dataset", "provider", "model", "synthetic_method")))
     if tests.empty:
         return tests
     tests = tests.copy()
@@ -56,7 +89,7 @@ def condition_tests(trials: pd.DataFrame, *, seed: int) -> pd.DataFrame:
 
 
 def calibration_table(trials: pd.DataFrame, n_bins: int = 5) -> pd.DataFrame:
-    """Reliability bins of stated confidence against correctness, per provider/model (valid trials only).
+    """Reliability bins of stated confidence against correctness, per provider/model and protocol (valid trials).
 
     Only trials that generated a verdict with a confidence count: a trial that only scored the labels
     (``scoring: probability``) states neither. Empty when no trial did.
@@ -64,11 +97,16 @@ def calibration_table(trials: pd.DataFrame, n_bins: int = 5) -> pd.DataFrame:
     valid = trials[trials["status"] == "valid"] if "status" in trials else trials
     valid = valid[valid["predicted_label"].notna() & pd.to_numeric(valid["confidence"], errors="coerce").notna()]
     frames = []
-    for (provider, model), group in valid.groupby(["provider", "model"]):
+    keys = cell_columns(valid, ("provider", "model"))
+    for key, group in valid.groupby(keys, sort=True):
+        named = dict(zip(keys, key))
         correct = (group["true_label"] == group["predicted_label"]).astype(float)
         bins = reliability_bins(group["confidence"].astype(float), correct, n_bins=n_bins)
+        protocol = protocol_label(named)
         # plots.calibration draws both axes as fractions
-        frames.append(bins.assign(model=f"{provider} / {model}", mean_confidence=bins["mean_confidence"] / 100))
+        frames.append(bins.assign(**{k: named[k] for k in keys[2:]},
+                                  model=f"{named['provider']} / {named['model']}" + (f" ({protocol})" if protocol else ""),
+                                  mean_confidence=bins["mean_confidence"] / 100))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -95,7 +133,7 @@ def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: li
             or ``dcr_share_closer`` (higher = synthetic records sit closer to the training data).
 
     Returns:
-        One row per dataset × condition × provider × model × metric: ``n_synthesizers`` (cells with a DRS
+        One row per dataset × condition × provider × model (× protocol columns of ``cells``) × metric: ``n_synthesizers`` (cells with a DRS
         and the metric), ``kendall_tau`` (Kendall's τ-b between DRS and the metric across synthesizers:
         +1 = the LLM orders the releases as the metric does, −1 = reversed) and ``tau_note`` saying why τ
         is missing (fewer than 2 synthesizers, or one side constant, e.g. a DRS of 0 everywhere). With three
@@ -103,10 +141,10 @@ def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: li
     """
     from scipy import stats
 
-    keys = ["dataset", "condition", "provider", "model"]
+    keys = cell_columns(cells, ("dataset", "condition", "provider", "model"))
     merged = cells.merge(baselines, on=["dataset", "synthetic_method"], how="inner")
     rows = []
-    for key, group in merged.groupby(keys, sort=True):
+    for key, group in merged.groupby(keys, sort=True, dropna=False):
         for metric in metrics:
             pair = group[["drs", metric]].astype(float).dropna()
             note = ""
@@ -120,17 +158,34 @@ def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: li
     return pd.DataFrame(rows, columns=[*keys, "metric", "n_synthesizers", "kendall_tau", "tau_note"])
 
 
+PAPER_RECORDS = "paper's records"
+"""``config_name`` of the paper's own LLM trial records (``../shared/reference``): not a run of ours."""
+
+
+def paper_llm_trials() -> pd.DataFrame:
+    """The paper's own LLM trial records with our protocol columns, or an empty table without ``../shared``.
+
+    The paper ran one protocol: its prompt (``paper``), C2 metadata from the sample's source table
+    (``source``), the same 20 rows every trial (``fixed``), generated verdicts; ``config_name`` is
+    :data:`PAPER_RECORDS`.
+    """
+    if reference_dir() is None:
+        return pd.DataFrame()
+    from llmdisc.scoring.reference import import_paper_trials, paper_trial_files
+
+    return import_paper_trials(paper_trial_files()).assign(
+        prompt_variant="paper", metadata_source="source", sampling="fixed", scoring="verdict",
+        config_name=PAPER_RECORDS)
+
+
 def protocol_effect_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Effective N per cell: our runs (by sampling mode) and, when ``../shared`` is present, the paper's trials."""
     parts = []
     for sampling, group in trials.groupby(trials.get("sampling", pd.Series("fresh", index=trials.index))):
-        eff = effective_n_table(group, by=CELLS)
+        eff = effective_n_table(group, by=cell_columns(group, CELLS[:5]))
         parts.append(eff.assign(protocol=f"ours ({sampling} samples)"))
-    ref = reference_dir()
-    if ref is not None:
-        from llmdisc.scoring.reference import import_paper_trials, paper_trial_files
-
-        paper = import_paper_trials(paper_trial_files())
+    paper = paper_llm_trials()
+    if not paper.empty:
         eff = effective_n_table(paper.drop(columns=[c for c in ("prompt_hash",) if c in paper]), by=CELLS)
         parts.append(eff.assign(protocol="paper (fixed sample, distinct answers)"))
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -139,21 +194,74 @@ def protocol_effect_table(trials: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def human_llm_pairs(llm: pd.DataFrame, human_cells_csv: Path | None = None) -> pd.DataFrame:
-    """Pooled human DRS beside each model's DRS for the same dataset × synthesizer × condition."""
+HUMAN_PAIR_COLUMNS = ["dataset", "synthetic_method", "condition", "model", "llm_source", "human_source", "llm_drs",
+                      "human_drs", "comparable", "differs"]
+"""Columns of :func:`human_llm_pairs`."""
+
+_HUMAN_SOURCES = {"paper": "the paper's pilot: its releases, its app (fixed samples, source metadata)",
+                  "llmdisc": "our pilot: this project's releases, llmdisc's app"}
+
+
+def _pair_differs(human_protocol: str, llm_is_paper: bool) -> str:
+    """What differs between a human cell and an LLM cell ("" = same releases and protocol)."""
+    if human_protocol == "paper":
+        return "" if llm_is_paper else "release, protocol"
+    if human_protocol == "llmdisc":
+        return "release, protocol" if llm_is_paper else ""
+    return "unknown: the human cells do not record their protocol (re-run notebook 06)"
+
+
+def human_llm_pairs(llm: pd.DataFrame, human_cells_csv: Path | None = None, *,
+                    paper_trials: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Pooled human DRS beside LLM DRS per dataset × synthesizer × condition, each pair marked comparable or not.
+
+    A pair is *comparable* only when both sides judged the same releases under the same protocol: the paper's
+    pilot (human cells with ``protocol`` ``paper``) against the paper's own LLM records, or a pilot recorded with
+    llmdisc's app (``llmdisc``) against our cells. Every other pairing — the paper's annotators against our
+    cells on our releases, say — is kept with ``comparable`` False and ``differs`` naming what differs
+    (``release, protocol``), so a figure can show it without reading "above the diagonal: the LLM better" into it.
+
+    Args:
+        llm: our per-cell LLM scores (:func:`llm_cells`; ``dataset`` is the dataset key, e.g. ``census-codes``);
+            may be empty.
+        human_cells_csv: ``results/tables/human_cells.csv`` (notebook 06) by default.
+        paper_trials: the paper's LLM records (:func:`paper_llm_trials`), or None / empty when absent.
+
+    Returns:
+        Columns :data:`HUMAN_PAIR_COLUMNS`: ``model`` = ``provider / model``, ``llm_source`` = whose trials
+        under which protocol and configuration, ``human_source`` = which pilot, DRS as fractions (0 = no balanced
+        discrimination, 0.5 = chance, 1 = every sample told apart). Empty when there is no human table.
+    """
     path = human_cells_csv or results_dir() / "tables" / "human_cells.csv"
     if not path.exists():
-        return pd.DataFrame()
+        return pd.DataFrame(columns=HUMAN_PAIR_COLUMNS)
     human = pd.read_csv(path)
     annot = "annotator" if "annotator" in human else "annotator_id"
     method = "method" if "method" in human else "synthetic_method"
     pooled = human[human[annot].astype(str).str.lower().isin(["pooled", "all"])]
     if pooled.empty:
-        return pd.DataFrame()
-    pooled = pooled.rename(columns={method: "synthetic_method", "drs": "human_drs"})
-    llm = llm.assign(dataset_base=llm["dataset"].str.split("-").str[0], llm_drs=llm["drs"])
-    merged = llm.merge(pooled[["dataset", "synthetic_method", "condition", "human_drs"]],
-                       left_on=["dataset_base", "synthetic_method", "condition"],
-                       right_on=["dataset", "synthetic_method", "condition"], suffixes=("", "_human"))
+        return pd.DataFrame(columns=HUMAN_PAIR_COLUMNS)
+    pooled = pooled.rename(columns={method: "synthetic_method", "drs": "human_drs"}).assign(
+        human_protocol=pooled["protocol"].astype(str) if "protocol" in pooled else "unknown")
+    sides = []
+    if llm is not None and not llm.empty:
+        sides.append(llm.assign(dataset_base=llm["dataset"].astype(str).str.split("-").str[0], llm_drs=llm["drs"],
+                                llm_source=["ours: " + protocol_label(r) for r in llm.to_dict("records")],
+                                llm_is_paper=False))
+    if paper_trials is not None and not paper_trials.empty:
+        paper = score_cells(paper_trials, by=["dataset", "synthetic_method", "condition", "provider", "model"],
+                            seed=0, n_boot=1)
+        sides.append(paper.assign(dataset_base=paper["dataset"], llm_drs=paper["drs"], llm_is_paper=True,
+                                  llm_source="the paper's LLM records: its releases, its protocol"))
+    if not sides:
+        return pd.DataFrame(columns=HUMAN_PAIR_COLUMNS)
+    side = pd.concat(sides, ignore_index=True)
+    merged = side.merge(pooled[["dataset", "synthetic_method", "condition", "human_drs", "human_protocol"]],
+                        left_on=["dataset_base", "synthetic_method", "condition"],
+                        right_on=["dataset", "synthetic_method", "condition"], suffixes=("", "_human"))
     merged["model"] = merged["provider"] + " / " + merged["model"]
-    return merged[["dataset", "synthetic_method", "condition", "model", "llm_drs", "human_drs"]]
+    merged["human_source"] = merged["human_protocol"].map(_HUMAN_SOURCES).fillna("a pilot of unrecorded protocol")
+    merged["differs"] = [_pair_differs(h, bool(p)) for h, p in zip(merged["human_protocol"], merged["llm_is_paper"])]
+    merged["comparable"] = merged["differs"] == ""
+    return merged[HUMAN_PAIR_COLUMNS].sort_values(["comparable", "dataset", "synthetic_method", "condition", "model"],
+                                                  ascending=[False, True, True, True, True]).reset_index(drop=True)

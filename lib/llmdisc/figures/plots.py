@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from llmdisc.discrimination.records import protocol_label  # noqa: E402
 from llmdisc.paths import figures_dir  # noqa: E402
 
 PALETTE = sns.color_palette("colorblind")
@@ -50,8 +51,18 @@ def model_label(provider: str, model: str) -> str:
     return f"{provider} / {model}"
 
 
+def series_labels(frame: pd.DataFrame) -> list[str]:
+    """Per row, ``provider / model`` and, when the table has them, its protocol and configuration on a second
+    line (:func:`llmdisc.discrimination.records.protocol_label`): panels and series never pool protocols."""
+    labels = []
+    for row in frame.to_dict("records"):
+        protocol = protocol_label(row)
+        labels.append(model_label(row["provider"], row["model"]) + (f"\n{protocol}" if protocol else ""))
+    return labels
+
+
 def _panels(cells: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
-    cells = cells.assign(_model=[model_label(p, m) for p, m in zip(cells["provider"], cells["model"])])
+    cells = cells.assign(_model=series_labels(cells))
     return [(d, m, g) for (d, m), g in cells.groupby(["dataset", "_model"], sort=True)]
 
 
@@ -208,16 +219,17 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
     (:func:`llmdisc.figures.figure_data.baseline_agreement`) puts each series' Kendall τ in the legend.
     """
     merged = cells.merge(baselines, on=["dataset", "synthetic_method"], how="inner")
-    models = sorted({model_label(p, m) for p, m in zip(merged["provider"], merged["model"])})
+    merged = merged.assign(_model=series_labels(merged))
+    models = sorted(set(merged["_model"]))
     datasets = sorted(merged["dataset"].unique())
     taus = {} if agreement is None else {
-        (model_label(r.provider, r.model), r.dataset, r.condition, r.metric):
-            (f"τ={r.kendall_tau:+.2f}" if not pd.isna(r.kendall_tau) else f"τ n/a: {r.tau_note}")
-        for r in agreement.itertuples()}
+        (label, r["dataset"], r["condition"], r["metric"]):
+            (f"τ={r['kendall_tau']:+.2f}" if not pd.isna(r["kendall_tau"]) else f"τ n/a: {r['tau_note']}")
+        for label, r in zip(series_labels(agreement), agreement.to_dict("records"))}
     fig, axes = _grid(max(len(metrics) * max(len(models), 1), 1), width=4.6, height=3.6)
     k = 0
     for model in models:
-        sub = merged[[model_label(p, m) == model for p, m in zip(merged["provider"], merged["model"])]]
+        sub = merged[merged["_model"] == model]
         for metric in metrics:
             ax = axes[k]
             k += 1
@@ -254,13 +266,35 @@ def _diagonal_axes(ax: plt.Axes, xlabel: str, ylabel: str, title: str, *, xlim: 
 
 
 def human_vs_llm(pairs: pd.DataFrame) -> plt.Figure:
-    """Human DRS against LLM DRS per cell (columns human_drs, llm_drs, model, condition, label)."""
-    fig, ax = plt.subplots(figsize=(4.5, 4.2))
-    for (model, cond), frame in pairs.groupby(["model", "condition"]):
-        ax.scatter(frame["human_drs"], frame["llm_drs"], label=f"{model} {cond}",
-                   color=CONDITION_COLOURS.get(cond, PALETTE[3]), marker="o" if cond == "C1" else "s")
-    _diagonal_axes(ax, "human DRS (pooled annotators)", "LLM DRS", "Human vs LLM, per cell",
-                   xlim=(-0.05, 1.05), ylim=(-0.05, 1.05))
+    """Human DRS against LLM DRS per cell (:func:`llmdisc.figures.figure_data.human_llm_pairs`).
+
+    One panel for the comparable pairs (same releases and protocol: the paper's LLM records against the paper's
+    annotators, ours against ours), with the y = x line on which humans and the LLM are equally able; one panel
+    per kind of difference for the others, titled with what differs and drawn *without* that line: a point above
+    it there would compare different releases under different protocols, not humans with the LLM.
+    """
+    pairs = pairs.copy()
+    if "comparable" not in pairs:
+        pairs["comparable"], pairs["differs"] = False, "not recorded"
+    groups = [(True, "", pairs[pairs["comparable"].astype(bool)])]
+    groups += [(False, d, g) for d, g in pairs[~pairs["comparable"].astype(bool)].groupby("differs", sort=True)]
+    groups = [g for g in groups if len(g[2])]
+    fig, axes = plt.subplots(1, max(len(groups), 1), figsize=(4.8 * max(len(groups), 1), 4.4), squeeze=False)
+    for ax, (comparable, differs, part) in zip(axes.flat, groups):
+        for (model, source, cond), frame in part.groupby(["model", "llm_source", "condition"]):
+            ax.scatter(frame["human_drs"], frame["llm_drs"], label=f"{model} {cond}\n{source}"[:90],
+                       color=CONDITION_COLOURS.get(cond, PALETTE[3]), marker="o" if cond == "C1" else "s")
+        if comparable:
+            _diagonal_axes(ax, "human DRS (pooled annotators)", "LLM DRS",
+                           "Same releases, same protocol", xlim=(-0.05, 1.05), ylim=(-0.05, 1.05))
+        else:
+            ax.set_xlim(-0.05, 1.05)
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_xlabel("human DRS (pooled annotators)")
+            ax.set_ylabel("LLM DRS")
+            ax.legend(fontsize=6)
+            ax.set_title(f"Not comparable: differs in {differs}", fontsize=9)
+    fig.suptitle("Humans against the LLM, per cell")
     return fig
 
 
@@ -284,8 +318,8 @@ def encoding_effect(cells: pd.DataFrame) -> plt.Figure:
     census = cells[cells["dataset"].astype(str).str.startswith("census")]
     census = census.assign(encoding=census["dataset"].str.replace("census-", "", regex=False),
                            dataset="census")
-    panels = [(m, g) for m, g in census.groupby(
-        [model_label(p, m) for p, m in zip(census["provider"], census["model"])])]
+    labels = pd.Series(series_labels(census), index=census.index, dtype=object)
+    panels = [(m, g) for m, g in census.groupby(labels)]
     fig, axes = _grid(max(len(panels), 1))
     for ax, (model, frame) in zip(axes, panels):
         frame = frame.assign(hue=frame["encoding"] + " " + frame["condition"])

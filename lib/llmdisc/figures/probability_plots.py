@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_curve
 
-from llmdisc.figures.plots import PALETTE, _grid, model_label, plt
+from llmdisc.discrimination.records import CELL_KEY, cell_columns
+from llmdisc.figures.plots import PALETTE, _grid, plt, series_labels
 from llmdisc.synthesis.controls import CONTROLS
 
-ROC_COLUMNS = ("dataset_key", "synthetic_method", "condition", "provider", "model", "fpr", "tpr", "n_real",
-               "n_syn")
+ROC_COLUMNS = (*CELL_KEY, "fpr", "tpr", "n_real", "n_syn")
 CELL_ORDER = ("gaussian_copula", "ctgan", "tvae", *CONTROLS)
 
 
@@ -34,20 +34,23 @@ def roc_points(trials: pd.DataFrame) -> pd.DataFrame:
     """
     scored = trials[trials.get("score_status", pd.Series(dtype=object)) == "valid"]
     parts = []
-    for key, cell in scored.groupby(["dataset_key", "synthetic_method", "condition", "provider", "model"]):
+    keys = cell_columns(scored)
+    for key, cell in scored.groupby(keys, dropna=False):
         y = (cell["true_label"] == "SYNTHETIC").to_numpy()
         if y.all() or not y.any():
             continue
         s = (pd.to_numeric(cell["logprob_synthetic"]) - pd.to_numeric(cell["logprob_real"])).to_numpy()
         fpr, tpr, _ = roc_curve(y, s)
         parts.append(pd.DataFrame({"fpr": fpr, "tpr": tpr}).assign(
-            **dict(zip(ROC_COLUMNS[:5], key)), n_real=int((~y).sum()), n_syn=int(y.sum())))
-    return pd.concat(parts, ignore_index=True)[list(ROC_COLUMNS)] if parts else pd.DataFrame(columns=ROC_COLUMNS)
+            **dict(zip(keys, key)), n_real=int((~y).sum()), n_syn=int(y.sum())))
+    if not parts:
+        return pd.DataFrame(columns=ROC_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[[*keys, *ROC_COLUMNS[len(CELL_KEY):]]]
 
 
 def _panels(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    frame = frame.assign(_panel=[f"{d} · {c}\n{model_label(p, m)}" for d, c, p, m in zip(
-        frame["dataset_key"], frame["condition"], frame["provider"], frame["model"])])
+    frame = frame.assign(_panel=[f"{d} · {c}\n{who}" for d, c, who in zip(
+        frame["dataset_key"], frame["condition"], series_labels(frame))])
     return [(title, group) for title, group in frame.groupby("_panel", sort=True)]
 
 
@@ -71,9 +74,11 @@ def roc_curves(points: pd.DataFrame, cells: pd.DataFrame | None = None) -> plt.F
             line = group[group["synthetic_method"] == method]
             label = f"{method} (n={line['n_real'].iloc[0]}+{line['n_syn'].iloc[0]})"
             if cells is not None:
-                match = cells[(cells["synthetic_method"] == method) & (cells["dataset_key"] == line[
-                    "dataset_key"].iloc[0]) & (cells["condition"] == line["condition"].iloc[0]) & (
-                    cells["model"] == line["model"].iloc[0])]
+                first = line.iloc[0]
+                same = np.ones(len(cells), dtype=bool)
+                for column in (c for c in CELL_KEY if c in cells and c in line):
+                    same &= (cells[column] == first[column]).to_numpy()
+                match = cells[same]
                 if len(match):
                     r = match.iloc[0]
                     label = f"{method} AUC {r['auc']:.2f} [{r['auc_ci_low']:.2f}, {r['auc_ci_high']:.2f}]"
@@ -102,8 +107,7 @@ def raw_vs_calibrated(cells: pd.DataFrame) -> plt.Figure:
         always answers the same label.
     """
     frame = cells.assign(_cell=[f"{m}\n{c}" for m, c in zip(cells["synthetic_method"], cells["condition"])])
-    frame = frame.assign(_panel=[f"{d}\n{model_label(p, m)}" for d, p, m in zip(
-        frame["dataset_key"], frame["provider"], frame["model"])])
+    frame = frame.assign(_panel=[f"{d}\n{who}" for d, who in zip(frame["dataset_key"], series_labels(frame))])
     panels = list(frame.groupby("_panel", sort=True))
     fig, axes = _grid(max(len(panels), 1), width=5.2, height=3.4)
     readings = (("raw", "raw (p > 0.5)"), ("batch", "batch-calibrated"), ("context", "contextual"))

@@ -76,7 +76,11 @@ def _with_pooled(labels: pd.DataFrame) -> pd.DataFrame:
 def _score(labels: pd.DataFrame, by: list[str], seed: int, n_boot: int) -> pd.DataFrame:
     trials = labels.assign(status="valid")
     scored = score_cells(trials, by=by, seed=seed, n_boot=n_boot)
-    flags = trials.groupby(by, sort=True)["contaminated"].any().rename("contaminated").reset_index()
+    groups = trials.groupby(by, sort=True)
+    flags = groups["contaminated"].any().rename("contaminated").reset_index()
+    if "protocol" in trials:  # which app's answers (paper / llmdisc): the releases and protocol they judged
+        flags = flags.merge(groups["protocol"].agg(lambda s: "+".join(sorted(set(s.astype(str))))).reset_index(),
+                            on=by, how="left")
     return scored[by + SCORE_COLUMNS].merge(flags, on=by, how="left")
 
 
@@ -86,7 +90,10 @@ def cell_table(labels: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd
     Returns:
         Columns ``annotator, dataset, method, condition``, the :data:`SCORE_COLUMNS` (counts; p_real/p_syn
         with Wilson 95 % bounds; drs with bootstrap 95 % bounds, seed per cell from ``seed``; accuracy;
-        mean_confidence 0-100) and ``contaminated`` (answers given after correctness feedback).
+        mean_confidence 0-100), ``contaminated`` (answers given after correctness feedback) and ``protocol``
+        (``paper``: the paper's app on the paper's releases; ``llmdisc``: this project's app on this project's
+        releases; ``+``-joined when a cell mixes them), which :func:`llmdisc.figures.figure_data.human_llm_pairs`
+        reads to pair humans only with LLM cells of the same releases and protocol.
     """
     return _score(_with_pooled(labels), ["annotator", *CELL], seed, n_boot)
 

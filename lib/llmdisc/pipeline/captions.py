@@ -81,12 +81,16 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "y: " + _DRS_READING + " x: ROC-AUC 0.5 = the classifier cannot tell real from synthetic rows, 1 = it "
         "always can; DCR share 0.5 = synthetic rows as close to the training data as the holdout is."),
     "human_vs_llm": FigureCaption(
-        "Humans against the LLM, per cell.",
-        "Pooled human DRS (x) against the LLM's DRS (y) for the cells both were measured on; colour and "
-        "marker = condition; dashed line: y = x.",
-        "n = cells shared by the human pilot and the LLM run ({n_human} human labels in the pilot).",
+        "Humans against the LLM, per cell: like with like only.",
+        "Pooled human DRS (x) against an LLM's DRS (y) per dataset × synthesizer × condition; colour and marker = "
+        "condition. First panel: pairs on the same releases under the same protocol (the paper's LLM records "
+        "against the paper's annotators; our cells against a pilot of our own), with the dashed line y = x. "
+        "Other panels: pairs that differ in release or protocol, titled with what differs, without that line.",
+        "n = cells shared by a human pilot and LLM cells ({n_human} human labels in the pilot); every pair, "
+        "with what differs, in results/tables/llm_human_pairs.csv.",
         "None drawn: each point is a point estimate (intervals in results/tables/human_cells.csv).",
-        "On the diagonal: humans and the LLM equally able; above it: the LLM better. " + _DRS_READING),
+        "First panel: on the diagonal humans and the LLM are equally able, above it the LLM is better. Other "
+        "panels compare different releases under different protocols: no such reading. " + _DRS_READING),
     "calibration": FigureCaption(
         "Confidence calibration (reliability diagram).",
         "Observed accuracy (y) against mean stated confidence / 100 (x) in confidence bins, one line per model.",

@@ -179,6 +179,9 @@ class RunConfig(_Section):
     likelihood: LikelihoodConfig = Field(default_factory=LikelihoodConfig)
     cue_analysis: bool = True
     """Run notebook 10 (reasoning cues: themes, coder agreement, whether cited facts are true of the rows)."""
+    readme: bool = False
+    """Rewrite the README's results block after the run (``configs/default.yaml`` only: the README reports the
+    default run; every other configuration leaves it alone, though it rewrites ``results/tables``)."""
 
     _datasets = field_validator("datasets", mode="before")(_items_validator("dataset_keys"))
 

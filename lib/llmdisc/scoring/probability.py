@@ -30,13 +30,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from llmdisc.discrimination.records import CELL_KEY, cell_columns
 from llmdisc.errors import DataError
 from llmdisc.scoring.auc import auc_test
 from llmdisc.scoring.calibration import brier_score, expected_calibration_error
 from llmdisc.scoring.metrics import cell_seed, drs_bootstrap_from_counts
 
-PROBABILITY_CELL = ("dataset_key", "synthetic_method", "condition", "provider", "model")
-"""Columns of a cell: never pooled across datasets, providers or models."""
+PROBABILITY_CELL = CELL_KEY
+"""Columns of a cell: never pooled across datasets, providers, models or protocols."""
 
 PROBABILITY_COLUMNS = (
     "n_real", "n_syn", "n_invalid", "n_error", "mean_label_mass", "mean_p_synthetic",
@@ -142,16 +143,19 @@ def score_probability_cell(trials: pd.DataFrame, *, seed: int, context_threshold
 
 
 def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame | None = None, seed: int = 0,
-                            by: Sequence[str] = PROBABILITY_CELL, permutations: int = 2000) -> pd.DataFrame:
+                            by: Sequence[str] | None = None, permutations: int = 2000) -> pd.DataFrame:
     """:func:`score_probability_cell` for every cell of a trial table that asked for label scores.
 
     Args:
         trials: trial records (:func:`llmdisc.discrimination.load_trials`); rows with ``scoring`` ``verdict``
             carry no scores and are left out.
         content_free: the content-free scores (columns ``dataset_key, condition, provider, model,
-            log_odds``), or None (contextual calibration then NaN).
+            log_odds``, and ``run_id`` when read by :func:`llmdisc.discrimination.load_content_free`: a cell
+            then takes the score of its own run file, i.e. of its own prompt variant and metadata source), or
+            None (contextual calibration then NaN).
         seed: base seed; each cell's seed is :func:`llmdisc.scoring.metrics.cell_seed` of it and the cell.
-        by: cell columns.
+        by: cell columns; default :data:`PROBABILITY_CELL` (the protocol columns the table holds: a table built
+            by hand without them is one protocol).
         permutations: label permutations of each AUC p-value.
 
     Returns:
@@ -160,6 +164,7 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
     Raises:
         DataError: the table lacks a column it needs.
     """
+    by = list(by) if by is not None else cell_columns(trials, PROBABILITY_CELL[:5])
     needed = {"true_label", "scoring", "score_status", "logprob_real", "logprob_synthetic", "p_synthetic",
               "label_mass", *by}
     missing = sorted(needed - set(trials.columns))
@@ -167,17 +172,22 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
         raise DataError(f"trial table lacks {missing}; fix: load it with llmdisc.discrimination.load_trials")
     scored = trials[trials["scoring"].isin(["probability", "both"])]
     thresholds: Mapping[tuple, float] = {}
+    keys = ["dataset_key", "condition", "provider", "model"]
+    by_run = content_free is not None and "run_id" in content_free and "run_id" in trials
     if content_free is not None and not content_free.empty:
-        keys = ["dataset_key", "condition", "provider", "model"]
         # an invalid content-free score (no log-odds) leaves its cells without a contextual threshold (NaN)
-        thresholds = {tuple(row[k] for k in keys): float(pd.to_numeric(row["log_odds"], errors="coerce"))
-                      for _, row in content_free.iterrows()}
+        thresholds = {tuple(row[k] for k in (["run_id"] if by_run else []) + keys):
+                      float(pd.to_numeric(row["log_odds"], errors="coerce")) for _, row in content_free.iterrows()}
     rows = []
     for key, cell in scored.groupby(list(by), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         named = dict(zip(by, key))
-        context = thresholds.get(tuple(named.get(k) for k in ("dataset_key", "condition", "provider", "model")),
-                                 math.nan)
+        where = [named.get(k, cell[k].iloc[0]) for k in keys]
+        runs = sorted(cell["run_id"].dropna().unique()) if by_run else []
+        found = {thresholds[(run, *where)] for run in runs if (run, *where) in thresholds}
+        if not runs or not found:  # no run file of its own: the key's score, when only one file has that key
+            found = {v for k, v in thresholds.items() if list(k[-len(keys):]) == where}
+        context = found.pop() if len(found) == 1 else math.nan  # files disagreeing: no single threshold
         s = cell_seed(seed, key)
         rows.append({**named, **score_probability_cell(cell, seed=s, context_threshold=context,
                                                       permutations=permutations), "seed": s})

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from llmdisc.discrimination.records import CELL_KEY
+from llmdisc.discrimination.records import CELL_KEY, cell_columns
 from llmdisc.errors import ConfigError
 from llmdisc.paths import results_dir
 from llmdisc.scoring.analyses import (
@@ -43,7 +43,7 @@ def cell_table(trials: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
         seed: base seed of the DRS bootstrap (:func:`llmdisc.scoring.metrics.score_cells`).
 
     Returns:
-        One row per cell (:data:`CELL_KEY`) with ``n_total, n_valid_real, n_valid_syn, p_real, p_syn, drs,
+        One row per cell (:data:`CELL_KEY`: the protocol and the configuration included) with ``n_total, n_valid_real, n_valid_syn, p_real, p_syn, drs,
         drs_ci_low, drs_ci_high, n_invalid, n_error``. p_REAL = share of valid real samples called REAL,
         p_SYN = share of valid synthetic samples called SYNTHETIC; DRS 0 = no balanced discrimination,
         0.5 = chance-level balanced guessing, 1 = every sample told apart; NaN when a class has no valid
@@ -53,8 +53,9 @@ def cell_table(trials: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
                "drs_ci_high", "n_invalid", "n_error"]
     if trials.empty:
         return pd.DataFrame(columns=list(CELL_KEY) + columns)
-    scored = score_cells(trials, by=CELL_KEY, seed=seed)
-    return scored.loc[:, list(CELL_KEY) + columns]
+    by = cell_columns(trials)
+    scored = score_cells(trials, by=by, seed=seed)
+    return scored.loc[:, by + columns]
 
 
 def tables_dir() -> Path:
@@ -185,9 +186,12 @@ def seed_stability_table(trials: pd.DataFrame, *, seeds: Sequence[int] = STABILI
 
 
 def permutation_table(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_perm: int = PERMUTATION_N,
-                      orders: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
-    """DRS(C2) - DRS(C1) per dataset × model × synthesizer with permutation p-values (DRS in percent)."""
-    out = permutation_tests(trials, seed=seed, n_perm=n_perm, orders=orders)
+                      orders: Mapping[str, Sequence[str]] | None = None,
+                      group_cols: Sequence[str] = ("dataset", "provider", "model", "synthetic_method"),
+                      ) -> pd.DataFrame:
+    """DRS(C2) - DRS(C1) per group (default dataset × model × synthesizer, the paper's; our trials add the
+    protocol columns) with permutation p-values (DRS in percent)."""
+    out = permutation_tests(trials, seed=seed, n_perm=n_perm, orders=orders, group_cols=group_cols)
     if out.empty:
         return out
     for col in ("drs_c1", "drs_c2", "delta", "perm_null_q025", "perm_null_q975"):

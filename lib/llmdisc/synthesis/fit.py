@@ -38,7 +38,7 @@ def check_synthesizer(synthesizer: str) -> str:
     if synthesizer not in SYNTHESIZERS:
         raise ConfigError(
             f"unknown synthesizer {synthesizer!r}; valid synthesizers: {', '.join(SYNTHESIZERS)} "
-            "(fix: pass one of them, e.g. synthesizer='gaussian_copula' or --synthesizer ctgan)"
+            "(fix: pass one of them, e.g. synthesizer='gaussian_copula' or --synthesizers ctgan)"
         )
     return synthesizer
 

@@ -308,7 +308,7 @@ def load_synthetic(key: str, synthesizer: str) -> pd.DataFrame:
         ChecksumError: the file differs from the sha256 its manifest recorded.
     """
     path = synthetic_path(key, synthesizer)
-    fix = (f"fix: run `llmdisc synth --dataset-key {key} --synthesizer {synthesizer}` "
+    fix = (f"fix: run `llmdisc synth --dataset-key {key} --synthesizers {synthesizer}` "
            "or notebooks/02_synthesis.ipynb")
     if not path.exists():
         raise DataError(f"no synthetic release at {relative_to_root(path)}; {fix}")

@@ -76,3 +76,30 @@ def test_whole_chain_runs_then_skips(scratch_project, monkeypatch):
 
     second = run_pipeline(config, log=lines.append)
     assert [o["status"] for o in second] == ["skipped"] * len(first)
+
+
+TIMING_COLUMNS = ("seconds",)
+"""Columns of results/tables that measure time (likelihood_samples.csv: seconds per forward pass): the only
+values allowed to differ between two runs of one configuration."""
+
+
+def test_a_forced_second_run_writes_the_same_tables(scratch_project, monkeypatch):
+    # Runs after test_whole_chain_runs_then_skips (same scratch root): every notebook again (--force), the
+    # seeded SDV fits and the LLM answers from their caches, everything downstream recomputed. Every CSV of
+    # results/tables must come out the same, timing columns aside.
+    shared = shared_dir()
+    if shared is not None:
+        monkeypatch.setenv("LLMDISC_SHARED", str(shared))
+    monkeypatch.setenv("LLMDISC_ROOT", str(scratch_project))
+    tables = scratch_project / "results" / "tables"
+    if not (tables / "llm_cells.csv").exists():
+        pytest.skip("needs the chain run of test_whole_chain_runs_then_skips first")
+    config = load_config(scratch_project / "configs" / "tiny.yaml")
+    before = {p.name: pd.read_csv(p) for p in sorted(tables.glob("*.csv"))}
+    outcomes = run_pipeline(config, force=True)
+    assert [o["status"] for o in outcomes] == ["ran"] * len(outcomes)
+    after = {p.name: pd.read_csv(p) for p in sorted(tables.glob("*.csv"))}
+    assert sorted(after) == sorted(before)
+    for name, table in before.items():
+        keep = [c for c in table.columns if c not in TIMING_COLUMNS]
+        pd.testing.assert_frame_equal(after[name][keep], table[keep], check_exact=True, obj=name)

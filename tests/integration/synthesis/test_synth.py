@@ -208,7 +208,7 @@ def test_cli_fits_publishes_then_hits_the_cache(adult_tiny: pd.DataFrame, tmp_pa
     monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
     train_file = tmp_path / "train.csv"
     adult_tiny.to_csv(train_file, index=False)
-    argv = ["synth", "--dataset-key", "adult", "--synthesizer", "gaussian_copula", "--train", str(train_file),
+    argv = ["synth", "--dataset-key", "adult", "--synthesizers", "gaussian_copula", "--train", str(train_file),
             "--quiet"]
     assert cli_main(argv) == 0
     assert "fit " in capsys.readouterr().out and synthetic_path("adult", "gaussian_copula").exists()

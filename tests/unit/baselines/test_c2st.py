@@ -106,6 +106,21 @@ class TestPaperAndSDMetrics:
         moved = halves[1][cols].assign(age=halves[1]["age"] + 40)
         assert sdmetrics_logistic_detection(halves[0][cols], moved, seed=0, kinds=KINDS)[0] < 0.1
 
+    def test_sdmetrics_detection_does_not_depend_on_the_thread_count(self, halves):
+        # SDMetrics' lbfgs stops unconverged at 100 iterations, where the iterate depends on the BLAS
+        # summation order: without the one-thread limit inside, 1 and 2 threads gave 0.9010 and 0.9003 here
+        from threadpoolctl import threadpool_limits
+
+        cols = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week", "sex", "race",
+                "relationship", "income", "marital_status", "education"]
+        older = halves[1].assign(age=halves[1]["age"] + 2)
+        scores = []
+        for threads in (1, 2):
+            with threadpool_limits(limits=threads):
+                scores.append(sdmetrics_logistic_detection(halves[0][cols], older[cols], seed=0, kinds=KINDS))
+        assert scores[0][1].startswith("lbfgs stopped")  # the unconverged case this guards
+        assert scores[0][0] == scores[1][0]
+
     def test_sdmetrics_unknown_category_gives_nan_with_reason(self, halves):
         cols = ["age", "sex"]
         odd = halves[1][cols].assign(sex="Unknown")

@@ -144,6 +144,15 @@ def test_records_hold_exactly_the_architecture_fields(tables: dict, tmp_path: Pa
     assert list(frame.columns) == list(TRIAL_COLUMNS) and len(frame) == 8
 
 
+def test_every_record_names_the_configuration_whose_run_wrote_it(tables: dict, tmp_path: Path) -> None:
+    queue, out = specs(2), tmp_path / "r.jsonl"
+    run(queue[:2], ScriptedProvider(), tables, out, config_name="small")
+    run(queue, ScriptedProvider(), tables, out, config_name="default")  # resumes: the first two stay "small"
+    assert [r["config_name"] for r in lines(out)] == ["small", "small", "default", "default"]
+    run(specs(1), ScriptedProvider(), tables, tmp_path / "bare.jsonl")
+    assert {r["config_name"] for r in lines(tmp_path / "bare.jsonl")} == {"unrecorded"}
+
+
 def test_invalid_answer_is_recorded_with_its_reason(tables: dict, tmp_path: Path) -> None:
     run(specs(1), ScriptedProvider(answer="I think it is real."), tables, tmp_path / "r.jsonl")
     record = lines(tmp_path / "r.jsonl")[0]

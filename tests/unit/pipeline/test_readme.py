@@ -46,3 +46,45 @@ def test_a_run_without_generated_verdicts_says_so_and_keeps_the_probability_tabl
     assert "No trial of the last run generated a verdict" in block
     assert "| dataset | synthesizer | condition |" not in block and "excluded as invalid" not in block
     assert "| adult | tvae | C1 | local / m | 4 / 4 | 0.75 [0.40, 1.00] |" in block
+
+
+def _two_protocol_cells(tables_dir):
+    base = {"dataset": "adult", "synthetic_method": "ctgan", "condition": "C1", "provider": "ollama", "model": "m",
+            "metadata_source": "source", "scoring": "verdict", "config_name": "paper", "n_valid_real": 5,
+            "n_valid_syn": 5, "p_real": 1.0, "p_syn": 0.0, "drs": 0.0, "drs_ci_low": 0.0, "drs_ci_high": 0.0,
+            "n_excluded": 0, "n_total": 10}
+    pd.DataFrame([{**base, "prompt_variant": "paper", "sampling": "fixed"},
+                  {**base, "prompt_variant": "neutral", "metadata_source": "real", "sampling": "fresh",
+                   "p_syn": 1.0, "drs": 1.0, "drs_ci_low": 1.0, "drs_ci_high": 1.0}]).to_csv(
+        tables_dir / "llm_cells.csv", index=False)
+
+
+def test_block_names_the_config_and_date_and_keeps_protocols_apart(tmp_path):
+    from llmdisc.manifest import write_manifest
+
+    _two_protocol_cells(tmp_path)
+    write_manifest(tmp_path, "07_figures", name="llm_manifest.json", parameters={"config_name": "paper"})
+    created = __import__("json").loads((tmp_path / "llm_manifest.json").read_text())["created"][:10]
+    block = render_results_block(tmp_path)
+    assert f"written by the run of `configs/paper.yaml` on {created}" in block
+    assert "| local / m" not in block
+    assert ("| adult | ctgan | C1 | ollama / m (paper prompt, source metadata, fixed samples, verdict, config paper) "
+            "| 5 / 5 | 100.0 | 0.0 | 0.0 [0.0, 0.0] |") in block
+    assert "(neutral prompt, real metadata, fresh samples, verdict, config paper) | 5 / 5 | 100.0 | 100.0 |" in block
+
+
+def test_only_a_config_with_readme_true_rewrites_the_block(tmp_path, monkeypatch):
+    from llmdisc.pipeline.config import load_config
+    from llmdisc.paths import project_root
+
+    configs = {name: load_config(project_root() / "configs" / f"{name}.yaml")
+               for name in ("default", "small", "tiny", "paper")}
+    assert [name for name, config in configs.items() if config.readme] == ["default"]
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:start -->\nold\n<!-- results:end -->\noutro\n")
+    monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
+    for name in ("small", "tiny", "paper"):
+        assert update_readme(readme, config=configs[name]) is False
+    assert "old" in readme.read_text()
+    assert update_readme(readme, config=configs["default"]) is True
+    assert "old" not in readme.read_text()

@@ -117,3 +117,17 @@ def test_cells_are_kept_apart_and_contextual_thresholds_matched() -> None:
     ctgan = table.set_index("synthetic_method").loc["ctgan"]
     assert ctgan["n_real"] == 2 and ctgan["auc"] == 1.0 and ctgan["context_drs"] == 1.0
     assert table["seed"].nunique() == 2
+
+
+def test_a_cells_contextual_threshold_comes_from_its_own_run_file() -> None:
+    # two protocols of one model: each run file scored its own content-free prompt
+    trials = pd.concat([cell([-3, -2], [2, 3]).assign(run_id="neutral_run", prompt_variant="neutral"),
+                        cell([-3, -2], [2, 3]).assign(run_id="paper_run", prompt_variant="paper")])
+    content_free = pd.DataFrame([
+        {"dataset_key": "adult", "condition": "C1", "provider": "local", "model": "m", "log_odds": 0.0,
+         "run_id": "neutral_run"},
+        {"dataset_key": "adult", "condition": "C1", "provider": "local", "model": "m", "log_odds": 5.0,
+         "run_id": "paper_run"}])
+    table = score_probability_cells(trials, content_free=content_free, seed=0, permutations=20)
+    assert table.set_index("prompt_variant")["context_threshold"].to_dict() == {"neutral": 0.0, "paper": 5.0}
+    assert len(table) == 2

@@ -113,5 +113,5 @@ def test_load_synthetic_names_the_command_when_missing(tmp_path: Path, monkeypat
     monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
     assert synthetic_path("adult", "ctgan") == tmp_path / "data" / "synthetic" / "adult" / "ctgan.parquet"
     with pytest.raises(DataError, match=r"no synthetic release at data/synthetic/adult/ctgan.parquet; fix: run "
-                                        r"`llmdisc synth --dataset-key adult --synthesizer ctgan`"):
+                                        r"`llmdisc synth --dataset-key adult --synthesizers ctgan`"):
         load_synthetic("adult", "ctgan")

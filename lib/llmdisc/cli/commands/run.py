@@ -12,7 +12,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "run", help="run the numbered notebooks over a configuration's grid (skips unchanged stages)")
     parser.add_argument("--config", default="configs/default.yaml", help="YAML run configuration")
     parser.add_argument("--force", action="store_true", help="re-run every notebook, changed or not")
-    parser.add_argument("--only", default="", help="comma-separated stages to run, e.g. 01,02")
+    parser.add_argument("--only", nargs="+", default=[], metavar="STAGE",
+                        help="stages to run, space- or comma-separated, e.g. --only 01 02 (default: all)")
     parser.add_argument("--no-html", action="store_true", help="skip rendering reports/html")
     parser.add_argument("--plan", action="store_true", help="print the notebook runs and exit")
     parser.set_defaults(func=_run)
@@ -27,7 +28,7 @@ def _run(args: argparse.Namespace) -> int:
         for run in plan_run(config):
             print(f"{run.run_id}: {run.notebook} {run.parameters}")
         return 0
-    only = [s.strip() for s in args.only.split(",") if s.strip()] or None
+    only = [s.strip() for item in args.only for s in item.split(",") if s.strip()] or None
     started = time.perf_counter()
     outcomes = run_pipeline(config, force=args.force, only=only)
     if not args.no_html:
@@ -36,8 +37,11 @@ def _run(args: argparse.Namespace) -> int:
 
         index = render_html(config.name, force=args.force, log=print)
         print(f"[html] {index.relative_to(index.parents[2]).as_posix()}")
-        if update_readme():
-            print("[readme] results table refreshed from results/tables")
+        if not config.readme:
+            print(f"[readme] left alone: configs/{config.name} has readme: false "
+                  "(only the default run writes it)")
+        elif update_readme(config=config):
+            print(f"[readme] results block rewritten from results/tables (configs/{config.name})")
     ran = sum(o["status"] == "ran" for o in outcomes)
     skipped = sum(o["status"] == "skipped" for o in outcomes)
     print(f"llmdisc run {config.name}: {ran} notebooks ran, {skipped} skipped, "

@@ -17,8 +17,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Fit GaussianCopula / CTGAN / TVAE on data/processed/<key>/train.parquet (seeded, cached) "
         "and publish each release with its manifest. A second run with the same parameters loads from the cache.")
     parser.add_argument("--dataset-key", required=True, help="adult, census-codes or census-labels")
-    parser.add_argument("--synthesizer", nargs="+", default=["gaussian_copula", "ctgan", "tvae"],
-                        help="one or more of gaussian_copula, ctgan, tvae (default: all three)")
+    parser.add_argument("--synthesizers", nargs="+", default=["gaussian_copula", "ctgan", "tvae"], metavar="ITEM",
+                        help="one or more of gaussian_copula, ctgan, tvae, space- or comma-separated "
+                        "(default: all three)")
+    parser.add_argument("--synthesizer", nargs="+", dest="synthesizers", default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS)  # the old spelling, kept working
     parser.add_argument("--epochs", type=int, default=None,
                         help="CTGAN/TVAE epochs (default: SDV's 300, the paper scale; 5 is a quick run)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fit subsample, fitting and sampling")
@@ -55,11 +58,12 @@ def run(args: argparse.Namespace) -> int:
     from llmdisc.synthesis.fit import check_metadata_mode, check_synthesizer
     from llmdisc.synthesis.releases import publish_release, synthesize
 
-    for name in args.synthesizer:
+    names = [n.strip() for item in args.synthesizers for n in item.split(",") if n.strip()]
+    for name in names:
         check_synthesizer(name)
     check_metadata_mode(args.metadata_mode)
     train = _read_train(args)
-    for name in args.synthesizer:
+    for name in names:
         release = synthesize(train, dataset_key=args.dataset_key, synthesizer=name, seed=args.seed,
                              epochs=args.epochs, metadata_mode=args.metadata_mode, num_rows=args.num_rows,
                              fit_rows=args.fit_rows, show_progress=not args.quiet)

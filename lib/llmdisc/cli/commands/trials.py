@@ -1,34 +1,59 @@
-"""``llmdisc trials run ...`` (notebook 04's parameters as flags) and ``llmdisc trials show RUN.jsonl``."""
+"""``llmdisc trials run ...`` (notebook 04's parameters as flags) and ``llmdisc trials show RUN.jsonl``.
+
+``trials run --config configs/default.yaml`` runs a configuration's stage 04 as ``llmdisc run`` does: every
+dataset × model × protocol of its ``trials`` section, with its synthesizers and seed; a flag given beside
+``--config`` overrides that value for every run. List flags (``--synthesizers``, ``--conditions``) take
+space- or comma-separated items (``--conditions C1 C2`` = ``--conditions C1,C2``).
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
+from typing import Any
 
-from llmdisc import CONDITIONS, SYNTHESIZERS
-
+_LIST = dict(nargs="+", metavar="ITEM")
 _RUN_FLAGS: tuple[tuple[str, dict], ...] = (
-    ("--dataset-key", dict(default="adult", help="adult, census-codes or census-labels (default adult)")),
-    ("--synthesizers", dict(nargs="+", default=list(SYNTHESIZERS), help="cells to run (default all three)")),
-    ("--provider", dict(default="local", help="local, ollama, gemini, openai or replay (default local)")),
-    ("--model", dict(default="", help="model id (default: the provider's default model)")),
-    ("--trials-per-label", dict(type=int, default=2, help="trials per true label per cell (default 2)")),
-    ("--conditions", dict(nargs="+", default=list(CONDITIONS), help="C1 and/or C2 (default both)")),
-    ("--variant", dict(default="neutral", help="prompt variant: paper or neutral (default neutral)")),
-    ("--metadata-source", dict(default="real", help="C2 metadata of: source, real or sample (default real)")),
-    ("--sampling", dict(default="fresh", help="fresh (a sample per trial) or fixed (the paper's)")),
-    ("--seed", dict(type=int, default=0, help="run seed every sample seed derives from (default 0)")),
-    ("--concurrency", dict(type=int, default=1, help="calls in flight (default 1)")),
-    ("--cache-mode", dict(default="fill", help="fill, offline (no calls, a miss is an error) or refresh")),
-    ("--base-url", dict(default="", help="service URL (openai/gemini base URL, ollama host)")),
-    ("--replay-path", dict(default="", help="replay provider: recorded trials file or folder")),
-    ("--requests-per-minute", dict(type=float, default=0.0, help="call budget; 0 = unlimited")),
-    ("--max-attempts", dict(type=int, default=5, help="attempts per trial for retryable failures")),
-    ("--n-rows", dict(type=int, default=20, help="rows per sample (default 20)")),
+    ("--config", dict(default=None, metavar="PATH",
+                      help="run configuration (configs/*.yaml): run its trials section for every dataset × model "
+                      "× protocol; flags given beside it override its values")),
+    ("--dataset-key", dict(default=None, help="adult, census-codes or census-labels (default adult; with "
+                           "--config: the config's datasets)")),
+    ("--synthesizers", dict(**_LIST, default=None, help="cells to run (default all three)")),
+    ("--provider", dict(default=None, help="local, ollama, gemini, openai or replay (default local)")),
+    ("--model", dict(default=None, help="model id (default: the provider's default model)")),
+    ("--trials-per-label", dict(type=int, default=None, help="trials per true label per cell (default 2)")),
+    ("--trials-per-label-c2", dict(type=int, default=None,
+                                   help="trials per label in C2 cells; 0 = --trials-per-label (default 0)")),
+    ("--verdict-trials-per-label", dict(type=int, default=None, help="under --scoring probability: the first N "
+                                        "trials per cell and label also generate a verdict (default 0)")),
+    ("--conditions", dict(**_LIST, default=None, help="C1 and/or C2 (default both)")),
+    ("--variant", dict(default=None, help="prompt variant: paper or neutral (default neutral)")),
+    ("--metadata-source", dict(default=None, help="C2 metadata of: source, real or sample (default real)")),
+    ("--sampling", dict(default=None, help="fresh (a sample per trial) or fixed (the paper's) (default fresh)")),
+    ("--scoring", dict(default=None, help="verdict (generated answer), probability (label scores) or both "
+                       "(default verdict)")),
+    ("--controls", dict(action=argparse.BooleanOptionalAction, default=None,
+                        help="add the shuffled-columns and real-holdout control cells (default no)")),
+    ("--share-real-samples", dict(action=argparse.BooleanOptionalAction, default=None,
+                                  help="one REAL sample per index for every cell of a dataset (default no)")),
+    ("--seed", dict(type=int, default=None, help="run seed every sample seed derives from (default 0)")),
+    ("--concurrency", dict(type=int, default=None, help="calls in flight (default 1)")),
+    ("--cache-mode", dict(default=None, help="fill, offline (no calls, a miss is an error) or refresh")),
+    ("--base-url", dict(default=None, help="service URL (openai/gemini base URL, ollama host)")),
+    ("--replay-path", dict(default=None, metavar="PATH", help="replay provider: recorded trials file or folder")),
+    ("--requests-per-minute", dict(type=float, default=None, help="call budget; 0 = unlimited")),
+    ("--max-attempts", dict(type=int, default=None, help="attempts per trial for retryable failures (default 5)")),
+    ("--n-rows", dict(type=int, default=None, help="rows per sample (default 20)")),
+    ("--config-name", dict(default=None, help="configuration name written into every record (default: the "
+                           "--config's name, else none)")),
     ("--quick", dict(action="store_true", help="smoke test: 1 synthesizer, 1 condition, 1 trial per label")),
-    ("--out", dict(default=None, help="run file (default results/trials/<run name>.jsonl)")),
+    ("--out", dict(default=None, help="run file (default results/trials/<run name>.jsonl; one run only)")),
     ("--no-progress", dict(action="store_true", help="hide the progress bar")),
 )
 """``llmdisc trials run`` flags: notebook 04's parameters plus the runner's own settings."""
+
+_CLI_ONLY = {"config", "out", "no_progress"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -50,22 +75,67 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
 
 
+def _from_config(path: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """A configuration's stage 04: its dataset keys and one set of run settings per model × protocol."""
+    from llmdisc.pipeline.config import load_config
+
+    run = load_config(path)
+    trials = run.trials
+    common = dict(synthesizers=tuple(run.synthesis.synthesizers), trials_per_label=trials.trials_per_label,
+                  trials_per_label_c2=trials.trials_per_label_c2,
+                  verdict_trials_per_label=trials.verdict_trials_per_label, controls=trials.controls,
+                  share_real_samples=trials.share_real_samples, conditions=tuple(trials.conditions),
+                  cache_mode=trials.cache_mode, seed=run.seed, quick=run.quick, config_name=run.name)
+    runs = [{**common, "provider": model.provider, "model": model.model, "base_url": model.base_url,
+             "concurrency": model.concurrency, "variant": protocol.variant,
+             "metadata_source": protocol.metadata_source, "sampling": protocol.sampling,
+             "scoring": protocol.scoring}
+            for model in trials.models for protocol in trials.protocols]
+    return list(run.datasets), runs
+
+
+def run_settings(args: argparse.Namespace) -> list[Any]:
+    """The :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig` of each run the flags describe.
+
+    Precedence: a flag given on the command line, then the ``--config`` file's value, then the default of
+    :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig`. List flags accept space- and comma-separated
+    items.
+
+    Raises:
+        ConfigError: a value outside its vocabulary, or ``--out`` with more than one run.
+    """
+    from llmdisc.discrimination.trial_runs import TrialRunConfig
+    from llmdisc.errors import ConfigError
+    from llmdisc.parameters import as_items
+
+    given = {k: v for k, v in vars(args).items()
+             if k not in _CLI_ONLY and k in {f.name for f in fields(TrialRunConfig)} and v is not None}
+    for name, vocabulary in (("synthesizers", "synthesizers"), ("conditions", "conditions")):
+        if name in given:
+            given[name] = as_items(",".join(given[name]), name, vocabulary)
+    if not given.get("quick"):
+        given.pop("quick", None)
+    keys, runs = _from_config(args.config) if args.config else ([], [{}])
+    if "dataset_key" in given:
+        keys = [given.pop("dataset_key")]
+    settings = [TrialRunConfig(**{**run, **given, "dataset_key": key}) for key in keys or ["adult"] for run in runs]
+    if args.out and len(settings) > 1:
+        raise ConfigError(f"--out names one run file but the flags describe {len(settings)} runs; fix: drop --out "
+                          "(each run gets results/trials/<run name>.jsonl) or narrow --config with --dataset-key, "
+                          "--provider/--model and --variant/--metadata-source/--sampling/--scoring")
+    return settings
+
+
 def _run(args: argparse.Namespace) -> int:
-    from llmdisc.discrimination.trial_runs import TrialRunConfig, run_configured
+    from llmdisc.discrimination.trial_runs import run_configured
     from llmdisc.paths import relative_to_root
 
-    config = TrialRunConfig(
-        dataset_key=args.dataset_key, synthesizers=tuple(args.synthesizers), provider=args.provider,
-        model=args.model, trials_per_label=args.trials_per_label, conditions=tuple(args.conditions),
-        variant=args.variant, metadata_source=args.metadata_source, sampling=args.sampling, seed=args.seed,
-        concurrency=args.concurrency, cache_mode=args.cache_mode, base_url=args.base_url,
-        replay_path=args.replay_path, quick=args.quick, requests_per_minute=args.requests_per_minute,
-        max_attempts=args.max_attempts, n_rows=args.n_rows)
-    summary = run_configured(config, out_path=args.out, progress=not args.no_progress)
-    print(f"run {summary.run_id}: {summary.n_run} trial(s) run, {summary.n_skipped} already recorded "
-          f"({summary.n_cache_hits} from the cache); file: {summary.file_counts}")
-    print(f"records: {relative_to_root(summary.out_path)}")
-    print(f"manifest: {relative_to_root(summary.manifest_path)}")
+    for config in run_settings(args):
+        summary = run_configured(config, out_path=args.out, progress=not args.no_progress)
+        print(f"run {summary.run_id}: {summary.n_run} trial(s) run, {summary.n_skipped} already recorded "
+              f"({summary.n_cache_hits} from the cache); file: {summary.file_counts}")
+        print(f"records: {relative_to_root(summary.out_path)}")
+        print(f"manifest: {relative_to_root(summary.manifest_path)}")
     return 0
 
 
