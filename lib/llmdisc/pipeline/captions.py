@@ -131,6 +131,23 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "results/tables/llm_probability_cells.csv).",
         "Intervals, where drawn, are those of results/tables/llm_probability_cells.csv.",
         _DRS_READING),
+    "joint_contrast": FigureCaption(
+        "Joint structure: does each 20-row sample hold together as real rows do?",
+        "Per dataset panel, the contrast C = log P(sample) − mean log P(its values recombined within the same rows) "
+        "of each sample, real holdout first, then each release and both controls (columns shuffled; real train "
+        "rows as real_vs_real); bars = medians; x labels carry each group's AUC against real holdout.",
+        "n = samples per group (points); columns n_real, n_syn of results/tables/joint_cells.csv.",
+        "None drawn: the AUC's 95 % DeLong interval and permutation p are in results/tables/joint_cells.csv.",
+        "C near 0: the model sees no tie between the columns (the shuffled-columns control must sit there); real "
+        "rows well above 0. AUC 0.5: not told apart; below 0.5: the group holds together less than real rows."),
+    "joint_dependence": FigureCaption(
+        "Which columns lost their ties to the rest of the row.",
+        "Heatmap per dataset: rows = columns of the table, columns = each release and control; colour = the "
+        "group's mean share of C for that column minus real holdout's (nats per sample).",
+        "n = samples per group, as in results/tables/joint_columns.csv.",
+        "None: means of the per-sample splits; the per-sample values are in the joint records.",
+        "0 (white): as in real rows; blue: the group lost that column's dependence on the rest of its row; red: "
+        "more regular than real rows (a collapsed synthesizer)."),
     "discriminators_side_by_side": FigureCaption(
         "Every discriminator side by side, on one scale.",
         "Per dataset (panel) and synthesizer or control (row), one marker per discriminator × statistic × model × "
@@ -194,9 +211,19 @@ RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = (
                      "likelihood_cells"),
     ResearchQuestion("RQ12", "Which cues do models and people cite, and are the cited facts true of the rows shown?",
                      "10", "", (), "cues_validity"),
+    ResearchQuestion("RQ13", "Does a release keep the combinations of values real rows have — do a row's values "
+                     "belong together — and which columns lost their ties?", "09", "7",
+                     ("joint_contrast", "joint_dependence"), "joint_cells"),
 )
 
 TABLE_DESCRIPTIONS: dict[str, str] = {
+    "joint_cells": "Joint structure per dataset × release and control: AUC of the contrast C = log P(sample) − mean "
+                   "log P(values recombined within the sample) against real holdout samples (DeLong 95 % interval, "
+                   "permutation p), the reference-band decision (p_REAL, p_SYN, DRS), the KS test of the "
+                   "per-sample p-values' calibration (notebook 09 § 7).",
+    "joint_columns": "Joint structure per column: each column's share of C, real holdout against each release "
+                     "and control, and their difference (negative: the group lost that column's ties; notebook 09 "
+                     "§ 7).",
     "llm_cells": "Our LLM trials scored per dataset × synthesizer × condition × provider/model: n, p_REAL and "
                  "p_SYN with Wilson 95 % intervals, DRS with its 95 % bootstrap interval (notebook 07).",
     "llm_probability_cells": "The verdict as a probability per cell: AUC of log P(SYNTHETIC) − log P(REAL) "

@@ -114,14 +114,29 @@ def _sample_cells(frame: pd.DataFrame | None, instrument: str) -> dict[tuple[str
     return out
 
 
+def _group(row: dict, protocols: int) -> str:
+    """The row's group; with more than one protocol in the table, the protocol is part of it (never pooled)."""
+    from llmdisc.discrimination.records import protocol_label
+
+    group = {"real_holdout": NEGATIVE}.get(row["synthetic_method"], row["synthetic_method"])
+    return f"{group} · {protocol_label(row)}" if protocols > 1 else group
+
+
+def _protocols(frame: pd.DataFrame) -> int:
+    from llmdisc.discrimination.records import protocol_label
+
+    return len({protocol_label(row) for row in frame.to_dict("records")})
+
+
 def _probability_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
     out: dict[tuple[str, str], Cell] = {}
     if frame is None:
         return out
     part = frame[frame["condition"] == "C1"] if "condition" in frame else frame
     key = "dataset_key" if "dataset_key" in part else "dataset"
+    protocols = _protocols(part)
     for row in part.to_dict("records"):
-        group = {"real_holdout": NEGATIVE}.get(row["synthetic_method"], row["synthetic_method"])
+        group = _group(row, protocols)
         out.setdefault((row[key], group), Cell(row.get("auc"), row.get("auc_ci_low"), row.get("auc_ci_high"),
                                                row.get("auc_p_value"), int(row.get("n_real") or 0),
                                                int(row.get("n_syn") or 0)))
@@ -133,8 +148,9 @@ def _verdict_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
     if frame is None:
         return out
     part = frame[frame["condition"] == "C1"] if "condition" in frame else frame
+    protocols = _protocols(part)
     for row in part.to_dict("records"):
-        group = {"real_holdout": NEGATIVE}.get(row["synthetic_method"], row["synthetic_method"])
+        group = _group(row, protocols)
         n_real, n_syn = int(row.get("n_valid_real") or 0), int(row.get("n_valid_syn") or 0)
         cell = Cell(None, None, None, None, n_real, n_syn)
         if min(n_real, n_syn) >= MIN_N:
@@ -221,9 +237,10 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
     else:
         told = [k for k, c in prob.items() if k[1] not in (POSITIVE, NEGATIVE) and c.separated]
         controls = [d for d in datasets if passes_controls(prob, d)]
-        lines.append(f"- **Can the LLM's verdict tell them apart?** Its probability separates {len(told)} release "
-                     f"cells after Holm's correction; it passes its controls on {len(controls)} of {len(datasets)} "
-                     "datasets" + ("" if controls else ", so it vouches for none") + ".")
+        lines.append(f"- **Can the LLM's verdict tell them apart?** Its probability separates {len(told)} of "
+                     f"{sum(k[1] not in (POSITIVE, NEGATIVE) for k in prob)} release cells after Holm's correction; "
+                     f"it passes its controls on {len(controls)} of {len(datasets)} datasets"
+                     + ("" if controls else ", so it vouches for none") + ".")
     if verdict and not any(c.note for c in verdict.values()):
         lines.append("- **Generated verdicts (the paper's reading)**: too few per cell here to give a DRS.")
     return lines

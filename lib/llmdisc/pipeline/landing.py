@@ -261,6 +261,9 @@ def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
         "bootstrap interval and n, per provider and model, never pooled.", "",
         "This supplementary is built from the executed notebooks of `make reproduce` without re-running them; "
         "every number below is read from `results/tables/` ({doc}`all tables <tables>`).", ""]
+    from llmdisc.pipeline.findings import findings_markdown
+
+    lines += findings_markdown(tables_dir, heading="##") + [""]
     lines += _question_lines(site)
     lines += _probability_headline(tables_dir, site)
     lines += _likelihood_headline(tables_dir, site)

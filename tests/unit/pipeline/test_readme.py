@@ -1,4 +1,4 @@
-"""The README's results table is generated from results/tables and must not drift from it."""
+"""The README's results block is the summary of findings generated from results/tables; it must not drift."""
 
 from __future__ import annotations
 
@@ -12,15 +12,49 @@ def test_readme_numbers_match_the_results_tables():
     assert readme_block() == render_results_block(), "README results table drifted; run `make reproduce`"
 
 
-def test_block_renders_percent_with_intervals_and_exclusions(tmp_path):
-    pd.DataFrame([{
-        "dataset": "adult", "synthetic_method": "ctgan", "condition": "C1", "provider": "local", "model": "m",
-        "n_valid_real": 3, "n_valid_syn": 4, "p_real": 2 / 3, "p_syn": 0.25, "drs": 0.25, "drs_ci_low": 0.0,
-        "drs_ci_high": 0.5, "n_excluded": 1, "n_total": 8,
-    }]).to_csv(tmp_path / "llm_cells.csv", index=False)
+def _findings_lines(text: str) -> list[str]:
+    """The findings' lines after its heading, heading marks aside."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip("#").strip() == "What the run found")
+    end = next(i for i, line in enumerate(lines[start:], start) if line.startswith("Cells with fewer than"))
+    return lines[start + 1:end + 1]
+
+
+def _tables(tmp_path, n=20):
+    rows = []
+    for source, auc, low, high, p in (("ctgan", 0.05, 0.0, 0.12, 0.0004), ("gaussian_copula", 0.45, 0.27, 0.63, 0.6),
+                                      ("shuffled_columns", 0.1, 0.0, 0.2, 0.001), ("real_vs_real", 0.5, 0.32, 0.68,
+                                                                                   0.9)):
+        rows.append({"dataset_key": "adult", "source": source, "auc": auc, "auc_low": low, "auc_high": high,
+                     "perm_p": p, "n_real": n, "n_syn": n})
+    pd.DataFrame(rows).to_csv(tmp_path / "joint_cells.csv", index=False)
+    pd.DataFrame(rows).assign(auc=0.5, auc_low=0.3, auc_high=0.7, perm_p=0.9).to_csv(
+        tmp_path / "likelihood_cells.csv", index=False)
+
+
+def test_block_is_the_landing_pages_first_section_word_for_word(tmp_path):
+    from llmdisc.pipeline.landing import SiteMap, landing_page
+
+    _tables(tmp_path)
     block = render_results_block(tmp_path)
-    assert "| adult | ctgan | C1 | local / m | 3 / 4 | 66.7 | 25.0 | 25.0 [0.0, 50.0] |" in block
-    assert "excluded as invalid or failed: 1 of 8" in block
+    page = landing_page(tmp_path, SiteMap(), [])
+    assert _findings_lines(block) == _findings_lines(page)
+    assert page.index("What the run found") < page.index("Research questions")  # the page leads with it
+    # the joint statistic passes its controls and tells the ctgan release apart (Holm: 2 release cells)
+    assert "| adult | ctgan | – | 0.50 [0.30, 0.70], p (Holm) 1.000 | 0.05 [0.00, 0.12], p (Holm) < 0.001 |" in block
+    assert "adult: passes its controls (shuffled columns AUC 0.10) and tells 1 of the releases apart" in block
+    assert "adult: fails its controls" in block  # the likelihood sits at 0.5 on the shuffled columns
+
+
+def test_too_few_samples_show_their_n_and_header_only_tables_say_not_measured(tmp_path):
+    _tables(tmp_path, n=4)
+    pd.DataFrame(columns=["dataset_key", "synthetic_method", "condition", "provider", "model", "n_real", "n_syn",
+                          "auc", "auc_ci_low", "auc_ci_high", "auc_p_value"]).to_csv(
+        tmp_path / "llm_probability_cells.csv", index=False)
+    block = render_results_block(tmp_path)
+    assert "n = 4 / 4: too few" in block and "0.05 [0.00, 0.12]" not in block
+    assert "**Can the LLM's verdict tell them apart?** Not measured here" in block
+    assert "adult: too few samples" in block
 
 
 def test_update_rewrites_only_the_block(tmp_path, monkeypatch):
@@ -33,44 +67,24 @@ def test_update_rewrites_only_the_block(tmp_path, monkeypatch):
     assert update_readme(readme) is False
 
 
-def test_a_run_without_generated_verdicts_says_so_and_keeps_the_probability_table(tmp_path):
-    # configs/small.yaml scores the labels only: notebook 07 writes llm_cells.csv with its header and no rows.
-    pd.DataFrame(columns=["dataset", "synthetic_method", "condition", "provider", "model", "n_valid_real",
-                          "n_valid_syn", "p_real", "p_syn", "drs", "drs_ci_low", "drs_ci_high", "n_excluded",
-                          "n_total"]).to_csv(tmp_path / "llm_cells.csv", index=False)
-    pd.DataFrame([{"dataset_key": "adult", "synthetic_method": "tvae", "condition": "C1", "provider": "local",
-                   "model": "m", "n_real": 4, "n_syn": 4, "auc": 0.75, "auc_ci_low": 0.4, "auc_ci_high": 1.0,
-                   "auc_p_value": 0.3, "batch_drs": 0.5, "batch_drs_ci_low": 0.0, "batch_drs_ci_high": 0.75,
-                   "context_drs": 0.25, "raw_drs": 0.0}]).to_csv(tmp_path / "llm_probability_cells.csv", index=False)
-    block = render_results_block(tmp_path)
-    assert "No trial of the last run generated a verdict" in block
-    assert "| dataset | synthesizer | condition |" not in block and "excluded as invalid" not in block
-    assert "| adult | tvae | C1 | local / m | 4 / 4 | 0.75 [0.40, 1.00] |" in block
-
-
-def _two_protocol_cells(tables_dir):
-    base = {"dataset": "adult", "synthetic_method": "ctgan", "condition": "C1", "provider": "ollama", "model": "m",
-            "metadata_source": "source", "scoring": "verdict", "config_name": "paper", "n_valid_real": 5,
-            "n_valid_syn": 5, "p_real": 1.0, "p_syn": 0.0, "drs": 0.0, "drs_ci_low": 0.0, "drs_ci_high": 0.0,
-            "n_excluded": 0, "n_total": 10}
-    pd.DataFrame([{**base, "prompt_variant": "paper", "sampling": "fixed"},
-                  {**base, "prompt_variant": "neutral", "metadata_source": "real", "sampling": "fresh",
-                   "p_syn": 1.0, "drs": 1.0, "drs_ci_low": 1.0, "drs_ci_high": 1.0}]).to_csv(
-        tables_dir / "llm_cells.csv", index=False)
-
-
 def test_block_names_the_config_and_date_and_keeps_protocols_apart(tmp_path):
     from llmdisc.manifest import write_manifest
 
-    _two_protocol_cells(tmp_path)
+    base = {"dataset_key": "adult", "synthetic_method": "ctgan", "condition": "C1", "provider": "ollama",
+            "model": "m", "metadata_source": "source", "scoring": "probability", "config_name": "paper", "n_real": 12,
+            "n_syn": 12, "auc": 0.9, "auc_ci_low": 0.8, "auc_ci_high": 1.0, "auc_p_value": 0.001}
+    pd.DataFrame([{**base, "prompt_variant": "paper", "sampling": "fixed"},
+                  {**base, "prompt_variant": "neutral", "metadata_source": "real", "sampling": "fresh",
+                   "auc": 0.6, "auc_ci_low": 0.4, "auc_ci_high": 0.8}]).to_csv(
+        tmp_path / "llm_probability_cells.csv", index=False)
     write_manifest(tmp_path, "07_figures", name="llm_manifest.json", parameters={"config_name": "paper"})
     created = __import__("json").loads((tmp_path / "llm_manifest.json").read_text())["created"][:10]
     block = render_results_block(tmp_path)
     assert f"written by the run of `configs/paper.yaml` on {created}" in block
-    assert "| local / m" not in block
-    assert ("| adult | ctgan | C1 | ollama / m (paper prompt, source metadata, fixed samples, verdict, config paper) "
-            "| 5 / 5 | 100.0 | 0.0 | 0.0 [0.0, 0.0] |") in block
-    assert "(neutral prompt, real metadata, fresh samples, verdict, config paper) | 5 / 5 | 100.0 | 100.0 |" in block
+    protocol_rows = [line for line in block.splitlines() if line.startswith("| adult | ctgan · ")]
+    assert len(protocol_rows) == 2  # one row per protocol, never pooled
+    assert any("paper prompt" in row and "0.90 [0.80, 1.00]" in row for row in protocol_rows)
+    assert any("neutral prompt" in row and "0.60 [0.40, 0.80]" in row for row in protocol_rows)
 
 
 def test_only_a_config_with_readme_true_rewrites_the_block(tmp_path, monkeypatch):
