@@ -41,6 +41,7 @@ from llmdisc.audit.instruments.base import (
 
 PERMUTATIONS = 2
 """Within-sample permutations per sample (k): each costs one more pass of the sample's rows."""
+MIN_CONTROL_SAMPLES = 10
 TOP_COLUMNS = 3
 
 
@@ -48,13 +49,17 @@ class SamplePasses:
     """The model passes both sample instruments read, computed once per audit and cached in the audit folder.
 
     Args:
-        samples: samples per group (the real class and each of :data:`~.base.GROUPS`).
+        samples: samples of the real class and of the release (the comparison the gate reads); each control gets
+            half as many, at least :data:`MIN_CONTROL_SAMPLES` (a control's effect is large or nil: fewer samples
+            decide it).
         k: within-sample permutations per sample (0: the likelihood alone, one pass per sample).
         n_rows: rows per sample.
     """
 
     def __init__(self, samples: int, *, k: int = PERMUTATIONS, n_rows: int = 20) -> None:
         self.samples, self.k, self.n_rows = samples, k, n_rows
+        self.counts = {"real": samples, RELEASE: samples,
+                       **{g: max(min(samples, MIN_CONTROL_SAMPLES), samples // 2) for g in GROUPS if g != RELEASE}}
         self.records: dict[str, list[dict[str, Any]]] | None = None
         self.scorer: Any = None
         self.probe_seconds: float | None = None
@@ -76,7 +81,7 @@ class SamplePasses:
         for group in ("real",) + GROUPS:
             table = data.text[group]
             items = []
-            for i in range(self.samples):
+            for i in range(self.counts[group]):
                 seed = derive_seed(data.seed, "audit", "samples", group, i)
                 rows, _ = sample_rows(table, min(self.n_rows, len(table)), seed=seed)
                 items.append((seed, rows))
@@ -85,7 +90,7 @@ class SamplePasses:
 
     def plan(self, data: AuditData) -> WorkPlan:
         """Time one pass (loading the model first) and plan ``(k + 1) × samples × 4`` passes."""
-        passes = (self.k + 1) * self.samples * (1 + len(GROUPS))
+        passes = (self.k + 1) * sum(self.counts.values())
         try:
             scorer = self._open(data)
             sample = self.draws_one(data)
@@ -137,8 +142,10 @@ class SamplePasses:
         records: dict[str, list[dict[str, Any]]] = {group: [] for group in draws}
         progress.start("sample passes", sum(len(v) for v in draws.values()), "samples")
         # round-robin over the groups, so that a deadline leaves every group with about as many samples
-        for i in range(self.samples):
+        for i in range(max(self.counts.values())):
             for group, items in draws.items():
+                if i >= len(items):
+                    continue
                 if progress.out_of_time():
                     self.status, self.reason = "stopped", "--max-minutes reached"
                     self.records = records
