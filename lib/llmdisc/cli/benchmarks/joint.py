@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     for m in args.reference_rows:
         for mode in args.modes:
             r = _child(_measure, m, mode, args.samples, args.rows, args.k, args.threads, args.seed)
-            print(f"m={m} / {mode}: done", flush=True)
+            print(f"m={m} / {mode}: {r['seconds']} s per sample, {r['tokens_run']} tokens run, plain pass "
+                  f"{r['plain_tokens']} tokens in {r['plain_seconds']:.1f} s, peak {r['peak_mib']:.0f} MiB", flush=True)
             tok_s = r["plain_tokens"] / r["plain_seconds"]
             passes = (args.k + 1) * r["plain_seconds"] * mean(r["prompt_tokens"]) / r["plain_tokens"]
             limit = (args.k + 1) * mean(r["prompt_tokens"]) / tok_s

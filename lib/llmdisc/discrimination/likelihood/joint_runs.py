@@ -81,7 +81,8 @@ def _draw(spec: LikelihoodSpec, table: pd.DataFrame, n_rows: int, exclude: list[
     if spec.source == "holdout" and exclude:
         pool = table.drop(index=table.index[exclude])
         sample, local = sample_rows(pool, n_rows, seed=spec.sample_seed)
-        positions = [i for i in range(len(table)) if i not in set(exclude)]
+        excluded = set(exclude)
+        positions = [i for i in range(len(table)) if i not in excluded]
         return sample, [positions[i] for i in local]
     return sample_rows(table, n_rows, seed=spec.sample_seed)
 
