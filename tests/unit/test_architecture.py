@@ -175,3 +175,26 @@ def test_notebooks_import_from_the_faces_only() -> None:
                     if len(parts) > 2 or (parts[1] in STAGES and MODULES[node.module].name != "__init__.py"):
                         deep.append(f"{notebook.name}: from {node.module} import …")
     assert not deep, "notebooks reach past the faces:\n" + "\n".join(deep)
+
+
+def test_the_architecture_doc_names_every_subpackage_module_and_notebook():
+    # docs/ARCHITECTURE.md is the map a reader follows: every stage's modules and every notebook must be on it.
+    from llmdisc.paths import project_root
+
+    root = project_root()
+    doc = (root / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    package = root / "lib" / "llmdisc"
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if path.name == "__init__.py" or relative.parts[0] in ("cli",) and len(relative.parts) > 2:
+            continue  # the CLI's one-module-per-command and per-benchmark folders are named as folders
+        if f"`{path.stem}`" not in doc:
+            missing.append(relative.as_posix())
+    for folder in sorted(p for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()):
+        if f"`{folder.name}/`" not in doc:
+            missing.append(folder.name + "/")
+    for notebook in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        if notebook.stem[:2] not in doc:
+            missing.append(notebook.name)
+    assert not missing, f"docs/ARCHITECTURE.md does not name: {', '.join(missing)}; fix: add them to its tables"
