@@ -146,8 +146,9 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "group's mean share of C for that column minus real holdout's (nats per sample).",
         "n = samples per group, as in results/tables/joint_columns.csv.",
         "None: means of the per-sample splits; the per-sample values are in the joint records.",
-        "0 (white): as in real rows; blue: the group lost that column's dependence on the rest of its row; red: "
-        "more regular than real rows (a collapsed synthesizer)."),
+        "0 (white): as in real rows (what the real-vs-real column shows, like an AUC of 0.5); blue: the group lost "
+        "that column's dependence on the rest of its row; red: more regular than real rows (a collapsed "
+        "synthesizer)."),
     "discriminators_side_by_side": FigureCaption(
         "Every discriminator side by side, on one scale.",
         "Per dataset (panel) and synthesizer or control (row), one marker per discriminator × statistic × model × "
