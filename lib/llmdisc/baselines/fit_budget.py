@@ -1,6 +1,6 @@
 """What the training budget changes: the quick (5-epoch) against the default (300-epoch) release of each synthesizer.
 
-:func:`compare_budgets` fits (or reads from the fit cache of :func:`llmdisc.synthesis.synthesize`) one release per
+:func:`compare_fit_budgets` fits (or reads from the fit cache of :func:`llmdisc.synthesis.synthesize`) one release per
 synthesizer and budget, with the same seed, fit subsample and metadata, and measures each release the same way:
 
 - ``fit_seconds``: wall-clock seconds of the SDV fit, from the cache entry's manifest (the original fit's time, also
@@ -61,7 +61,7 @@ FIT_BUDGET_COLUMNS = (
     "likelihood_auc", "likelihood_auc_low", "likelihood_auc_high", "likelihood_samples", "likelihood_seed",
     "notes",
 )
-"""Columns of :func:`compare_budgets`' table (one row per synthesizer × budget)."""
+"""Columns of :func:`compare_fit_budgets`' table (one row per synthesizer × budget)."""
 
 
 def _likelihood_means(scorer, samples: Sequence[pd.DataFrame]) -> list[float]:  # noqa: ANN001
@@ -85,7 +85,7 @@ def _open_scorer():  # noqa: ANN202
     return TransformersScorer(dtype="bfloat16")
 
 
-def compare_budgets(
+def compare_fit_budgets(
     train: pd.DataFrame,
     holdout: pd.DataFrame,
     *,
@@ -137,7 +137,7 @@ def compare_budgets(
             :func:`~llmdisc.synthesis.synthesize`, :func:`~llmdisc.baselines.c2st.c2st` raise).
     """
     if not synthesizers or not budgets:
-        raise ConfigError("compare_budgets needs at least one synthesizer and one budget; fix: e.g. "
+        raise ConfigError("compare_fit_budgets needs at least one synthesizer and one budget; fix: e.g. "
                           "synthesizers=['ctgan'], budgets={'quick': 5, 'default': 300}")
     for name, epochs in budgets.items():
         if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
@@ -231,7 +231,7 @@ def write_fit_budget(table: pd.DataFrame, directory: Path | str | None = None) -
     """
     missing = [c for c in FIT_BUDGET_COLUMNS if c not in table.columns]
     if missing:
-        raise ConfigError(f"the fit-budget table lacks columns {missing}; fix: pass compare_budgets(...)'s table")
+        raise ConfigError(f"the fit-budget table lacks columns {missing}; fix: pass compare_fit_budgets(...)'s table")
     folder = Path(directory) if directory is not None else tables_dir()
     path = folder / f"{TABLE_NAME}.csv"
     if path.exists():

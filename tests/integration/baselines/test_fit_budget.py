@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from llmdisc.baselines.fit_budget import FIT_BUDGET_COLUMNS, compare_budgets, write_fit_budget
+from llmdisc.baselines.fit_budget import FIT_BUDGET_COLUMNS, compare_fit_budgets, write_fit_budget
 from llmdisc.data.datasets import load_adult
 from llmdisc.errors import ConfigError
 
@@ -32,8 +32,8 @@ def compared(adult_split, tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame]
     cache = tmp_path_factory.mktemp("fit-cache")
     kwargs = dict(dataset_key="adult", synthesizers=SYNTHESIZERS, seed=3, budgets=BUDGETS, fit_rows=250,
                   c2st_rows=300, dcr_rows=120, likelihood=False, cache_root=cache)
-    first = compare_budgets(train, holdout, **kwargs)
-    second = compare_budgets(train, holdout, **kwargs)  # the fits come from the cache
+    first = compare_fit_budgets(train, holdout, **kwargs)
+    second = compare_fit_budgets(train, holdout, **kwargs)  # the fits come from the cache
     return first, second
 
 
@@ -87,5 +87,5 @@ def test_write_keeps_other_datasets_and_replaces_its_own(compared, tmp_path: Pat
 def test_bad_budget_names_the_fix(adult_split) -> None:  # noqa: ANN001
     train, holdout = adult_split
     with pytest.raises(ConfigError, match="budget 'quick' has epochs=0; fix"):
-        compare_budgets(train, holdout, dataset_key="adult", synthesizers=["ctgan"], budgets={"quick": 0},
+        compare_fit_budgets(train, holdout, dataset_key="adult", synthesizers=["ctgan"], budgets={"quick": 0},
                         likelihood=False)
