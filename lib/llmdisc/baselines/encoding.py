@@ -244,3 +244,36 @@ def seeded_rows(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.Dat
     """``n`` rows of ``table`` drawn without replacement by ``rng`` (all rows, shuffled, when n >= len)."""
     take = rng.permutation(len(table))[: min(n, len(table))]
     return table.iloc[np.sort(take)].reset_index(drop=True)
+
+
+def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], reference: pd.DataFrame,
+               max_levels: int = 50) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Keep the ``max_levels`` most frequent levels (in ``reference``) of each categorical column.
+
+    Gradient-boosted trees split at most 254 levels natively; Census occupation (524 codes) and place of birth
+    (208) exceed it.
+
+    Args:
+        tables: name → table; every table's capped columns are rewritten the same way.
+        kinds: column kinds; only ``categorical`` columns are capped.
+        reference: the table whose level frequencies decide what is kept (the real train split).
+        max_levels: levels kept per column.
+
+    Returns:
+        ``(tables, notes)``: copies with the other levels replaced by ``(other)``; one note per capped column.
+    """
+    out = {name: table.copy() for name, table in tables.items()}
+    notes = []
+    for column, kind in kinds.items():
+        if kind != "categorical":
+            continue
+        counts = reference[column].astype("object").value_counts()
+        if len(counts) <= max_levels:
+            continue
+        keep = set(counts.index[:max_levels])
+        for table in out.values():
+            values = table[column].astype("object")
+            table[column] = values.where(values.isin(keep) | values.isna(), "(other)")
+        notes.append(f"C2ST: column {column!r} has {len(counts)} levels; its {max_levels} most frequent are kept, "
+                     "the rest count as one level")
+    return out, notes

@@ -225,11 +225,12 @@ def test_notebook_02_quick_publishes_and_records_key_numbers(census_small: pd.Da
     monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
     processed = tmp_path / "data" / "processed" / "census-codes"
     processed.mkdir(parents=True)
-    census_small.to_parquet(processed / "train.parquet", index=False)
+    census_small.head(450).to_parquet(processed / "train.parquet", index=False)
+    census_small.tail(150).to_parquet(processed / "holdout.parquet", index=False)
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "02_synthesis.ipynb"), str(tmp_path / "02.out.ipynb"), kernel_name="llmdisc",
         parameters={"dataset": "census", "encoding": "codes", "synthesizers": ["gaussian_copula"],
-                    "metadata_mode": "detected", "quick": True},
+                    "metadata_mode": "detected", "compare_budgets": True, "quick": True},
         cwd=str(ROOT / "notebooks"), progress_bar=False)
     manifest = json.loads((tmp_path / "data" / "synthetic" / "census-codes" / "manifest.json").read_text())
     metrics = manifest["metrics"]
@@ -240,3 +241,8 @@ def test_notebook_02_quick_publishes_and_records_key_numbers(census_small: pd.Da
     assert manifest["parameters"]["epochs"] == 1 and manifest["parameters"]["metadata_mode"] == "detected"
     assert len(load_synthetic("census-codes", "gaussian_copula")) == 2000
     assert os.fspath(tmp_path) not in (tmp_path / "data" / "synthetic" / "census-codes" / "manifest.json").read_text()
+    budget = pd.read_csv(tmp_path / "results" / "tables" / "fit_budget.csv")  # section 5 (quick: 1 vs 2 epochs)
+    assert budget["budget"].tolist() == ["quick", "default"] and set(budget["dataset_key"]) == {"census-codes"}
+    assert budget["c2st_auc"].between(0, 1).all() and budget["dcr_share"].between(0, 1).all()
+    assert budget["likelihood_auc"].isna().all()
+    assert (tmp_path / "data" / "synthetic" / "census-codes" / "fit_budget.csv").exists()

@@ -109,3 +109,15 @@ def test_the_default_run_scores_by_probability_with_enough_trials_in_every_cell(
     assert trials.controls and trials.share_real_samples and trials.verdict_trials_per_label >= 1
     assert config.likelihood.enabled and config.likelihood.samples_per_class >= 20
     assert set(config.datasets) == {"adult", "census-codes"} and len(config.synthesis.synthesizers) == 3
+
+
+def test_the_default_run_fits_at_the_papers_budget_and_the_quick_look_stays_quick():
+    default = load_config(project_root() / "configs" / "default.yaml")
+    assert default.synthesis.epochs == 300 and default.synthesis.fit_rows == 5000
+    assert default.synthesis.compare_budgets
+    synth = next(run for run in plan_run(default) if run.stage == "02")
+    assert synth.parameters["epochs"] == 300 and synth.parameters["compare_budgets"] is True
+    small = load_config(project_root() / "configs" / "small.yaml")
+    assert small.synthesis.epochs == 5 and not small.synthesis.compare_budgets
+    tiny = load_config(project_root() / "configs" / "tiny.yaml")
+    assert tiny.synthesis.epochs == 1 and not tiny.synthesis.compare_budgets
