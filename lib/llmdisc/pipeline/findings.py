@@ -102,10 +102,16 @@ def _read(tables_dir: Path, name: str) -> pd.DataFrame | None:
     return None if frame.empty else frame
 
 
+SCORES = {"likelihood": "mean_logprob", "joint": "contrast"}
+"""The score each sample instrument's headline reads (its tables hold others beside it)."""
+
+
 def _sample_cells(frame: pd.DataFrame | None, instrument: str) -> dict[tuple[str, str], Cell]:
     out: dict[tuple[str, str], Cell] = {}
     if frame is None:
         return out
+    if "score" in frame:
+        frame = frame[frame["score"] == SCORES[instrument]]
     key = "dataset_key" if "dataset_key" in frame else "dataset"
     for row in frame.to_dict("records"):
         out[(row[key], row["source"])] = Cell(row.get("auc"), row.get("auc_low"), row.get("auc_high"),

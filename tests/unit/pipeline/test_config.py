@@ -104,10 +104,12 @@ def test_no_two_runs_claim_the_same_outputs():
 def test_the_default_run_scores_by_probability_with_enough_trials_in_every_cell():
     config = load_config(project_root() / "configs" / "default.yaml")
     trials = config.trials
-    assert trials.trials_per_label >= 20 and trials.trials_per_label_c2 >= 10
+    assert trials.trials_per_label >= 20 and list(trials.conditions) == ["C1"]  # C2 left out: see the config
     assert all(p.scoring in ("probability", "both") for p in trials.protocols)
     assert trials.controls and trials.share_real_samples and trials.verdict_trials_per_label >= 1
     assert config.likelihood.enabled and config.likelihood.samples_per_class >= 20
+    # the joint-structure statistic on every release and both controls, 20 or more samples per class
+    assert config.likelihood.joint and config.likelihood.joint_k >= 1
     assert set(config.datasets) == {"adult", "census-codes"} and len(config.synthesis.synthesizers) == 3
 
 
