@@ -108,6 +108,11 @@ def test_the_default_instruments_are_conclusive_on_a_small_real_table(adult_file
     decision = audit["decision"]
     assert decision["outcome"] == "conclusive" and "c2st" in decision["told_apart_by"]
     assert {i["instrument"] for i in audit["instruments"]} >= {"c2st", "distances"}
+    readings = {i["instrument"]: i for i in audit["instruments"]}
+    for name in ("joint", "likelihood"):  # the embedded model read 5 samples a group, controls included
+        assert readings[name]["status"] == "measured", readings[name]["reason"]
+        assert set(readings[name]["comparisons"]) == {"release", "shuffled_columns", "real_holdout"}
+    assert audit["plan"]["joint"]["units"] == 3 * 4 * 5  # k + 1 passes × 4 groups × 5 samples, planned up front
 
 
 def test_fail_above_must_be_a_fraction(

@@ -89,25 +89,33 @@ class SamplePasses:
         return out
 
     def plan(self, data: AuditData) -> WorkPlan:
-        """Time one pass (loading the model first) and plan ``(k + 1) × samples × 4`` passes."""
+        """Time one pass after a warm-up pass (loading the model and the reference rows' shared prefix, which
+        every later pass reuses) and plan ``(k + 1)`` passes per sample."""
         passes = (self.k + 1) * sum(self.counts.values())
         try:
             scorer = self._open(data)
-            sample = self.draws_one(data)
+            first, second = self.draws_one(data, 0), self.draws_one(data, 1)
             begin = time.perf_counter()
-            self._score(scorer, data, sample, seed=0, k=0)
+            self._score(scorer, data, first, seed=0, k=0, cached=False)
+            warm = time.perf_counter() - begin
+            begin = time.perf_counter()
+            self._score(scorer, data, second, seed=1, k=0, cached=False)
             self.probe_seconds = time.perf_counter() - begin
         except Exception as exc:  # noqa: BLE001 - the instruments report it
             self.status, self.reason = "unavailable", f"{type(exc).__name__}: {exc}"
             return WorkPlan(units=0, what="passes", seconds_per_unit=0.0)
-        return WorkPlan(units=passes, what="model passes", seconds_per_unit=self.probe_seconds)
+        return WorkPlan(units=passes, what="model passes", seconds_per_unit=self.probe_seconds,
+                        fixed_seconds=max(0.0, warm - self.probe_seconds))
 
-    def draws_one(self, data: AuditData) -> pd.DataFrame:
-        from llmdisc.discrimination.samples import sample_rows
+    def draws_one(self, data: AuditData, index: int) -> pd.DataFrame:
+        """A probe sample of the real class (seeds of their own, never a scored sample's)."""
+        from llmdisc.discrimination.samples import derive_seed, sample_rows
 
-        return sample_rows(data.text["real"], min(self.n_rows, len(data.text["real"])), seed=data.seed)[0]
+        seed = derive_seed(data.seed, "audit", "probe", index)
+        return sample_rows(data.text["real"], min(self.n_rows, len(data.text["real"])), seed=seed)[0]
 
-    def _score(self, scorer: Any, data: AuditData, sample: pd.DataFrame, *, seed: int, k: int) -> dict[str, Any]:
+    def _score(self, scorer: Any, data: AuditData, sample: pd.DataFrame, *, seed: int, k: int,
+               cached: bool = True) -> dict[str, Any]:
         """One sample's record: its log P and, with ``k`` >= 1, the joint contrast against ``k`` permutations
         (:func:`llmdisc.discrimination.likelihood.joint.joint_contrast`); cached in the audit folder."""
         from dataclasses import asdict
@@ -120,7 +128,7 @@ class SamplePasses:
         key = sha256_json({"sample": sample.astype(str).to_numpy().tolist(), "columns": list(map(str, sample.columns)),
                            "reference": sha256_json(data.text["reference"].astype(str).to_numpy().tolist()),
                            "k": k, "seed": seed, "model_digest": scorer.model_digest, "backend": scorer.backend})
-        hit = cache.get(key)
+        hit = cache.get(key) if cached else None
         if hit is not None:
             return hit
         if k >= 1:
@@ -172,7 +180,7 @@ class _SampleInstrument(Instrument):
         if self.passes.probe_seconds is None and self.passes.status == "measured":
             first = self.passes.plan(data)
             return WorkPlan(units=first.units, what=first.what, seconds_per_unit=first.seconds_per_unit,
-                            description=self.description + " (passes shared with the other sample instrument)")
+                            fixed_seconds=first.fixed_seconds, description=self.description + " (passes shared with the other sample instrument)")
         return WorkPlan(units=0, what="model passes (shared)", seconds_per_unit=0.0, description=self.description)
 
     def run(self, data: AuditData, progress: Progress) -> Reading:
