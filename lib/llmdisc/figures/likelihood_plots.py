@@ -123,7 +123,8 @@ def joint_dependence(columns: pd.DataFrame, *, value: str = "delta_split") -> pl
         grid = frame.pivot_table(index="column", columns="source", values=value, aggfunc="mean")
         grid = grid[[s for s in _source_order(grid.columns)]]
         limit = float(np.nanmax(np.abs(grid.to_numpy()))) if grid.size else 1.0
-        image = ax.imshow(grid.to_numpy(), cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
+        image = ax.imshow(grid.to_numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")  # lost = blue
+        ax.grid(False)
         ax.set_xticks(range(grid.shape[1]))
         ax.set_xticklabels(grid.columns, rotation=30, ha="right", fontsize=7)
         ax.set_yticks(range(grid.shape[0]))

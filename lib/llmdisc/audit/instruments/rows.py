@@ -48,30 +48,6 @@ DCR_ROWS = 2000
 NEAR_COPY_QUANTILE = 0.01
 
 
-def cap_levels(tables: dict[str, pd.DataFrame], kinds: dict[str, str], reference: pd.DataFrame,
-               max_levels: int = MAX_LEVELS) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """Keep the ``max_levels`` most frequent levels (in ``reference``) of each categorical column.
-
-    Returns:
-        ``(tables, notes)``: copies with the other levels replaced by ``(other)``; one note per capped column.
-    """
-    out = {name: table.copy() for name, table in tables.items()}
-    notes = []
-    for column, kind in kinds.items():
-        if kind != "categorical":
-            continue
-        counts = reference[column].astype("object").value_counts()
-        if len(counts) <= max_levels:
-            continue
-        keep = set(counts.index[:max_levels])
-        for table in out.values():
-            values = table[column].astype("object")
-            table[column] = values.where(values.isin(keep) | values.isna(), "(other)")
-        notes.append(f"C2ST: column {column!r} has {len(counts)} levels; its {max_levels} most frequent are kept, "
-                     "the rest count as one level")
-    return out, notes
-
-
 class C2STInstrument(Instrument):
     """Classifier two-sample test on rows (module docstring)."""
 
@@ -99,10 +75,11 @@ class C2STInstrument(Instrument):
 
     def run(self, data: AuditData, progress: Progress) -> Reading:
         from llmdisc.baselines.c2st import c2st
+        from llmdisc.baselines.encoding import cap_levels
         from llmdisc.discrimination.samples import derive_seed
 
         start = time.perf_counter()
-        tables, notes = cap_levels({"real": data.real, **data.groups}, data.kinds, data.real)
+        tables, notes = cap_levels({"real": data.real, **data.groups}, data.kinds, data.real, MAX_LEVELS)
         reading = self.reading(details={"classifier": "hist_gb", "folds": 5, "notes": notes, "rows": {}})
         progress.start(self.name, len(GROUPS), "comparisons")
         for group in GROUPS:
