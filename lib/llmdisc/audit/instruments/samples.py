@@ -42,6 +42,7 @@ from llmdisc.audit.instruments.base import (
 PERMUTATIONS = 2
 """Within-sample permutations per sample (k): each costs one more pass of the sample's rows."""
 MIN_CONTROL_SAMPLES = 10
+"""Fewest samples a control gets (unless ``samples`` itself is smaller)."""
 TOP_COLUMNS = 3
 
 
@@ -50,8 +51,8 @@ class SamplePasses:
 
     Args:
         samples: samples of the real class and of the release (the comparison the gate reads); each control gets
-            half as many, at least :data:`MIN_CONTROL_SAMPLES` (a control's effect is large or nil: fewer samples
-            decide it).
+            half as many, but at least ``min(samples, MIN_CONTROL_SAMPLES)`` (a control's effect is large or nil:
+            fewer samples decide it).
         k: within-sample permutations per sample (0: the likelihood alone, one pass per sample).
         n_rows: rows per sample.
     """
