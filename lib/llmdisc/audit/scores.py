@@ -50,20 +50,14 @@ def plain(value: Any) -> Any:
 
 
 def discrimination(auc: float | None, low: float | None, high: float | None) -> dict[str, float | None]:
-    """2·|AUC − 0.5| with its interval folded from the AUC's: 0 = chance, 1 = perfect in either direction.
+    """2·|AUC − 0.5| with its interval folded from the AUC's (:func:`llmdisc.audit.instruments.base.discrimination`),
+    as ``{"value", "ci_low", "ci_high"}``; all None when the AUC or its interval is undefined."""
+    from llmdisc.audit.instruments.base import discrimination as folded
 
-    Args:
-        auc, low, high: the AUC and its 95 % interval (None: undefined).
-
-    Returns:
-        ``{"value", "ci_low", "ci_high"}``; ``ci_low`` is 0 when the AUC interval holds 0.5, and
-        ``ci_high`` = 2·max(|low − 0.5|, |high − 0.5|). All None when the AUC is undefined.
-    """
-    if auc is None or low is None or high is None:
+    value, ci_low, ci_high = folded(auc, low, high)
+    if ci_low is None:
         return {"value": None, "ci_low": None, "ci_high": None}
-    far, near = max(abs(low - 0.5), abs(high - 0.5)), min(abs(low - 0.5), abs(high - 0.5))
-    straddles = low <= 0.5 <= high
-    return {"value": 2 * abs(auc - 0.5), "ci_low": 0.0 if straddles else 2 * near, "ci_high": 2 * far}
+    return {"value": value, "ci_low": ci_low, "ci_high": ci_high}
 
 
 def verdict_auc(cell: pd.DataFrame, *, seed: int) -> dict[str, Any]:

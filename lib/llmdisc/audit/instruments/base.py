@@ -38,6 +38,8 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from llmdisc.pipeline.findings import p_text  # one spelling of a p-value in the README, site and report
+
 RELEASE = "release"
 POSITIVE = "shuffled_columns"
 NEGATIVE = "real_holdout"
@@ -346,13 +348,6 @@ class Instrument(abc.ABC):
 
 def _f(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
-
-
-def p_text(p: float | None) -> str:
-    """A p-value as text: ``< 0.001`` below that, else three decimals (``–`` when undefined)."""
-    if p is None:
-        return "–"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def comparison_table(reading: Reading) -> str:
