@@ -87,9 +87,9 @@ def test_a_forced_second_run_writes_the_same_tables(scratch_project, monkeypatch
     # Runs after test_whole_chain_runs_then_skips (same scratch root): every notebook again (--force), the
     # seeded SDV fits and the LLM answers from their caches, everything downstream recomputed. Every CSV of
     # results/tables must come out the same, timing columns aside.
-    shared = shared_dir()
-    if shared is not None:
-        monkeypatch.setenv("LLMDISC_SHARED", str(shared))
+    ref = reference_dir()
+    if ref is not None:
+        monkeypatch.setenv("LLMDISC_REFERENCE", str(ref))
     monkeypatch.setenv("LLMDISC_ROOT", str(scratch_project))
     tables = scratch_project / "results" / "tables"
     if not (tables / "llm_cells.csv").exists():
