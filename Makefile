@@ -16,9 +16,11 @@ help:
 setup:
 	@bash lib/setup-env.sh
 
+# Two or more workers (pytest-xdist; at most 4, each test file on one worker, so a file's tests keep their order).
+TEST_WORKERS ?= auto
 test:
 	@bash lib/setup-env.sh --browser
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile $(PYTEST_ARGS)
 
 reproduce: setup
 	$(PY) -m llmdisc run --config $(CONFIG) $(RUN_ARGS)
