@@ -54,8 +54,8 @@ def check_options(
     if bad or not instruments:
         raise ConfigError(f"--instruments {' '.join(bad) or '(none)'} not known; fix: use some of "
                           f"{', '.join(known_instruments)}")
-    if max_minutes is not None and max_minutes <= 0:
-        raise ConfigError(f"--max-minutes {max_minutes:g} must be above 0; fix: give e.g. --max-minutes 10")
+    if max_minutes is not None and max_minutes < 0:
+        raise ConfigError(f"--max-minutes {max_minutes:g} is negative; fix: give e.g. --max-minutes 10 (0 = no budget)")
     for name, value, low in (
         ("--trials-per-label", trials_per_label, 1),
         ("--max-rows", max_rows, 2 * N_ROWS),

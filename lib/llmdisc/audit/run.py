@@ -39,7 +39,12 @@ DEFAULT_TRIALS = 10
 DEFAULT_MAX_ROWS = 10_000
 """Rows read from each table (seeded positions)."""
 DEFAULT_SAMPLES = 20
-"""20-row samples per group of the sample instruments."""
+"""20-row samples per group of the sample instruments (fewer when the time budget needs it; see ``samples``)."""
+DEFAULT_MAX_MINUTES = 10.0
+"""The audit's time budget: the sample instruments are sized to end within it, and it stops what still runs."""
+BUDGET_MARGIN = 0.85
+"""Share of the time left after the probe that the sized sample passes may plan to use (Anonymeter, the report
+and the probe's own error take the rest)."""
 DEFAULT_ATTACKS = 100
 FAST_PROVIDERS = ("gemini", "openai", "ollama", "replay")
 """Providers whose LLM verdicts are in the default audit (a remote service or a local server)."""
@@ -79,6 +84,23 @@ def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
+def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float,
+                   max_minutes: float) -> dict[str, Any] | None:
+    """Shrink the sample instruments' samples so that their passes, at the probe's speed, end within the time left
+    after the other instruments' estimates (:data:`BUDGET_MARGIN` of it); updates ``plans`` in place and returns
+    what was decided (None without sample instruments or without a probe)."""
+    holders = [t for t in tools if getattr(t, "passes", None) is not None]
+    passes = holders[0].passes if holders else None
+    if passes is None or passes.probe_seconds is None:
+        return None
+    others = sum(p.seconds for name, p in plans.items() if name not in {t.name for t in holders})
+    left = 60 * max_minutes - (time.monotonic() - started) - others
+    samples = passes.fit(BUDGET_MARGIN * left)
+    plans[holders[0].name] = passes.work_plan(plans[holders[0].name].description)
+    return {"samples": samples, "seconds_per_pass": round(passes.probe_seconds, 2),
+            "seconds_for_samples": round(BUDGET_MARGIN * left, 1)}
+
+
 def _say(progress: bool, text: str) -> None:
     if progress:
         print(text, file=sys.stderr, flush=True)
@@ -95,7 +117,7 @@ def run_audit(
     provider: str = "local",
     model: str | None = None,
     base_url: str | None = None,
-    samples: int = DEFAULT_SAMPLES,
+    samples: int | None = None,
     trials_per_label: int = DEFAULT_TRIALS,
     conditions: Sequence[str] = ("C1",),
     metadata_source: str = "real",
@@ -111,7 +133,7 @@ def run_audit(
     max_rows: int = DEFAULT_MAX_ROWS,
     n_attacks: int = DEFAULT_ATTACKS,
     fail_above: float | None = None,
-    max_minutes: float | None = None,
+    max_minutes: float | None = DEFAULT_MAX_MINUTES,
     progress: bool = True,
     replay_path: Path | str | None = None,
 ) -> AuditResult:
@@ -127,7 +149,9 @@ def run_audit(
             (:data:`~llmdisc.audit.instruments.DEFAULT_INSTRUMENTS`), plus ``llm`` when ``llm`` says so.
         llm: add the LLM's verdicts; None = yes for a provider in :data:`FAST_PROVIDERS`, no for ``local``.
         provider, model, base_url: the LLM (``local``: the embedded model, nothing leaves the machine).
-        samples: 20-row samples per group of the sample instruments (real class, release, each control).
+        samples: 20-row samples per group of the sample instruments (real class, release, each control); None
+            = :data:`DEFAULT_SAMPLES`, or fewer (never below 10) when the timing probe says they would not end
+            within ``max_minutes``. A number given is run as it is (the deadline still stops it).
         trials_per_label: LLM trials per true label per condition per cell.
         conditions: LLM conditions: ``C1`` (table only) and/or ``C2`` (table + metadata).
         metadata_source: what C2's metadata describes (``real``, ``source`` or ``sample``).
@@ -143,7 +167,9 @@ def run_audit(
         max_rows: rows read from each table (seeded positions).
         n_attacks: Anonymeter attacks per evaluator (with a holdout); 0 skips Anonymeter.
         fail_above: bound in [0, 1] on D's 95 % upper bound (:mod:`llmdisc.audit.decision`).
-        max_minutes: stop instruments once this many minutes have passed; the report marks what was cut.
+        max_minutes: the time budget (default :data:`DEFAULT_MAX_MINUTES`; None or 0 = none): sizes the sample
+            instruments (see ``samples``), and instruments still running when it is spent stop; the report marks
+            what was cut.
         progress: print the plan and progress lines on stderr.
         replay_path: for ``provider="replay"``: recorded trials to answer from.
 
@@ -169,10 +195,14 @@ def run_audit(
 
     started = time.monotonic()
     conditions = list(conditions)
+    sized = samples is None
+    samples = DEFAULT_SAMPLES if samples is None else samples
     if instruments is not None:  # the instruments asked for, plus llm only when --llm says so
         names = list(instruments) + (["llm"] if llm and "llm" not in instruments else [])
     else:  # the offline default, plus the LLM's verdicts with a fast provider or --llm
         names = list(DEFAULT_INSTRUMENTS) + (["llm"] if (provider in FAST_PROVIDERS if llm is None else llm) else [])
+    if max_minutes == 0:
+        max_minutes = None
     check_options(trials_per_label, conditions, metadata_source, fail_above, max_rows, concurrency, n_attacks,
                   scoring, samples, max_minutes, names, INSTRUMENT_NAMES)
     answerer = None
@@ -238,6 +268,14 @@ def run_audit(
     tools = build_instruments(names, llm_trials=llm_trials, conditions=conditions, samples=samples)
 
     plans = {tool.name: tool.plan(data) for tool in tools}
+    sizing = _fit_to_budget(tools, plans, started, max_minutes) if sized and max_minutes else None
+    if sizing is not None:
+        parameters["samples"] = sizing["samples"]
+        parameters["sizing"] = sizing
+        if sizing["samples"] < DEFAULT_SAMPLES:
+            _say(progress, f"time budget {max_minutes:g} min: {sizing['samples']} samples per group instead of "
+                           f"{DEFAULT_SAMPLES} ({sizing['seconds_per_pass']:.1f} s a model pass here); --samples N "
+                           "fixes the size, --max-minutes 0 lifts the budget")
     estimate = sum(p.seconds for p in plans.values())
     _say(progress, f"llmdisc audit: {len(data.real)} real rows (real class), {len(data.groups['release'])} "
                    f"release rows, {len(data.kinds)} columns; {len(tools)} instruments, about "

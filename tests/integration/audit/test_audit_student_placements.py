@@ -76,8 +76,9 @@ def test_key_column_is_left_out_and_reported_dates_are_dates(demo: dict[str, Pat
     recorder = PromptRecorder()
     extra = ("--metadata", str(demo["metadata"])) if with_metadata else ()
     with OpenAIWireServer(responder=recorder) as server:
-        # a loopback server is a fast provider: the LLM joins the row instruments by default
-        status = _audit(demo, tmp_path / "audit", *_llm(server.base_url), "--trials-per-label", "2",
+        # the row instruments and the LLM (the embedded model's sample instruments are tested elsewhere: here they
+        # would cost minutes of 2,000-token samples and test nothing about keys and dates)
+        status = _audit(demo, tmp_path / "audit", *ROWS, "llm", *_llm(server.base_url), "--trials-per-label", "2",
                         "--conditions", "C1", "C2", *extra)
     assert len(recorder.prompts) == 16  # 2 trials × 2 conditions × (1 shared REAL + 3 cells' samples)
     for prompt in recorder.prompts:

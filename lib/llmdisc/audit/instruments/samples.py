@@ -58,9 +58,8 @@ class SamplePasses:
     """
 
     def __init__(self, samples: int, *, k: int = PERMUTATIONS, n_rows: int = 20) -> None:
-        self.samples, self.k, self.n_rows = samples, k, n_rows
-        self.counts = {"real": samples, RELEASE: samples,
-                       **{g: max(min(samples, MIN_CONTROL_SAMPLES), samples // 2) for g in GROUPS if g != RELEASE}}
+        self.k, self.n_rows = k, n_rows
+        self.resize(samples)
         self.records: dict[str, list[dict[str, Any]]] | None = None
         self.scorer: Any = None
         self.probe_seconds: float | None = None
@@ -73,6 +72,37 @@ class SamplePasses:
 
             self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False), dtype="bfloat16")
         return self.scorer
+
+    def resize(self, samples: int) -> None:
+        """Set the samples of the real class and the release to ``samples`` (the controls follow, as above)."""
+        self.samples = samples
+        self.counts = {"real": samples, RELEASE: samples,
+                       **{g: max(min(samples, MIN_CONTROL_SAMPLES), samples // 2) for g in GROUPS if g != RELEASE}}
+
+    @property
+    def passes(self) -> int:
+        """Model passes of a whole run: ``k + 1`` per sample."""
+        return (self.k + 1) * sum(self.counts.values())
+
+    def fit(self, seconds: float, *, fewest: int = MIN_CONTROL_SAMPLES) -> int:
+        """Shrink ``samples`` (never grow it, never below ``fewest``) so that the passes take at most ``seconds``
+        at the probe's speed; returns the new ``samples``. Samples are drawn by index, so the smaller run's
+        samples are the first ones of the larger run's: sizing changes n, never which samples are read."""
+        if self.probe_seconds is None:
+            return self.samples
+        size = self.samples
+        while size > fewest:
+            self.resize(size)
+            if self.passes * self.probe_seconds <= seconds:
+                break
+            size -= 1
+        self.resize(max(size, min(fewest, self.samples)))
+        return self.samples
+
+    def work_plan(self, description: str) -> WorkPlan:
+        """The passes still to run at the probe's speed (after :meth:`plan` has probed)."""
+        return WorkPlan(units=self.passes, what="model passes", seconds_per_unit=self.probe_seconds or 0.0,
+                        description=description)
 
     def draws(self, data: AuditData) -> dict[str, list[tuple[int, pd.DataFrame]]]:
         """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group."""
@@ -92,7 +122,7 @@ class SamplePasses:
     def plan(self, data: AuditData) -> WorkPlan:
         """Time one pass after a warm-up pass (loading the model and the reference rows' shared prefix, which
         every later pass reuses) and plan ``(k + 1)`` passes per sample."""
-        passes = (self.k + 1) * sum(self.counts.values())
+        passes = self.passes
         try:
             scorer = self._open(data)
             first, second = self.draws_one(data, 0), self.draws_one(data, 1)

@@ -39,9 +39,11 @@ def _epilog() -> str:
         "",
         f"Gate: {GATE_SENTENCE}.",
         "",
-        "Duration: the default (offline instruments, embedded model) is planned to finish in about 10 minutes for "
-        "a 30,000-row x 15-column table on 2 cores; it prints its plan with a time estimate from a short timing "
-        "probe before any work, then progress lines with an ETA. --max-minutes stops early and marks what was cut. "
+        "Duration: the default (offline instruments, embedded model) ends within --max-minutes (default 10): a "
+        "short timing probe sizes the samples of the embedded model's instruments to the budget (20 per group, "
+        "fewer on a slow machine, never below 10), the plan and its estimate print before any work, then progress "
+        "lines with an ETA; what still runs when the budget is spent stops and is marked. --samples N fixes the "
+        "size; --max-minutes 0 lifts the budget. "
         "--llm adds the LLM's verdicts (slow with the embedded model: about 8 s a trial on 2 cores).",
         "",
         "Real rows are sent only to a local model unless --allow-remote is given (gemini, or an "
@@ -54,7 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``audit``."""
     from llmdisc.audit import DEFAULT_MAX_ROWS, DEFAULT_SAMPLES, DEFAULT_TRIALS
     from llmdisc.audit.instruments import DEFAULT_INSTRUMENTS, INSTRUMENT_NAMES
-    from llmdisc.audit.run import DEFAULT_ATTACKS
+    from llmdisc.audit.run import DEFAULT_ATTACKS, DEFAULT_MAX_MINUTES
 
     parser = subparsers.add_parser(
         "audit",
@@ -78,13 +80,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--llm", action=argparse.BooleanOptionalAction, default=None,
                         help="add the LLM's verdicts (default: yes for gemini/openai/ollama/replay, no for the "
                         "embedded local model, which is slow and misses its positive control)")
-    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES,
-                        help=f"20-row samples per group of the sample instruments (default {DEFAULT_SAMPLES})")
+    parser.add_argument("--samples", type=int, default=None,
+                        help=f"20-row samples per group of the sample instruments (default {DEFAULT_SAMPLES}, or "
+                        "fewer when the time budget needs it; a number given here is run as it is)")
     parser.add_argument("--fail-above", type=float,
                         help="exit 1 when the largest 95%% upper bound of D = 2|AUC-0.5| over the instruments that "
                         "passed their controls exceeds this fraction 0..1 (example 0.5)")
-    parser.add_argument("--max-minutes", type=float, help="stop instruments after this many minutes; the report "
-                        "marks what was cut")
+    parser.add_argument("--max-minutes", type=float, default=DEFAULT_MAX_MINUTES,
+                        help=f"time budget in minutes (default {DEFAULT_MAX_MINUTES:g}; 0 = none): sizes the samples, "
+                        "then stops what still runs when it is spent; the report marks what was cut")
     parser.add_argument("--provider", default="local", choices=("local", "ollama", "gemini", "openai", "replay"),
                         help="the LLM (default local: the embedded model; nothing leaves this machine)")
     parser.add_argument("--replay-path", help="with --provider replay: the recorded trials (.jsonl file or folder)")
