@@ -101,7 +101,7 @@ def test_the_default_instruments_are_conclusive_on_a_small_real_table(adult_file
     """No --instruments and the embedded local model: the offline default, no LLM verdicts; conclusive."""
     from llmdisc.audit.instruments import DEFAULT_INSTRUMENTS
 
-    assert _audit(adult_files, tmp_path / "default", "--samples", "5") == EXIT_OK
+    assert _audit(adult_files, tmp_path / "default", "--samples", "5", "--max-minutes", "0") == EXIT_OK
     audit = _read(tmp_path / "default")
     assert audit["parameters"]["instruments"] == list(DEFAULT_INSTRUMENTS) and "llm" not in DEFAULT_INSTRUMENTS
     assert audit["parameters"]["provider"] is None  # no LLM was opened
@@ -323,7 +323,7 @@ def test_help_states_the_exit_statuses_the_gate_and_the_duration(capsys: pytest.
     flat = " ".join(text.split())
     assert "D = 2·|AUC − 0.5|" in flat and "0 = indistinguishable from real data" in flat
     assert "example: --fail-above 0.5" in flat
-    assert re.search(r"Duration: .*about 10 minutes for a 30,000-row", flat)
+    assert re.search(r"Duration: .*ends within --max-minutes \(default 10\).*sizes the samples", flat)
     assert "--max-minutes" in flat and "--instruments NAME" in flat and "--llm | --no-llm" in flat
 
 

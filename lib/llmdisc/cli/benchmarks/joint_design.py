@@ -1,0 +1,59 @@
+"""``llmdisc bench joint-design``: the joint-structure contrast's power per design, measured (issue 26, item 3).
+
+Runs :func:`llmdisc.scoring.joint_design.joint_design_study` with the embedded model (bfloat16, as the default run
+and the audit use it) on the processed tables of ``--datasets`` (run ``llmdisc run --only 01`` first): for each
+design, real holdout samples against shuffled-columns samples (must separate) and, for the base design, against real
+train samples (must not), with the seconds and tokens each sample cost. Writes the rows of those dataset keys into
+``results/tables/joint_design.csv`` (other keys' rows kept) and prints them. Minutes per dataset: it is left out of
+``llmdisc bench all``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+NAME = "joint-design"
+HELP = "joint-structure contrast: power on the controls and cost per design (writes results/tables/joint_design.csv)"
+IN_ALL = False
+"""Minutes per dataset: ``bench all`` leaves it out."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options: dataset keys, samples per group, rows per sample, seed."""
+    parser.add_argument("--datasets", nargs="+", default=["adult"], metavar="KEY",
+                        help="processed dataset keys (default adult; e.g. census-codes census-labels)")
+    parser.add_argument("--samples", type=int, default=8, help="samples per group and design (default 8)")
+    parser.add_argument("--rows", type=int, default=20, help="rows per sample (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the samples, reference rows and permutations")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the study, merge its rows into the table, print them; returns 0."""
+    import pandas as pd
+
+    from llmdisc.discrimination.likelihood.token_cache import TokenCache
+    from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+    from llmdisc.scoring.joint_design import joint_design_study
+    from llmdisc.scoring.tables import tables_dir
+
+    start = time.perf_counter()
+    scorer = TransformersScorer(token_cache=TokenCache(enabled=False), dtype="bfloat16")
+
+    def progress(done: int, total: int, spec: object) -> None:
+        print(f"  {done}/{total} samples ({getattr(spec, 'source', '')}), {time.perf_counter() - start:.0f} s",
+              flush=True)
+
+    table = joint_design_study(args.datasets, scorer, samples_per_group=args.samples, n_rows=args.rows,
+                               run_seed=args.seed, table_path="", progress=progress)
+    path = tables_dir() / "joint_design.csv"
+    if path.exists():
+        old = pd.read_csv(path)
+        table = pd.concat([old[~old["dataset_key"].isin(args.datasets)], table], ignore_index=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False)
+    shown = table[table["dataset_key"].isin(args.datasets)]
+    print(shown[["dataset_key", "design", "n_real", "n_control", "auc_control", "auc_real_vs_real",
+                 "seconds_per_sample", "tokens_run_per_sample", "power_per_second"]].round(3).to_string(index=False))
+    print(f"wrote {path.name}; {time.perf_counter() - start:.0f} s in all")
+    return 0
