@@ -89,16 +89,18 @@ def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float,
     """Shrink the sample instruments' samples so that their passes, at the probe's speed, end within the time left
     after the other instruments' estimates (:data:`BUDGET_MARGIN` of it); updates ``plans`` in place and returns
     what was decided (None without sample instruments or without a probe)."""
-    holders = [t for t in tools if getattr(t, "passes", None) is not None]
-    passes = holders[0].passes if holders else None
-    if passes is None or passes.probe_seconds is None:
+    holders = {t.name: t.passes for t in tools if getattr(t, "passes", None) is not None}
+    if not holders:
         return None
-    others = sum(p.seconds for name, p in plans.items() if name not in {t.name for t in holders})
-    left = 60 * max_minutes - (time.monotonic() - started) - others
-    samples = passes.fit(BUDGET_MARGIN * left)
-    plans[holders[0].name] = passes.work_plan(plans[holders[0].name].description)
+    first, passes = next(iter(holders.items()))  # the sample instruments share one SamplePasses
+    if passes.probe_seconds is None:
+        return None
+    others = sum(p.seconds for name, p in plans.items() if name not in holders)
+    available = BUDGET_MARGIN * (60 * max_minutes - (time.monotonic() - started) - others)
+    samples = passes.fit(available)
+    plans[first] = passes.work_plan(plans[first].description)
     return {"samples": samples, "seconds_per_pass": round(passes.probe_seconds, 2),
-            "seconds_for_samples": round(BUDGET_MARGIN * left, 1)}
+            "seconds_for_samples": round(available, 1)}
 
 
 def _say(progress: bool, text: str) -> None:
