@@ -24,10 +24,12 @@ EXIT_PROVIDER = 10
 
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "audit written; conclusive, and the --fail-above gate (if any) passed"),
-    (EXIT_GATE, "audit written; the release FAILED the gate: the largest 95 % upper bound of D over the "
-                "instruments that passed their controls exceeds --fail-above (an unexpected crash also exits 1)"),
+    (EXIT_GATE, "audit written; the release FAILED the gate: the 95 % upper bound of D of an instrument that "
+                "passed its controls and can vouch at --fail-above exceeds it, or the lower bound of any that "
+                "passed them does (an unexpected crash also exits 1)"),
     (EXIT_USAGE, "bad command-line option or value (argparse's usage errors; e.g. --fail-above outside 0..1)"),
-    (EXIT_INCONCLUSIVE, "audit written but INCONCLUSIVE (never a pass): no instrument passed its controls"),
+    (EXIT_INCONCLUSIVE, "audit written but INCONCLUSIVE (never a pass): no instrument passed its controls, or "
+                        "none has the units to vouch at --fail-above"),
     (EXIT_MISSING, "an input file (or the --metadata file) does not exist"),
     (
         EXIT_UNPARSABLE,

@@ -178,7 +178,7 @@ def render_html(result: dict[str, Any], sections: dict[str, str] | None = None) 
               _table(["instrument", "status", "passed its controls", "release D [95 % CI]", "tells the release apart",
                       "time"], summary)]
     if decision["reasons"]:
-        parts.append("<p>Instruments that do not decide, and why:</p><ul>"
+        parts.append("<p>Instruments that do not decide, or cannot vouch at the threshold, and why:</p><ul>"
                      + "".join(f"<li>{html.escape(r)}</li>" for r in decision["reasons"]) + "</ul>")
     findings = [f for inst in result["instruments"] if inst["controls_passed"] for f in inst["findings"]]
     parts.append("<h2>What gives the release away</h2>")

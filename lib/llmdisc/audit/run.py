@@ -43,8 +43,13 @@ DEFAULT_SAMPLES = 20
 DEFAULT_MAX_MINUTES = 10.0
 """The audit's time budget: the sample instruments are sized to end within it, and it stops what still runs."""
 BUDGET_MARGIN = 0.85
-"""Share of the time left after the probe that the sized sample passes may plan to use (Anonymeter, the report
-and the probe's own error take the rest)."""
+"""Share of the time left that the sized sample passes may plan to use (the report and the probe's own error take
+the rest)."""
+REPORT_SECONDS = 5.0
+"""Kept from the budget for writing ``audit.json`` and the report (its figure) after the instruments."""
+ANONYMETER_SECONDS_PER_ATTACK = 0.15
+"""Anonymeter's planned cost (its three evaluators, 10,000 rows): 4 s for 100 attacks measured idle on 2 cores,
+21 s under load; it runs before the sample instruments, which are sized again with the time it really took."""
 DEFAULT_ATTACKS = 100
 FAST_PROVIDERS = ("gemini", "openai", "ollama", "replay")
 """Providers whose LLM verdicts are in the default audit (a remote service or a local server)."""
@@ -84,28 +89,62 @@ def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float,
-                   max_minutes: float) -> dict[str, Any] | None:
+def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float, max_minutes: float, *,
+                   pending: Sequence[str] | None = None, reserved: float = 0.0,
+                   largest: int | None = None) -> dict[str, Any] | None:
     """Shrink the sample instruments' samples so that their passes, at the probe's speed, end within the time left
-    after the other instruments' estimates (:data:`BUDGET_MARGIN` of it); updates ``plans`` in place and returns
-    what was decided (None without sample instruments or without a probe)."""
+    (:data:`BUDGET_MARGIN` of it) after the estimates of the other instruments still to run (``pending``; None =
+    all of them) and ``reserved`` seconds of work outside the instruments (Anonymeter); ``largest``: the size to
+    start from (default: the current one; sizing never grows past it). Updates ``plans`` in place and returns what
+    was decided (None without sample instruments or without a probe)."""
     holders = {t.name: t.passes for t in tools if getattr(t, "passes", None) is not None}
     if not holders:
         return None
     first, passes = next(iter(holders.items()))  # the sample instruments share one SamplePasses
     if passes.probe_seconds is None:
         return None
-    others = sum(p.seconds for name, p in plans.items() if name not in holders)
-    available = BUDGET_MARGIN * (60 * max_minutes - (time.monotonic() - started) - others)
+    others = sum(p.seconds for name, p in plans.items()
+                 if name not in holders and (pending is None or name in pending))
+    available = BUDGET_MARGIN * (60 * max_minutes - (time.monotonic() - started) - others - reserved)
+    if largest is not None:
+        passes.resize(largest)
     samples = passes.fit(available)
     plans[first] = passes.work_plan(plans[first].description)
     return {"samples": samples, "seconds_per_pass": round(passes.probe_seconds, 2),
             "seconds_for_samples": round(available, 1)}
 
 
+def _anonymeter(row_tables: dict[str, pd.DataFrame], row_kinds: dict[str, str], *, seed: int,
+                n_attacks: int, has_holdout: bool) -> dict[str, Any]:
+    """Anonymeter's attacks (:mod:`llmdisc.audit.checks`) as ``audit.json`` reports them: measured, skipped (no
+    holdout, or ``n_attacks`` 0) or unavailable (the error, the audit goes on)."""
+    if not has_holdout:
+        return {"status": "skipped", "reason": "no --holdout (Anonymeter needs one as control)"}
+    if n_attacks <= 0:
+        return {"status": "skipped", "reason": "--n-attacks 0"}
+    from llmdisc.audit.checks import attack_checks
+    from llmdisc.discrimination.samples import derive_seed
+
+    try:
+        return {"status": "measured", "risks": attack_checks(
+            row_tables["real"], row_tables["synthetic"], row_tables["holdout"], row_kinds,
+            seed=derive_seed(seed, "audit", "anonymeter"), n_attacks=n_attacks)}
+    except Exception as exc:  # noqa: BLE001 - reported, the audit goes on
+        return {"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}
+
+
 def _say(progress: bool, text: str) -> None:
     if progress:
         print(text, file=sys.stderr, flush=True)
+
+
+def _say_sizing(progress: bool, sizing: dict[str, Any], max_minutes: float, asked: int, *, again: bool = False) -> None:
+    if sizing["samples"] >= asked and not again:
+        return
+    what = "with the time left, now" if again else f"time budget {max_minutes:g} min:"
+    _say(progress, f"{what} {sizing['samples']} samples per group instead of {asked} "
+                   f"({sizing['seconds_per_pass']:.1f} s a model pass here); --samples N fixes the size, "
+                   "--max-minutes 0 lifts the budget")
 
 
 def run_audit(
@@ -270,27 +309,51 @@ def run_audit(
     tools = build_instruments(names, llm_trials=llm_trials, conditions=conditions, samples=samples)
 
     plans = {tool.name: tool.plan(data) for tool in tools}
-    sizing = _fit_to_budget(tools, plans, started, max_minutes) if sized and max_minutes else None
+    anonymeter_seconds = (ANONYMETER_SECONDS_PER_ATTACK * n_attacks) if holdout is not None else 0.0
+    budgeted = sized and max_minutes is not None
+    sizing = _fit_to_budget(tools, plans, started, max_minutes, reserved=anonymeter_seconds) if budgeted else None
     if sizing is not None:
         parameters["samples"] = sizing["samples"]
         parameters["sizing"] = sizing
-        if sizing["samples"] < DEFAULT_SAMPLES:
-            _say(progress, f"time budget {max_minutes:g} min: {sizing['samples']} samples per group instead of "
-                           f"{DEFAULT_SAMPLES} ({sizing['seconds_per_pass']:.1f} s a model pass here); --samples N "
-                           "fixes the size, --max-minutes 0 lifts the budget")
-    estimate = sum(p.seconds for p in plans.values())
+        _say_sizing(progress, sizing, max_minutes, samples)
+    estimate = sum(p.seconds for p in plans.values()) + anonymeter_seconds
     _say(progress, f"llmdisc audit: {len(data.real)} real rows (real class), {len(data.groups['release'])} "
                    f"release rows, {len(data.kinds)} columns; {len(tools)} instruments, about "
                    f"{format_seconds(estimate)} in all:")
     for tool in tools:
         p = plans[tool.name]
         _say(progress, f"  {tool.title}: {p.units} {p.what}, about {format_seconds(p.seconds)} — {p.description}")
-    deadline = started + 60 * max_minutes if max_minutes is not None else None
+    if anonymeter_seconds:
+        _say(progress, f"  Anonymeter: {n_attacks} attacks per evaluator, about {format_seconds(anonymeter_seconds)}")
+    deadline = started + 60 * max_minutes - REPORT_SECONDS if max_minutes is not None else None
     tracker = Progress(deadline, enabled=progress)
-    readings = []
-    for tool in tools:
+    attacks: dict[str, Any] | None = None
+
+    def run_anonymeter() -> dict[str, Any]:
         begin = time.monotonic()
-        if tracker.out_of_time():
+        if holdout is not None and n_attacks > 0:
+            _say(progress, f"Anonymeter: {n_attacks} attacks per evaluator …")
+        out = _anonymeter(row_tables, row_kinds, seed=seed, n_attacks=n_attacks, has_holdout=holdout is not None)
+        if holdout is not None:
+            stage_seconds["Anonymeter"] = time.monotonic() - begin
+        return out
+
+    readings = []
+    for i, tool in enumerate(tools):
+        if attacks is None and getattr(tool, "passes", None) is not None:
+            # Anonymeter runs before the sample instruments, and they are sized again with the time really left:
+            # the deadline then cuts nothing that the plan promised
+            attacks = run_anonymeter()
+            if sizing is not None:
+                planned = sizing["samples"]
+                sizing = _fit_to_budget(tools, plans, started, max_minutes, pending=[t.name for t in tools[i:]],
+                                        largest=samples)
+                if sizing is not None:
+                    parameters["samples"], parameters["sizing"] = sizing["samples"], {**sizing, "planned": planned}
+                    if sizing["samples"] != planned:
+                        _say_sizing(progress, sizing, max_minutes, samples, again=True)
+        begin = time.monotonic()
+        if tracker.out_of_time() and plans[tool.name].seconds > 0:  # one that costs nothing (shared passes) reads
             reading = tool.reading(status="stopped", reason="--max-minutes reached before it started")
         else:
             try:
@@ -304,21 +367,8 @@ def run_audit(
         reading.seconds = time.monotonic() - begin
         stage_seconds[tool.title] = reading.seconds
         readings.append(reading)
-
-    attacks: dict[str, Any] = {"status": "skipped", "reason": "no --holdout (Anonymeter needs one as control)"}
-    if holdout is not None and n_attacks > 0:
-        begin = time.monotonic()
-        from llmdisc.audit.checks import attack_checks
-
-        try:
-            attacks = {"status": "measured", "risks": attack_checks(
-                row_tables["real"], row_tables["synthetic"], row_tables["holdout"], row_kinds,
-                seed=derive_seed(seed, "audit", "anonymeter"), n_attacks=n_attacks)}
-        except Exception as exc:  # noqa: BLE001 - reported, the audit goes on
-            attacks = {"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}
-        stage_seconds["Anonymeter"] = time.monotonic() - begin
-    elif holdout is not None:
-        attacks["reason"] = "--n-attacks 0"
+    if attacks is None:
+        attacks = run_anonymeter()
 
     decision = decide(readings, fail_above=fail_above)
     titles = {r.instrument: r.title for r in readings}

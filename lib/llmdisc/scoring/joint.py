@@ -11,10 +11,12 @@ the columns look independent.
 * **Decision** (:func:`~llmdisc.scoring.likelihood.decision_scores`): a sample is flagged when its C falls outside
   the central 95 % of the C of *separate* real holdout reference samples (two-sided); it never reads the synthetic
   labels. p_REAL, p_SYN and DRS with intervals.
-* **Per-sample test**: the share of each group's samples with permutation p <= 0.05 (Wilson intervals; the
-  smallest p is 1/(k + 1), so the share is 0 by construction below k = 19: read it only for such runs), and a KS
+* **Per-sample test**: the share of each group's samples with permutation p <= 0.05 (Wilson intervals), and a KS
   test of the other group's randomised p-values against Uniform(0, 1): for the shuffled-columns control (columns
-  independent: sample and permutations exchangeable) it must not reject — the calibration check.
+  independent: sample and permutations exchangeable) it must not reject — the calibration check. The smallest p
+  is 1/(k + 1), so below k = 19 a share at 0.05 would be 0 by construction: the level read is then 1/(k + 1)
+  (``share_level``: the share of samples more probable than every one of their permutations, 1/(k + 1) of them
+  under independence).
 * **Columns** (:func:`joint_column_table`): per column, real vs other, the free split of C by column and, where
   measured, C_j (only column j permuted); the difference is where a release lost a dependence the model knows.
 """
@@ -58,8 +60,15 @@ def uniformity_test(p_values: Any) -> dict[str, float]:
     return {"ks_stat": float(result.statistic), "ks_p": float(result.pvalue)}
 
 
+def attainable_level(k: Any, alpha: float = ALPHA) -> float:
+    """The per-sample test's level with ``k`` permutations: ``alpha`` when a p-value can reach it (k + 1 >=
+    1/alpha), else the smallest p, 1/(k + 1). Compared with a small epsilon: (1 + 0)/(k + 1) is a float."""
+    floor = 1.0 / (int(k) + 1)
+    return float(alpha) if floor <= alpha + 1e-12 else floor
+
+
 def _share(p_values: np.ndarray, alpha: float, prefix: str) -> dict[str, float]:
-    est = wilson_interval(int((p_values <= alpha).sum()), len(p_values))
+    est = wilson_interval(int((p_values <= alpha + 1e-12).sum()), len(p_values))
     return {prefix: est.value, f"{prefix}_low": est.ci_low, f"{prefix}_high": est.ci_high}
 
 
@@ -74,8 +83,8 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
     Columns: the cell; ``source``, ``kind``, ``score``; the AUC test (``auc`` = P(other C > real C), its
     interval, ``separation``, ``direction``, ``perm_p``, ``n_real``, ``n_syn``); the decision (``band_low``,
     ``band_high``, ``p_real``, ``p_syn``, ``drs`` with intervals); ``real_mean``, ``other_mean`` (mean C, nats);
-    ``share_p_real`` and ``share_p_other`` (share with per-sample p <= ``alpha``, Wilson interval; 0 by
-    construction when 1/(k + 1) > ``alpha``);
+    ``share_level`` (the per-sample level: ``alpha``, or 1/(k + 1) where ``alpha`` cannot be reached),
+    ``share_p_real`` and ``share_p_other`` (share with per-sample p <= ``share_level``, Wilson interval);
     ``ks_stat``, ``ks_p`` (the other group's randomised p-values against Uniform(0, 1)).
 
     Raises:
@@ -101,8 +110,10 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
             row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm))
             row.update(decision_scores(real, other, reference, seed=row_seed, n_boot=n_boot))
             row["real_mean"], row["other_mean"] = float(np.mean(real)), float(np.mean(other))
-            row.update(_share(real_rows["p_value"].to_numpy(float), alpha, "share_p_real"))
-            row.update(_share(group["p_value"].to_numpy(float), alpha, "share_p_other"))
+            level = attainable_level(row["k"], alpha)
+            row["share_level"] = level
+            row.update(_share(real_rows["p_value"].to_numpy(float), level, "share_p_real"))
+            row.update(_share(group["p_value"].to_numpy(float), level, "share_p_other"))
             row.update(uniformity_test(group["p_randomised"]))
             rows.append(row)
     return pd.DataFrame(rows)

@@ -11,7 +11,9 @@ JointScores.restrict`). The records stay under ``results/likelihood/joint/design
 
 Columns: the design; ``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one),
 its DeLong interval and permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p;
-mean C per group; ``seconds_per_sample`` (measured in this run: varies with the machine's load; the bench times
+mean C per group; ``share_p_real`` and ``share_p_control``, the shares of samples whose per-sample permutation p
+is at most ``share_level`` (0.05, or 1/(k + 1) when k is too small to reach it:
+:func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (measured in this run: varies with the machine's load; the bench times
 it cleanly), ``tokens_run_per_sample`` (tokens through the model per sample: the load-free cost) and
 ``power_per_second`` = (separation − 0.5) / seconds per sample.
 """
@@ -31,6 +33,7 @@ from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run
 from llmdisc.discrimination.likelihood.records import load_joint
 from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, load_likelihood_tables
 from llmdisc.scoring.likelihood import likelihood_auc
+from llmdisc.scoring.joint import attainable_level
 from llmdisc.scoring.tables import tables_dir
 from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
@@ -127,6 +130,7 @@ def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.Dat
     real = frame[(frame["source"] == "holdout") & (frame["role"] == "test")]
     control = frame[frame["source"] == POSITIVE_CONTROL]
     train = frame[frame["source"] == "train"]
+    level = attainable_level(design.k)  # the per-sample level (0.05, or 1/(k + 1) when 0.05 cannot be reached)
     row = {"dataset_key": dataset_key, "design": label, **asdict(design), "n_real": len(real),
            "n_control": len(control), "n_train": len(train)}
     test = likelihood_auc(real["contrast"], control["contrast"], seed=seed)  # P(shuffled > real)
@@ -140,8 +144,9 @@ def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.Dat
         row.update({"auc_real_vs_real": np.nan, "perm_p_real_vs_real": np.nan})
     row.update({"real_mean_c": float(real["contrast"].mean()), "control_mean_c": float(control["contrast"].mean()),
                 "train_mean_c": float(train["contrast"].mean()) if len(train) else np.nan,
-                "share_p05_real": float((real["p_value"] <= 0.05).mean()),
-                "share_p05_control": float((control["p_value"] <= 0.05).mean())})
+                "share_level": level,
+                "share_p_real": float((real["p_value"] <= level + 1e-12).mean()),
+                "share_p_control": float((control["p_value"] <= level + 1e-12).mean())})
     both = pd.concat([real, control, train])
     seconds = float(both["seconds"].mean())
     row.update({"seconds_per_sample": seconds, "tokens_run_per_sample": float(both["tokens_run"].mean()),

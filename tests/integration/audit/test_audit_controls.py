@@ -138,9 +138,12 @@ def test_always_real_with_one_score_is_inconclusive_never_a_pass(
         assert "missed its positive control" in html
 
 
-def test_a_ranker_that_passes_its_controls_decides_and_the_gate_bounds_d(
+def test_a_ranker_that_passes_its_controls_decides_and_on_5_trials_can_fail_a_release_but_not_vouch(
         adult_files: dict[str, Path], recorded: list[dict], tmp_path: Path) -> None:
-    runs = {"blind": (blind_to_release, EXIT_OK, 0.0, "pass"), "perfect": (perfect, EXIT_GATE, 1.0, "fail")}
+    # 5 trials a label are too few to bound D below 0.3 (it takes 59 per side): the blind ranker's release cannot
+    # pass, and the perfect one's is failed by its lower bound of D (1.0)
+    runs = {"blind": (blind_to_release, EXIT_INCONCLUSIVE, 0.0, "inconclusive"),
+            "perfect": (perfect, EXIT_GATE, 1.0, "fail")}
     for name, (answer, status, bound, outcome) in runs.items():
         replay = _replay_file(recorded, tmp_path / f"{name}.jsonl", answer)
         out = tmp_path / name
@@ -154,10 +157,12 @@ def test_a_ranker_that_passes_its_controls_decides_and_the_gate_bounds_d(
         release = reading["comparisons"]["release"]
         assert release["auc"] == (0.5 if name == "blind" else 1.0) and release["D_high"] == bound
         decision = audit["decision"]
-        assert (decision["outcome"], decision["deciding"], decision["upper_bound"]) == (outcome, ["llm-C1"], bound)
-        assert decision["fail_above"] == 0.3
+        assert (decision["outcome"], decision["deciding"], decision["upper_bound"]) == (outcome, ["llm-C1"], None)
+        assert decision["fail_above"] == 0.3 and decision["vouching"] == []
+        assert decision["sure_above"] == ([] if name == "blind" else ["llm-C1"])
+        assert any("too few to vouch for D below 0.3 (it takes 59 per side)" in r for r in decision["reasons"])
         html = (out / "report.html").read_text(encoding="utf-8")
-        assert ("PASS: " if status == EXIT_OK else "FAIL: ") in html
+        assert ("INCONCLUSIVE: " if name == "blind" else "FAIL: ") in html
         assert "positive control (columns shuffled)" in html and "negative control (real vs real)" in html
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from llmdisc.audit.instruments.base import WorkPlan
 from llmdisc.audit.instruments.samples import JointInstrument, LikelihoodInstrument, SamplePasses
 from llmdisc.audit.run import BUDGET_MARGIN, _fit_to_budget
@@ -56,3 +58,81 @@ def test_fit_to_budget_needs_a_probe() -> None:
     plans = {"joint": WorkPlan(units=0, what="passes", seconds_per_unit=0.0)}
     assert _fit_to_budget([JointInstrument(passes)], plans, time.monotonic(), max_minutes=10) is None
     assert passes.samples == 20
+
+
+def test_fit_to_budget_counts_only_what_is_still_to_run_and_what_is_reserved() -> None:
+    plans = {"c2st": WorkPlan(units=1, what="fit", seconds_per_unit=300.0),
+             "joint": WorkPlan(units=0, what="model passes", seconds_per_unit=0.0)}
+    after_c2st = _passes(1.0)
+    sizing = _fit_to_budget([JointInstrument(after_c2st)], plans, time.monotonic(), max_minutes=4,
+                            pending=["joint"])  # the C2ST has run: its 300 s estimate is not taken again
+    assert sizing is not None and sizing["seconds_for_samples"] > BUDGET_MARGIN * 4 * 60 - 1
+    reserved = _passes(1.0)
+    sizing = _fit_to_budget([JointInstrument(reserved)], plans, time.monotonic(), max_minutes=4,
+                            pending=["joint"], reserved=60.0)
+    assert sizing is not None and sizing["seconds_for_samples"] <= BUDGET_MARGIN * 3 * 60 + 1e-6
+    assert reserved.samples < after_c2st.samples
+
+
+def test_a_second_fit_may_give_back_samples_up_to_the_asked_size() -> None:
+    passes = _passes(1.0)
+    passes.fit(50.0)
+    assert passes.samples == 10
+    plans = {"joint": WorkPlan(units=0, what="model passes", seconds_per_unit=0.0)}
+    sizing = _fit_to_budget([JointInstrument(passes)], plans, time.monotonic(), max_minutes=60, largest=20)
+    assert sizing is not None and sizing["samples"] == 20 and plans["joint"].units == 3 * 60
+
+
+def test_the_probe_times_samples_as_the_run_scores_them_and_reads_the_median(monkeypatch) -> None:
+    import llmdisc.audit.instruments.samples as samples_module
+
+    clock = [0.0]
+    durations = iter([27.0, 6.0, 90.0, 6.6])  # warm-up, then a sample slowed by a transient load
+    scored = []
+    passes = SamplePasses(20, k=2)
+    passes.scorer = object()
+    draws = {group: [(1000 * n + i, f"{group} {i}") for i in range(20)]
+             for n, group in enumerate(("real", "release", "shuffled_columns", "real_holdout"))}
+    monkeypatch.setattr(passes, "draws", lambda data: draws)
+
+    def score(scorer, data, sample, *, seed, k, cached=True):
+        scored.append((seed, sample, k, cached))
+        clock[0] += next(durations)
+        return {}
+
+    monkeypatch.setattr(passes, "_score", score)
+    monkeypatch.setattr(samples_module.time, "perf_counter", lambda: clock[0])
+    plan = passes.plan(data=None)
+    # samples the run scores (their seeds and k: the run finds them in the cache), of groups whose rows differ
+    assert scored == [(0, "real 0", 2, False), (1000, "release 0", 2, False), (1, "real 1", 2, False),
+                      (2000, "shuffled_columns 0", 2, False)]
+    assert passes.probe_seconds == pytest.approx(6.6 / 3)  # a sample is k + 1 = 3 passes
+    assert plan.units == passes.passes - 3 * 4  # the probed samples are not planned again
+    assert plan.fixed_seconds == pytest.approx(27.0 - 6.6)
+
+
+def test_the_deadline_looks_one_unit_ahead(monkeypatch) -> None:
+    import llmdisc.audit.instruments.base as base_module
+    from llmdisc.audit.instruments.base import Progress
+
+    now = [100.0]
+    monkeypatch.setattr(base_module.time, "monotonic", lambda: now[0])
+    progress = Progress(deadline=130.0, enabled=False)
+    progress.start("passes", 10, "samples")
+    assert not progress.out_of_time()
+    now[0] = 120.0
+    progress.advance(2)  # 10 s a sample: the next one would end at 130
+    assert progress.out_of_time()
+    now[0] = 111.0
+    assert not progress.out_of_time()
+
+
+def test_anonymeter_is_skipped_with_its_reason_without_a_holdout_or_attacks() -> None:
+    from llmdisc.audit.run import _anonymeter
+
+    none = _anonymeter({}, {}, seed=0, n_attacks=100, has_holdout=False)
+    assert none["status"] == "skipped" and "--holdout" in none["reason"]
+    zero = _anonymeter({}, {}, seed=0, n_attacks=0, has_holdout=True)
+    assert zero == {"status": "skipped", "reason": "--n-attacks 0"}
+    broken = _anonymeter({}, {}, seed=0, n_attacks=5, has_holdout=True)
+    assert broken["status"] == "unavailable" and "KeyError" in broken["reason"]

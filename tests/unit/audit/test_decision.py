@@ -191,4 +191,39 @@ def test_too_few_units_neither_separate_nor_vouch() -> None:
     assert decision.outcome == "inconclusive" and "too few rows of the release to decide" in decision.reasons[0]
     enough = _reading("y", release=(0.5,))
     enough.comparisons[RELEASE] = tiny(RELEASE, 0.5, n=MIN_UNITS)
-    assert decide([enough], fail_above=0.5).outcome == "pass"
+    assert decide([enough], fail_above=None).outcome == "conclusive"
+    # it decides, but MIN_UNITS units cannot vouch for a release at the example threshold
+    gated = decide([enough], fail_above=0.5)
+    assert gated.outcome == "inconclusive" and gated.deciding == ("y",) and gated.vouching == ()
+
+
+def _sized(name: str, release: tuple, n: int) -> Reading:
+    reading = _reading(name, release=release)
+    reading.comparisons[RELEASE] = Comparison(RELEASE, *release, None, n, n)
+    return reading
+
+
+def test_only_an_instrument_with_enough_units_vouches_for_a_pass_but_a_small_one_can_fail_a_release() -> None:
+    from llmdisc.audit.decision import can_vouch, units_to_vouch
+
+    assert units_to_vouch(0.5) == 22  # 20-row samples: the embedded model's 10 or 20 per group are too few
+    assert can_vouch(Comparison(RELEASE, 0.5, 0.4, 0.6, None, 22, 22), 0.5)
+    assert not can_vouch(Comparison(RELEASE, 0.5, 0.4, 0.6, None, 21, 21), 0.5)
+    rows = _sized("c2st", (0.51, 0.49, 0.53), 3000)  # a fresh release read on rows: D ≤ 0.06
+    samples = _sized("joint", (0.62, 0.36, 0.88), 10)  # at chance on 10 samples: D's upper bound 0.76
+    fresh = decide([rows, samples], fail_above=EXAMPLE_THRESHOLD)
+    assert fresh.outcome == "pass" and fresh.vouching == ("c2st",) and fresh.bound_by == "c2st"
+    assert any(r.startswith("JOINT: 10 vs 10 rows are too few to vouch for D below 0.5 (it takes 22 per side)")
+               for r in fresh.reasons)
+    # the small instrument is sure the release is above the threshold (lower bound of D 0.8): it fails it alone
+    found = _sized("joint", (0.05, 0.0, 0.1), 10)
+    failed = decide([rows, found], fail_above=EXAMPLE_THRESHOLD)
+    assert failed.outcome == "fail" and failed.sure_above == ("joint",) and failed.bound_by == "c2st"
+    assert headline(failed, {}).endswith("the 95 % lower bound of D of joint is above --fail-above 0.5.")
+    # with only small instruments and nothing sure, the gate cannot be passed
+    alone = decide([samples], fail_above=EXAMPLE_THRESHOLD)
+    assert alone.outcome == "inconclusive" and alone.upper_bound is None
+    assert headline(alone, {}).startswith("INCONCLUSIVE: No instrument that passed its controls (joint) told the "
+                                          "release apart from real data, but none has enough units to vouch")
+    # without a gate every deciding instrument bounds D, as before
+    assert decide([rows, samples], fail_above=None).bound_by == "joint"

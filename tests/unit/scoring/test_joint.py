@@ -8,10 +8,10 @@ import pytest
 
 from llmdisc.discrimination.likelihood.joint import contrast_statistics
 from llmdisc.errors import DataError
-from llmdisc.scoring.joint import joint_column_table, joint_flags, joint_table, uniformity_test
+from llmdisc.scoring.joint import attainable_level, joint_column_table, joint_flags, joint_table, uniformity_test
 
 
-def _records(seed: int = 0, n: int = 20) -> pd.DataFrame:
+def _records(seed: int = 0, n: int = 20, k: int = 19) -> pd.DataFrame:
     """Real samples with C around +30 nats; a release keeping half of it; the shuffled control at 0; train as real.
     Per-sample p-values come from k = 19 planted permutation scores (exchangeable for the control)."""
     rng = np.random.default_rng(seed)
@@ -20,12 +20,12 @@ def _records(seed: int = 0, n: int = 20) -> pd.DataFrame:
               ("gaussian_copula", "test", "SYNTHETIC", 12.0), ("shuffled_columns", "test", "SYNTHETIC", 0.0)]
     for source, role, label, shift in groups:
         for i in range(n):
-            permuted = rng.normal(0.0, 10.0, 19)
+            permuted = rng.normal(0.0, 10.0, k)
             observed = float(rng.normal(shift, 10.0))
             stats = contrast_statistics(observed, permuted, uniform=float(rng.random()))
             split = {"relationship": stats["contrast"] * 0.6, "sex": stats["contrast"] * 0.4, "age": 0.0}
             rows.append({"dataset_key": "adult", "backend": "transformers", "model": "m", "serialisation": "markdown",
-                         "context": "none", "k": 19, "reference_rows": 40, "source": source, "role": role,
+                         "context": "none", "k": k, "reference_rows": 40, "source": source, "role": role,
                          "true_label": label, "index": i, **stats, "column_contrast": split,
                          "column_contrasts": {c: v * 1.1 for c, v in split.items()}})
     return pd.DataFrame(rows)
@@ -44,6 +44,17 @@ def test_the_table_separates_the_control_and_reads_real_vs_real_at_chance():
     assert control["p_syn"] > 0.5 and 0 <= control["drs"] <= 1
     for column in ("auc_low", "auc_high", "p_real_low", "p_syn_high", "drs_low", "share_p_other_high"):
         assert np.isfinite(control[column])
+
+
+def test_with_few_permutations_the_per_sample_share_is_read_at_the_smallest_attainable_p():
+    assert attainable_level(19) == 0.05 and attainable_level(2) == pytest.approx(1 / 3)
+    table = joint_table(_records(k=2, n=60), n_perm=200, n_boot=100).set_index("source")
+    control = table.loc["shuffled_columns"]
+    assert control["share_level"] == pytest.approx(1 / 3)
+    # real C (+30 nats, permutations at 0 ± 10) beats both permutations almost always; the control about 1 in 3
+    assert control["share_p_real"] > 0.9
+    assert control["share_p_other_low"] < 1 / 3 < control["share_p_other_high"]
+    assert table.loc["gaussian_copula", "share_level"] == control["share_level"]
 
 
 def test_the_decision_never_reads_the_synthetic_labels():

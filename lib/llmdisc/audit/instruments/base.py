@@ -263,8 +263,14 @@ class Progress:
         self._name, self._total, self._done, self._start, self._last = "", 0, 0, 0.0, 0.0
 
     def out_of_time(self) -> bool:
-        """True once the deadline has passed."""
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        """True once the deadline has passed, or when the running instrument's next unit, at its mean speed so
+        far, would end after it (so that the audit stops within its budget, not one unit past it)."""
+        if self.deadline is None:
+            return False
+        now = time.monotonic()
+        if 0 < self._done < self._total:
+            now += (now - self._start) / self._done
+        return now >= self.deadline
 
     def start(self, name: str, total: int, what: str) -> None:
         """Begin an instrument's ``total`` units of work (``what``: ``samples``, ``passes``, ...)."""

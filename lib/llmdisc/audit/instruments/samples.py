@@ -21,6 +21,7 @@ the intervals are wider than the row instruments'; ``--samples`` sets how many p
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any
 
@@ -30,6 +31,7 @@ import pandas as pd
 from llmdisc.errors import DataError
 from llmdisc.audit.instruments.base import (
     GROUPS,
+    POSITIVE,
     RELEASE,
     AuditData,
     Comparison,
@@ -41,6 +43,9 @@ from llmdisc.audit.instruments.base import (
 
 PERMUTATIONS = 2
 """Within-sample permutations per sample (k): each costs one more pass of the sample's rows."""
+PROBE_SAMPLES = (("real", 0), (RELEASE, 0), ("real", 1), (POSITIVE, 0))
+"""The timing probe's samples (group, index): a warm-up, then three timed; the plan reads their median. They are
+samples the run scores, so it reuses them."""
 MIN_CONTROL_SAMPLES = 10
 """Fewest samples a control gets (unless ``samples`` itself is smaller)."""
 TOP_COLUMNS = 3
@@ -63,6 +68,7 @@ class SamplePasses:
         self.records: dict[str, list[dict[str, Any]]] | None = None
         self.scorer: Any = None
         self.probe_seconds: float | None = None
+        self.probed: dict[str, int] = {}  # per group, the first samples scored (and cached) by the probe
         self.status, self.reason = "measured", None
 
     def _open(self, data: AuditData) -> Any:
@@ -99,10 +105,12 @@ class SamplePasses:
         self.resize(max(size, min(fewest, self.samples)))
         return self.samples
 
-    def work_plan(self, description: str) -> WorkPlan:
-        """The passes still to run at the probe's speed (after :meth:`plan` has probed)."""
-        return WorkPlan(units=self.passes, what="model passes", seconds_per_unit=self.probe_seconds or 0.0,
-                        description=description)
+    def work_plan(self, description: str, *, fixed_seconds: float = 0.0) -> WorkPlan:
+        """The passes still to run at the probe's speed (after :meth:`plan` has probed; the probe's samples of
+        the real class are scored already)."""
+        left = self.passes - (self.k + 1) * sum(min(n, self.counts[g]) for g, n in self.probed.items())
+        return WorkPlan(units=left, what="model passes", seconds_per_unit=self.probe_seconds or 0.0,
+                        description=description, fixed_seconds=fixed_seconds)
 
     def draws(self, data: AuditData) -> dict[str, list[tuple[int, pd.DataFrame]]]:
         """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group."""
@@ -120,23 +128,37 @@ class SamplePasses:
         return out
 
     def plan(self, data: AuditData) -> WorkPlan:
-        """Time one pass after a warm-up pass (loading the model and the reference rows' shared prefix, which
-        every later pass reuses) and plan ``(k + 1)`` passes per sample."""
-        passes = self.passes
+        """Time :data:`PROBE_SAMPLES` (the first samples of the real class, the release and the positive control,
+        whose lengths differ) after a warm-up sample (which loads the model and the reference rows' shared prefix,
+        reused by every later pass), scored as the run scores them (``k + 1`` passes in one call) and cached, so
+        the run does not score them again; plan the passes still to run at their median speed (one sample slowed
+        by a transient load does not size the audit)."""
         try:
             scorer = self._open(data)
-            first, second = self.draws_one(data, 0), self.draws_one(data, 1)
-            begin = time.perf_counter()
-            self._score(scorer, data, first, seed=0, k=0, cached=False)
-            warm = time.perf_counter() - begin
-            begin = time.perf_counter()
-            self._score(scorer, data, second, seed=1, k=0, cached=False)
-            self.probe_seconds = time.perf_counter() - begin
+            draws = self.draws(data)
+            timings = []
+            for number, (group, index) in enumerate(PROBE_SAMPLES):
+                if index < len(draws[group]):
+                    seed, sample = draws[group][index]
+                else:  # a size below the probe's: a sample with a seed of its own, not kept
+                    seed, sample = number, self.draws_one(data, number)
+                begin = time.perf_counter()
+                try:
+                    self._score(scorer, data, sample, seed=seed, k=self.k, cached=False)
+                except DataError:  # nothing to recombine in this sample: the run records it, the probe skips it
+                    continue
+                timings.append(time.perf_counter() - begin)
+                if index < len(draws[group]):
+                    self.probed[group] = index + 1
+            if len(timings) < 2:
+                raise DataError("the timing probe found no sample whose values can be recombined (every column "
+                                "constant within 20 rows); fix: check the real table's columns")
+            sample_seconds = float(statistics.median(timings[1:]))
+            self.probe_seconds = sample_seconds / (self.k + 1)
         except Exception as exc:  # noqa: BLE001 - the instruments report it
             self.status, self.reason = "unavailable", f"{type(exc).__name__}: {exc}"
             return WorkPlan(units=0, what="passes", seconds_per_unit=0.0)
-        return WorkPlan(units=passes, what="model passes", seconds_per_unit=self.probe_seconds,
-                        fixed_seconds=max(0.0, warm - self.probe_seconds))
+        return self.work_plan("", fixed_seconds=max(0.0, timings[0] - sample_seconds))
 
     def draws_one(self, data: AuditData, index: int) -> pd.DataFrame:
         """A probe sample of the real class (seeds of their own, never a scored sample's)."""

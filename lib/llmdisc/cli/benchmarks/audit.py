@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--synthetic", help="audit this release file instead (CSV/Parquet, Adult's columns)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, the fit and the audit")
     parser.add_argument("--audit-args", default="", help="extra flags for llmdisc audit, e.g. '--samples 30'")
+    parser.add_argument("--keep", help="copy the audit folder (audit.json, report.html) here before the inputs go")
 
 
 def adult_files(folder: Path, *, synthesizer: str, epochs: int | None, seed: int,
@@ -81,6 +82,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"exit status {done.returncode}: {summary['headline']}")
         for stage, seconds in summary["seconds"].items():
             print(f"  {stage:<45} {seconds:8.1f} s")
+        sizing = summary["parameters"].get("sizing")
+        if sizing:
+            print(f"sizing: {sizing['samples']} samples per group (first plan {sizing.get('planned', '-')}), probe "
+                  f"{sizing['seconds_per_pass']} s a model pass, {sizing['seconds_for_samples']} s for the samples")
+        for reading in summary["instruments"]:
+            sizes = ", ".join(f"{g} {c['n_real']}/{c['n_other']}" for g, c in reading.get("comparisons", {}).items())
+            print(f"  {reading['title']}: {reading['status']}" + (f" ({reading['reason']})" if reading.get("reason")
+                                                                  else "") + (f"; n real/other: {sizes}" if sizes else ""))
+        if args.keep:
+            import shutil
+
+            shutil.copytree(folder / "audit", args.keep, dirs_exist_ok=True)
+            print(f"audit folder kept in {args.keep}")
         print(f"wall time {wall:.0f} s = {wall / TARGET_SECONDS:.2f} × the 10-minute target; peak RSS of the audit "
               f"process {peak:.0f} MiB")
     return 0

@@ -15,7 +15,8 @@ sample told apart. ``--fail-above X`` fails the release when the largest 95 % up
 instruments that passed their controls exceeds X (example: 0.5).
 
 Exit statuses (also printed by ``--help``): 0 pass (or conclusive without a gate), 1 gate failed, 2 usage
-error, 3 inconclusive (no instrument passed its controls; never a pass), 4–10 input and provider errors.
+error, 3 inconclusive (no instrument passed its controls, or none can vouch at ``--fail-above``; never a pass),
+4–10 input and provider errors.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _epilog() -> str:
         "",
         "Duration: the default (offline instruments, embedded model) ends within --max-minutes (default 10): a "
         "short timing probe sizes the samples of the embedded model's instruments to the budget (20 per group, "
-        "fewer on a slow machine, never below 10), the plan and its estimate print before any work, then progress "
+        "fewer on a slow machine, never below 10), after the other instruments and Anonymeter, the plan and its estimate print before any work, then progress "
         "lines with an ETA; what still runs when the budget is spent stops and is marked. --samples N fixes the "
         "size; --max-minutes 0 lifts the budget. "
         "--llm adds the LLM's verdicts (slow with the embedded model: about 8 s a trial on 2 cores).",
@@ -150,7 +151,7 @@ def handle(args: argparse.Namespace) -> int:
         print("audit INCONCLUSIVE (exit 3, not a pass): " + "; ".join(result.reasons), file=sys.stderr)
         return EXIT_INCONCLUSIVE
     if result.gate_passed is False:
-        print(f"release gate FAILED (exit 1): D upper bound {result.upper_bound:.3f} > --fail-above "
-              f"{args.fail_above:g}", file=sys.stderr)
+        print(f"release gate FAILED (exit 1) at --fail-above {args.fail_above:g}: see the line above",
+              file=sys.stderr)
         return EXIT_GATE
     return EXIT_OK
