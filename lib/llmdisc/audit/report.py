@@ -102,10 +102,10 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
     ax.set_yticklabels([i["title"] + ("" if i.get("controls_passed") else "\n(failed its controls)") for i in rows],
                        fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
+    ax.set_xlim(-0.02, 1.02)  # a D of 0 or 1 (common) is drawn whole, not cut by the frame
     ax.set_xlabel("D = 2·|AUC − 0.5| (0 = indistinguishable from real data, 1 = every unit told apart), 95 % CI")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32 if len(rows) < 3 else -0.12), ncol=4,
-              frameon=False)
+    # above the plot: below it the legend ran into the axis label whatever the number of rows
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
 
@@ -173,7 +173,8 @@ def render_html(result: dict[str, Any], sections: dict[str, str] | None = None) 
         d = release.get("D")
         summary.append([inst["title"], inst["status"], "yes" if inst["controls_passed"] else "no",
                         "–" if d is None else f"{d:.2f} [{_fmt(release.get('D_low'))}, {_fmt(release.get('D_high'))}]",
-                        "yes" if release.get("separated") else "no", format_seconds(inst["seconds"])])
+                        ("yes" if release.get("separated") else "no") if inst["controls_passed"]
+                        else "not read: controls failed", format_seconds(inst["seconds"])])
     parts += ["<h2>Instruments</h2>",
               _table(["instrument", "status", "passed its controls", "release D [95 % CI]", "tells the release apart",
                       "time"], summary)]

@@ -136,3 +136,19 @@ def test_anonymeter_is_skipped_with_its_reason_without_a_holdout_or_attacks() ->
     assert zero == {"status": "skipped", "reason": "--n-attacks 0"}
     broken = _anonymeter({}, {}, seed=0, n_attacks=5, has_holdout=True)
     assert broken["status"] == "unavailable" and "KeyError" in broken["reason"]
+
+
+def test_the_probed_samples_are_read_back_but_not_counted_as_work(monkeypatch) -> None:
+    from llmdisc.audit.instruments.base import Progress
+
+    passes = SamplePasses(5, k=2)
+    passes.scorer = object()
+    passes.probed = {"real": 2, "release": 1}
+    draws = {group: [(i, f"{group} {i}") for i in range(passes.counts.get(group, 5))]
+             for group in ("real", "release", "shuffled_columns", "real_holdout")}
+    monkeypatch.setattr(passes, "draws", lambda data: draws)
+    monkeypatch.setattr(passes, "_score", lambda scorer, data, sample, *, seed, k, cached=True: {"logprob": -1.0})
+    progress = Progress(enabled=False)
+    records = passes.run(data=None, progress=progress)
+    assert {g: len(r) for g, r in records.items()} == {g: len(v) for g, v in draws.items()}  # every sample read
+    assert progress._total == progress._done == sum(len(v) for v in draws.values()) - 3  # the ETA's work
