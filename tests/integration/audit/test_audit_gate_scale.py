@@ -6,7 +6,9 @@ audit's real file does not contain, drawn from the same population, so nothing c
 95 % upper bound of D must sit below the example threshold. The same half with every column shuffled
 independently keeps each column's values and breaks their combinations: a release every instrument that passed
 its controls must flag above the threshold. The row instruments (C2ST, distances) at their default sizes
-(``--max-rows`` 10,000 read per table, 5,000 rows per side of the C2ST, 2,000 records of the distances).
+(``--max-rows`` 10,000 read per table, 5,000 rows per side of the C2ST, 2,000 records of the distances), and the
+default instruments, whose embedded-model samples are too few to vouch for a pass
+(:func:`llmdisc.audit.decision.can_vouch`) and must not hold a fresh release back.
 """
 
 from __future__ import annotations
@@ -59,6 +61,30 @@ def test_a_fresh_sample_of_the_real_table_passes_the_example_threshold(adult_hal
         release = reading["comparisons"]["release"]
         assert release["D_high"] < EXAMPLE_THRESHOLD, (reading["instrument"], release)
         assert release["n_other"] >= 2_000  # the default sizes, not a handful of rows
+
+
+def test_with_the_default_instruments_the_fresh_sample_still_passes(adult_halves: dict[str, Path],
+                                                                    tmp_path: Path) -> None:
+    """The embedded model's sample instruments join (5 samples a group here, 10–20 in a default audit): too few
+    units to vouch at 0.5 (22 per side), so they cannot hold a fresh release back, and they find nothing in it."""
+    from llmdisc.audit.decision import units_to_vouch
+
+    out = tmp_path / "default"
+    status = main(["audit", "--real", str(adult_halves["real"]), "--synthetic", str(adult_halves["fresh"]), "--out",
+                   str(out), "--samples", "5", "--max-minutes", "0", "--fail-above", str(EXAMPLE_THRESHOLD),
+                   "--no-progress"])
+    audit = json.loads((out / "audit.json").read_text(encoding="utf-8"))
+    decision = audit["decision"]
+    assert status == EXIT_OK and decision["outcome"] == "pass", decision
+    assert set(decision["vouching"]) == {"c2st", "distances"} and decision["sure_above"] == []
+    assert decision["upper_bound"] <= EXAMPLE_THRESHOLD
+    readings = {r["instrument"]: r for r in audit["instruments"]}
+    for name in ("joint", "likelihood"):
+        release = readings[name]["comparisons"]["release"]
+        assert release["n_other"] == 5 < units_to_vouch(EXAMPLE_THRESHOLD)
+        assert not release["separated"], (name, release)  # a fresh release: nothing to find
+        assert any(r.startswith(f"{readings[name]['title']}: 5 vs 5") for r in decision["reasons"]) or \
+            not readings[name]["controls_passed"]
 
 
 def test_the_shuffled_columns_control_given_as_the_release_fails_it(adult_halves: dict[str, Path],
