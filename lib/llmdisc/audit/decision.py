@@ -40,19 +40,9 @@ OUTCOMES = ("pass", "fail", "inconclusive", "conclusive")
 """``conclusive`` = decided, without a gate to pass or fail."""
 EXAMPLE_THRESHOLD = 0.5
 VOUCH_Z = 1.96 + 0.84
-"""z of a one-sided 95 % bound plus z of 80 % power: how far D's upper bound at chance may spread (in standard
+"""z of the 95 % interval's bound plus z of 80 % power: how far D's upper bound at chance may spread (in standard
 errors) and still sit below the threshold four times in five."""
 
-
-def can_vouch(comparison: Comparison, threshold: float) -> bool:
-    """True when ``comparison`` has enough units to bound D below ``threshold`` for a release at chance: 2 ×
-    :data:`VOUCH_Z` × the AUC's standard error under no difference (Mann–Whitney: √((n₁ + n₂ + 1) / (12 n₁ n₂)))
-    is at most ``threshold``. At 0.5 that takes 22 units per side (20-row samples); 1,000 rows per side vouch
-    down to 0.08."""
-    n1, n2 = int(comparison.n_real), int(comparison.n_other)
-    if min(n1, n2) < 1:
-        return False
-    return 2 * VOUCH_Z * math.sqrt((n1 + n2 + 1) / (12 * n1 * n2)) <= threshold
 GATE_SENTENCE = ("D = 2·|AUC − 0.5| of each instrument that passed its controls: 0 = indistinguishable from real "
                  "data, 1 = every sample told apart; --fail-above reads its 95 % upper bound (example: "
                  f"--fail-above {EXAMPLE_THRESHOLD:g} fails a release that some instrument may rank above real data "
@@ -66,11 +56,26 @@ RULE = ("an instrument decides when it passed its controls (it detects the shuff
         "inconclusive when none can vouch")
 
 
-def units_to_vouch(threshold: float) -> int:
-    """The fewest units per side (equal sides) with which an instrument can vouch at ``threshold``."""
-    n = 1
-    while 2 * VOUCH_Z * math.sqrt((2 * n + 1) / (12 * n * n)) > threshold and n < 10**7:
-        n += 1
+def can_vouch(comparison: Comparison, threshold: float) -> bool:
+    """True when ``comparison`` has enough units to bound D below ``threshold`` for a release at chance: 2 ×
+    :data:`VOUCH_Z` × the AUC's standard error under no difference (Mann–Whitney: √((n₁ + n₂ + 1) / (12 n₁ n₂)))
+    is at most ``threshold``. At 0.5 that takes 22 units per side (20-row samples); 1,000 rows per side vouch
+    down to 0.08."""
+    n1, n2 = int(comparison.n_real), int(comparison.n_other)
+    if min(n1, n2) < 1:
+        return False
+    return 2 * VOUCH_Z * math.sqrt((n1 + n2 + 1) / (12 * n1 * n2)) <= threshold
+
+
+def units_to_vouch(threshold: float) -> int | None:
+    """The fewest units per side (equal sides) with which an instrument can vouch at ``threshold`` (None at 0: no
+    size can). Solves 2 × :data:`VOUCH_Z` × √((2n + 1) / (12 n²)) <= threshold for n."""
+    if threshold <= 0:
+        return None
+    c = (threshold / (2 * VOUCH_Z)) ** 2
+    n = math.ceil((2 + math.sqrt(4 + 48 * c)) / (24 * c))
+    while n > 1 and 2 * VOUCH_Z * math.sqrt((2 * n - 1) / (12 * (n - 1) ** 2)) <= threshold:
+        n -= 1  # guard against rounding up one too far
     return n
 
 
@@ -135,9 +140,11 @@ def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision
             if fail_above is not None:
                 vouching.append(reading.instrument)
         else:
+            need = units_to_vouch(fail_above)
             reasons.append(f"{reading.title}: {release.n_real} vs {release.n_other} {reading.unit} are too few to "
-                           f"vouch for D below {fail_above:g} (it takes {units_to_vouch(fail_above)} per side); "
-                           "it can only find the release out")
+                           f"vouch for D below {fail_above:g} ("
+                           + (f"it takes {need} per side" if need else "no number of units can") +
+                           "); it can only find the release out")
         if fail_above is not None and low is not None and low > fail_above:
             sure.append(reading.instrument)
     upper, bound_by = max(bounds) if bounds else (None, None)

@@ -207,6 +207,9 @@ def test_only_an_instrument_with_enough_units_vouches_for_a_pass_but_a_small_one
     from llmdisc.audit.decision import can_vouch, units_to_vouch
 
     assert units_to_vouch(0.5) == 22  # 20-row samples: the embedded model's 10 or 20 per group are too few
+    assert (units_to_vouch(0.3), units_to_vouch(0.08), units_to_vouch(0)) == (59, 818, None)
+    strict = decide([_sized("joint", (0.5, 0.4, 0.6), 10_000)], fail_above=0.0)
+    assert strict.outcome == "inconclusive" and "(no number of units can)" in strict.reasons[0]
     assert can_vouch(Comparison(RELEASE, 0.5, 0.4, 0.6, None, 22, 22), 0.5)
     assert not can_vouch(Comparison(RELEASE, 0.5, 0.4, 0.6, None, 21, 21), 0.5)
     rows = _sized("c2st", (0.51, 0.49, 0.53), 3000)  # a fresh release read on rows: D ≤ 0.06

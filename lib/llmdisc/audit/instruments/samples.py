@@ -106,8 +106,8 @@ class SamplePasses:
         return self.samples
 
     def work_plan(self, description: str, *, fixed_seconds: float = 0.0) -> WorkPlan:
-        """The passes still to run at the probe's speed (after :meth:`plan` has probed; the probe's samples of
-        the real class are scored already)."""
+        """The passes still to run at the probe's speed (after :meth:`plan` has probed; the samples it scored
+        are in the cache already)."""
         left = self.passes - (self.k + 1) * sum(min(n, self.counts[g]) for g, n in self.probed.items())
         return WorkPlan(units=left, what="model passes", seconds_per_unit=self.probe_seconds or 0.0,
                         description=description, fixed_seconds=fixed_seconds)
@@ -201,6 +201,7 @@ class SamplePasses:
         draws = self.draws(data)
         scorer = self._open(data)
         records: dict[str, list[dict[str, Any]]] = {group: [] for group in draws}
+
         def probed(group: str, index: int) -> bool:  # scored by the timing probe: a cache read, not counted
             return index < self.probed.get(group, 0)
 
