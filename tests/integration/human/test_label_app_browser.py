@@ -51,6 +51,12 @@ def _wait_idle(page, text: str, timeout: int = 30_000) -> None:  # type: ignore[
     page.locator(IDLE).wait_for(timeout=timeout)
 
 
+def _settle(page) -> None:  # type: ignore[no-untyped-def]
+    """Let the rerun that a widget change starts begin, then wait for it to end."""
+    page.wait_for_timeout(300)
+    page.locator(IDLE).wait_for(timeout=60_000)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -415,10 +421,15 @@ def test_every_column_of_a_real_sample_is_on_screen_at_1300_px(wide_server: dict
             page.locator('[data-testid="stExpander"] code').first.wait_for()
             markdown = page.locator('[data-testid="stExpander"] code').first.inner_text()
             exact.click()
+            # each widget change reruns the script: under load a Save pressed during that rerun was lost
+            # (seen once in a clean-clone run), so every change is committed and its rerun awaited first
             page.locator('[data-testid="stRadio"]').get_by_text("REAL", exact=True).click()
+            _settle(page)
             page.get_by_role("spinbutton").fill("50")
+            page.get_by_role("spinbutton").press("Tab")
+            _settle(page)
             page.get_by_role("button", name="Save answer and continue").click()
-            _wait_idle(page, "Step 2 of 4")
+            _wait_idle(page, "Step 2 of 4", timeout=60_000)
             page.locator(f".{table_view.METADATA_CLASS}").wait_for()
             page.evaluate(TO_TABLE_TOP_JS, selector)  # the page stays scrolled down at the Save button
             c2 = page.evaluate(LAYOUT_JS, selector)
