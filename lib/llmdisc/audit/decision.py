@@ -62,9 +62,12 @@ def can_vouch(comparison: Comparison, threshold: float) -> bool:
     is at most ``threshold``. At 0.5 that takes 22 units per side (20-row samples); 1,000 rows per side vouch
     down to 0.08."""
     n1, n2 = int(comparison.n_real), int(comparison.n_other)
-    if min(n1, n2) < 1:
-        return False
-    return 2 * VOUCH_Z * math.sqrt((n1 + n2 + 1) / (12 * n1 * n2)) <= threshold
+    return min(n1, n2) >= 1 and _spread_at_chance(n1, n2) <= threshold
+
+
+def _spread_at_chance(n1: int, n2: int) -> float:
+    """2 × :data:`VOUCH_Z` × the Mann–Whitney AUC's standard error under no difference, on D's scale."""
+    return 2 * VOUCH_Z * math.sqrt((n1 + n2 + 1) / (12 * n1 * n2))
 
 
 def units_to_vouch(threshold: float) -> int | None:
@@ -74,7 +77,7 @@ def units_to_vouch(threshold: float) -> int | None:
         return None
     c = (threshold / (2 * VOUCH_Z)) ** 2
     n = math.ceil((2 + math.sqrt(4 + 48 * c)) / (24 * c))
-    while n > 1 and 2 * VOUCH_Z * math.sqrt((2 * n - 1) / (12 * (n - 1) ** 2)) <= threshold:
+    while n > 1 and _spread_at_chance(n - 1, n - 1) <= threshold:
         n -= 1  # guard against rounding up one too far
     return n
 

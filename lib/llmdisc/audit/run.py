@@ -344,14 +344,13 @@ def run_audit(
             # Anonymeter runs before the sample instruments, and they are sized again with the time really left:
             # the deadline then cuts nothing that the plan promised
             attacks = run_anonymeter()
-            if sizing is not None:
+            if sizing is not None:  # sized once already: the same probe sizes again, so never None here
                 planned = sizing["samples"]
                 sizing = _fit_to_budget(tools, plans, started, max_minutes, pending=[t.name for t in tools[i:]],
                                         largest=samples)
-                if sizing is not None:
-                    parameters["samples"], parameters["sizing"] = sizing["samples"], {**sizing, "planned": planned}
-                    if sizing["samples"] != planned:
-                        _say_sizing(progress, sizing, max_minutes, samples, again=True)
+                parameters["samples"], parameters["sizing"] = sizing["samples"], {**sizing, "planned": planned}
+                if sizing["samples"] != planned:
+                    _say_sizing(progress, sizing, max_minutes, samples, again=True)
         begin = time.monotonic()
         if tracker.out_of_time() and plans[tool.name].seconds > 0:  # one that costs nothing (shared passes) reads
             reading = tool.reading(status="stopped", reason="--max-minutes reached before it started")

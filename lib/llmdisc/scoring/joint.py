@@ -67,8 +67,13 @@ def attainable_level(k: Any, alpha: float = ALPHA) -> float:
     return float(alpha) if floor <= alpha + 1e-12 else floor
 
 
+def count_at_level(p_values: Any, level: float) -> int:
+    """How many per-sample p-values are at most ``level`` (with a float tolerance: 1/(k + 1) is computed)."""
+    return int((np.asarray(p_values, float) <= level + 1e-12).sum())
+
+
 def _share(p_values: np.ndarray, alpha: float, prefix: str) -> dict[str, float]:
-    est = wilson_interval(int((p_values <= alpha + 1e-12).sum()), len(p_values))
+    est = wilson_interval(count_at_level(p_values, alpha), len(p_values))
     return {prefix: est.value, f"{prefix}_low": est.ci_low, f"{prefix}_high": est.ci_high}
 
 

@@ -33,7 +33,7 @@ from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run
 from llmdisc.discrimination.likelihood.records import load_joint
 from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, load_likelihood_tables
 from llmdisc.scoring.likelihood import likelihood_auc
-from llmdisc.scoring.joint import attainable_level
+from llmdisc.scoring.joint import attainable_level, count_at_level
 from llmdisc.scoring.tables import tables_dir
 from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
@@ -145,8 +145,9 @@ def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.Dat
     row.update({"real_mean_c": float(real["contrast"].mean()), "control_mean_c": float(control["contrast"].mean()),
                 "train_mean_c": float(train["contrast"].mean()) if len(train) else np.nan,
                 "share_level": level,
-                "share_p_real": float((real["p_value"] <= level + 1e-12).mean()),
-                "share_p_control": float((control["p_value"] <= level + 1e-12).mean())})
+                "share_p_real": count_at_level(real["p_value"], level) / len(real) if len(real) else np.nan,
+                "share_p_control": (count_at_level(control["p_value"], level) / len(control)
+                                    if len(control) else np.nan)})
     both = pd.concat([real, control, train])
     seconds = float(both["seconds"].mean())
     row.update({"seconds_per_sample": seconds, "tokens_run_per_sample": float(both["tokens_run"].mean()),
