@@ -25,6 +25,7 @@ rows and sample positions (a paired comparison). GaussianCopula has no epochs: b
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import time
 from pathlib import Path
@@ -234,9 +235,13 @@ def write_fit_budget(table: pd.DataFrame, directory: Path | str | None = None) -
         raise ConfigError(f"the fit-budget table lacks columns {missing}; fix: pass compare_fit_budgets(...)'s table")
     folder = Path(directory) if directory is not None else tables_dir()
     path = folder / f"{TABLE_NAME}.csv"
-    if path.exists():
-        old = pd.read_csv(path)
-        old = old[~old["dataset_key"].isin(set(table["dataset_key"]))]
-        table = pd.concat([old[[c for c in FIT_BUDGET_COLUMNS if c in old.columns]], table], ignore_index=True)
-    table = table.sort_values(["dataset_key"], kind="stable").reset_index(drop=True)
-    return write_table(table[list(FIT_BUDGET_COLUMNS)], TABLE_NAME, folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    # stage 02 of two datasets may run side by side (llmdisc run --workers 2): read-merge-write under a lock
+    with open(folder / f".{TABLE_NAME}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            old = pd.read_csv(path)
+            old = old[~old["dataset_key"].isin(set(table["dataset_key"]))]
+            table = pd.concat([old[[c for c in FIT_BUDGET_COLUMNS if c in old.columns]], table], ignore_index=True)
+        table = table.sort_values(["dataset_key"], kind="stable").reset_index(drop=True)
+        return write_table(table[list(FIT_BUDGET_COLUMNS)], TABLE_NAME, folder)

@@ -182,6 +182,9 @@ class RunConfig(_Section):
     likelihood: LikelihoodConfig = Field(default_factory=LikelihoodConfig)
     cue_analysis: bool = True
     """Run notebook 10 (reasoning cues: themes, coder agreement, whether cited facts are true of the rows)."""
+    workers: int = Field(1, ge=1)
+    """Notebooks run side by side, each kernel on one CPU thread, when their inputs are ready (1: one after
+    another). On 2 cores, 2 lets one dataset's stages run while the other's synthesizers fit."""
     readme: bool = False
     """Rewrite the README's results block after the run (``configs/default.yaml`` only: the README reports the
     default run; every other configuration leaves it alone, though it rewrites ``results/tables``)."""

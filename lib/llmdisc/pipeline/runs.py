@@ -3,17 +3,21 @@
 :func:`plan_run` turns a :class:`~llmdisc.pipeline.config.RunConfig` into an ordered list of
 :class:`NotebookRun` (one per notebook × dataset × model × prompt variant …); :func:`run_pipeline`
 executes them, writing executed copies to ``reports/executed/<config>/`` and a run record per
-notebook. A notebook is skipped when its notebook source, its parameters, the records of the
+notebook; with ``workers`` > 1 it runs notebooks whose inputs are ready side by side (each kernel on one CPU
+thread), so one dataset's stages run while the other's synthesizers fit. A notebook is skipped when its notebook source, its parameters, the records of the
 stages it reads and its external input files all hash as last time and its outputs still match
 their recorded hashes — decided from hashes, never from file times. ``force=True`` re-runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import time
+import multiprocessing
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -57,6 +61,8 @@ class NotebookRun:
     """Root-relative globs of external input files (raw data, label files)."""
     output_globs: list[str] = field(default_factory=list)
     """Root-relative globs of the files this notebook produces (hashed into its run record)."""
+    exclusive: str = ""
+    """Runs with the same non-empty name never run side by side (they rewrite one shared file)."""
 
 
 def _suffix(*parts: object) -> str:
@@ -178,7 +184,8 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                 + [run for run in trial_runs if run.startswith(f"04_llm_trials__{key}__")],
                 # its own records only: the likelihood_* tables and figures cover every dataset's run, so each
                 # dataset's run rewrites them, and claiming them would make the other dataset's run look stale
-                output_globs=[f"results/likelihood/likelihood-{key}-*", f"results/likelihood/joint/joint-{key}-*"]))
+                output_globs=[f"results/likelihood/likelihood-{key}-*", f"results/likelihood/joint/joint-{key}-*"],
+                exclusive="likelihood_tables"))
             final_deps.append(run_id)
     if config.cue_analysis:
         # the paper's records and human labels, and its Census files its samples are rebuilt from
@@ -294,47 +301,82 @@ def execute(run: NotebookRun, executed_dir: Path, *, log: Callable[[str], None] 
     return seconds
 
 
+THREAD_ENVS = ("LLMDISC_TORCH_THREADS", "LLMDISC_LLM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Thread counts a kernel's torch, llama.cpp and BLAS read at start (set to 1 for side-by-side runs)."""
+
+
 def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | None = None,
-                 log: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Execute the plan of ``config`` (see :func:`run_plan`); ``only`` restricts it to stages like ``["01"]``."""
+                 workers: int | None = None, log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Execute the plan of ``config`` (see :func:`run_plan`); ``only`` restricts it to stages like ``["01"]``;
+    ``workers`` overrides the configuration's."""
     plan = [r for r in plan_run(config) if only is None or r.stage in only]
-    return run_plan(plan, project_root() / "reports" / "executed" / config.name, force=force, log=log)
+    return run_plan(plan, project_root() / "reports" / "executed" / config.name, force=force,
+                    workers=workers or config.workers, log=log)
 
 
-def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False,
+@contextlib.contextmanager
+def one_thread_per_kernel(workers: int):
+    """With ``workers`` > 1, start every kernel with one CPU thread (variables a user set are kept).
+
+    Why: torch with two threads ran 4–50× slower when another process shared the two cores (FEASIBILITY.md,
+    "SDV and torch"); two one-thread kernels side by side keep both cores busy without contention.
+    """
+    if workers <= 1:
+        yield
+        return
+    added = [name for name in THREAD_ENVS if name not in os.environ]
+    for name in added:
+        os.environ[name] = "1"
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False, workers: int = 1,
              log: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Execute notebook runs in order; return one outcome dict per notebook (run_id, status, seconds).
+    """Execute notebook runs, each once its dependencies have finished; return one outcome per run, in plan order.
 
     Args:
-        plan: the runs, in order (each reads only what earlier ones wrote).
+        plan: the runs, in order (each reads only what earlier ones wrote; ``depends_on`` names which).
         executed_dir: where executed copies and ``runs.json`` go.
         force: re-run every notebook even when its inputs are unchanged.
+        workers: notebooks run side by side at most (1: one after another, in plan order). A run starts when
+            every run it depends on has finished and no run of the same ``exclusive`` name is running; among
+            those ready, the earliest in the plan starts first.
         log: where progress lines go.
 
+    Returns:
+        Dicts with ``run_id``, ``status`` (``ran`` or ``skipped``) and ``seconds``.
+
     Raises:
-        ConfigError: a notebook is missing or is given a parameter it does not declare (checked first).
-        NotebookFailed: a notebook raised; the run stops there, earlier results and records are kept.
+        ConfigError: a notebook is missing, a run depends on itself or on a cycle, or ``workers`` < 1
+            (checked first).
+        NotebookFailed: a notebook raised. No new run starts; runs already started finish and are recorded,
+            so a second call resumes after the failed one.
     """
+    if workers < 1:
+        raise ConfigError(f"workers={workers} must be at least 1; fix: pass workers=1 (one notebook at a time)")
     root = project_root()
     records = RunRecords(executed_dir)
     for run in plan:
         if not (root / run.notebook).is_file():
             raise ConfigError(f"notebook {run.notebook} is missing from this checkout")
         check_parameters(run)
-    outcomes = []
-    for run in plan:
-        fingerprint = input_fingerprint(run, records)
-        if not force and is_current(run, records, fingerprint):
-            log(f"[skip] {run.run_id}: inputs and parameters unchanged")
-            outcomes.append({"run_id": run.run_id, "status": "skipped", "seconds": 0.0})
-            continue
-        log(f"[run ] {run.run_id} ...")
-        try:
-            seconds = execute(run, executed_dir, log=log)
-        except NotebookFailed:
-            records.records[run.run_id] = {"status": "failed", "fingerprint": fingerprint}
-            records.save()
-            raise
+    in_plan = {run.run_id for run in plan}
+    waiting = list(plan)
+    running: dict[Future, NotebookRun] = {}
+    finished: set[str] = set()
+    outcomes: dict[str, dict[str, Any]] = {}
+    failure: NotebookFailed | None = None
+
+    def ready(run: NotebookRun) -> bool:
+        busy = {r.exclusive for r in running.values() if r.exclusive}
+        return (all(dep in finished or dep not in in_plan for dep in run.depends_on)
+                and not (run.exclusive and run.exclusive in busy))
+
+    def finish(run: NotebookRun, fingerprint: str, seconds: float) -> None:
         records.records[run.run_id] = {
             "status": "ok", "fingerprint": fingerprint, "seconds": round(seconds, 1),
             "notebook": run.notebook, "parameters": run.parameters,
@@ -342,5 +384,66 @@ def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False
         }
         records.save()
         log(f"[done] {run.run_id} in {seconds:.1f} s")
-        outcomes.append({"run_id": run.run_id, "status": "ran", "seconds": round(seconds, 1)})
-    return outcomes
+        outcomes[run.run_id] = {"run_id": run.run_id, "status": "ran", "seconds": round(seconds, 1)}
+
+    with one_thread_per_kernel(workers), _executor(workers) as pool:
+        while (waiting and failure is None) or running:
+            started_one = False
+            while failure is None and len(running) < workers:
+                run = next((r for r in waiting if ready(r)), None)
+                if run is None:
+                    break
+                waiting.remove(run)
+                fingerprint = input_fingerprint(run, records)
+                if not force and is_current(run, records, fingerprint):
+                    log(f"[skip] {run.run_id}: inputs and parameters unchanged")
+                    outcomes[run.run_id] = {"run_id": run.run_id, "status": "skipped", "seconds": 0.0}
+                    finished.add(run.run_id)
+                    started_one = True
+                    continue
+                log(f"[run ] {run.run_id} ...")
+                future = pool.submit(execute, run, executed_dir)
+                future.fingerprint = fingerprint  # type: ignore[attr-defined]
+                running[future] = run
+                started_one = True
+            if not running:
+                if waiting and failure is None and not started_one:
+                    names = ", ".join(r.run_id for r in waiting)
+                    raise ConfigError(f"runs {names} wait on each other (a dependency cycle); fix: plan_run's "
+                                      "depends_on")
+                continue
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                run = running.pop(future)
+                try:
+                    seconds = future.result()
+                except NotebookFailed as exc:
+                    records.records[run.run_id] = {"status": "failed", "fingerprint": future.fingerprint}
+                    records.save()
+                    failure = failure or exc
+                    continue
+                finish(run, future.fingerprint, seconds)
+                finished.add(run.run_id)
+    if failure is not None:
+        raise failure
+    return [outcomes[run.run_id] for run in plan if run.run_id in outcomes]
+
+
+class _InlineExecutor(Executor):
+    """One notebook at a time in this process (Ctrl-C interrupts the notebook, as papermill alone does)."""
+
+    def submit(self, fn, /, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
+        return future
+
+
+def _executor(workers: int) -> Executor:
+    """Inline for one worker; else a pool of fresh processes (spawned: each starts and stops its own kernels,
+    and Ctrl-C reaches them as it reaches this process)."""
+    if workers == 1:
+        return _InlineExecutor()
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))

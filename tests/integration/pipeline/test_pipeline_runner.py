@@ -121,3 +121,69 @@ def test_kernel_channels_carry_curve_keys_and_no_plaintext_warning(project, capf
              log=lambda s: None)
     assert (project / "enc.txt").read_text() == "True"
     assert "without encryption" not in capfd.readouterr().err
+
+
+def _timed_notebook(project: Path, name: str, body: str = "") -> None:
+    """A notebook that records when it started and ended, and the thread count its kernel was given."""
+    _notebook(project / "notebooks" / f"{name}.ipynb", "pause: float = 0.0",
+              "import json, os, time\n"
+              "from llmdisc.paths import project_root\n"
+              "start = time.time()\n"
+              "time.sleep(pause)\n" + body +
+              f"(project_root() / 'out').mkdir(exist_ok=True)\n"
+              f"(project_root() / 'out' / '{name}.json').write_text(json.dumps({{'start': start, 'end': time.time(), "
+              "'threads': os.environ.get('LLMDISC_LLM_THREADS')}))")
+
+
+def _interval(project: Path, name: str) -> dict:
+    return json.loads((project / "out" / f"{name}.json").read_text())
+
+
+def test_two_workers_run_ready_notebooks_side_by_side_and_wait_for_dependencies(project, monkeypatch):
+    monkeypatch.delenv("LLMDISC_LLM_THREADS", raising=False)
+    for name in ("left", "right", "after", "solo1", "solo2"):
+        _timed_notebook(project, name)
+    plan = [NotebookRun("left", "02", "notebooks/left.ipynb", {"pause": 4.0}, output_globs=["out/left.json"]),
+            NotebookRun("right", "02", "notebooks/right.ipynb", {"pause": 4.0}, output_globs=["out/right.json"]),
+            NotebookRun("after", "07", "notebooks/after.ipynb", {"pause": 0.0}, depends_on=["left", "right"]),
+            # the same exclusive name (one shared table): never side by side, though nothing orders them
+            NotebookRun("solo1", "09", "notebooks/solo1.ipynb", {"pause": 2.0}, exclusive="tables"),
+            NotebookRun("solo2", "09", "notebooks/solo2.ipynb", {"pause": 2.0}, exclusive="tables")]
+    lines: list[str] = []
+    outcomes = run_plan(plan, project / "reports" / "executed" / "t", workers=2, log=lines.append)
+    assert [o["run_id"] for o in outcomes] == ["left", "right", "after", "solo1", "solo2"]
+    assert {o["status"] for o in outcomes} == {"ran"}
+    left, right, after = (_interval(project, n) for n in ("left", "right", "after"))
+    assert left["start"] < right["end"] and right["start"] < left["end"]  # they overlapped
+    assert after["start"] >= max(left["end"], right["end"])
+    solo1, solo2 = _interval(project, "solo1"), _interval(project, "solo2")
+    assert solo1["end"] <= solo2["start"] or solo2["end"] <= solo1["start"]
+    assert {_interval(project, n)["threads"] for n in ("left", "right", "after", "solo1", "solo2")} == {"1"}
+    assert "LLMDISC_LLM_THREADS" not in os.environ  # set for the kernels only, then taken back
+    # a second call skips everything: the records were written for every run
+    again = run_plan(plan, project / "reports" / "executed" / "t", workers=2, log=lambda s: None)
+    assert {o["status"] for o in again} == {"skipped"}
+
+
+def test_a_failure_beside_a_running_notebook_lets_it_finish_and_starts_nothing_new(project):
+    _timed_notebook(project, "slow")
+    _timed_notebook(project, "later")
+    plan = [NotebookRun("slow", "02", "notebooks/slow.ipynb", {"pause": 4.0}, output_globs=["out/slow.json"]),
+            NotebookRun("fail", "02", "notebooks/fail.ipynb", {"y": 0}),
+            NotebookRun("later", "07", "notebooks/later.ipynb", {"pause": 0.0}, depends_on=["slow"])]
+    executed = project / "reports" / "executed" / "t"
+    with pytest.raises(NotebookFailed, match="notebooks/fail.ipynb failed in cell"):
+        run_plan(plan, executed, workers=2, log=lambda s: None)
+    records = json.loads((executed / "runs.json").read_text())
+    assert records["fail"]["status"] == "failed"
+    assert records["slow"]["status"] == "ok"  # the run beside the failure was finished and recorded
+    assert "later" not in records and not (project / "out" / "later.json").exists()
+
+
+def test_workers_below_one_and_dependency_cycles_are_refused(project):
+    with pytest.raises(ConfigError, match="workers=0 must be at least 1"):
+        run_plan(_plan(), project / "reports" / "executed" / "t", workers=0, log=lambda s: None)
+    cycle = [NotebookRun("a", "01", "notebooks/a.ipynb", {"x": 1}, depends_on=["b"]),
+             NotebookRun("b", "02", "notebooks/b.ipynb", {"factor": 3}, depends_on=["a"])]
+    with pytest.raises(ConfigError, match="wait on each other"):
+        run_plan(cycle, project / "reports" / "executed" / "t", workers=2, log=lambda s: None)

