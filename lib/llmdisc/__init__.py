@@ -12,3 +12,8 @@ __version__ = "0.1.0"
 LABELS = ("REAL", "SYNTHETIC")
 CONDITIONS = ("C1", "C2")
 SYNTHESIZERS = ("gaussian_copula", "ctgan", "tvae")
+PAPER_RELEASES = tuple(f"paper_{name}" for name in SYNTHESIZERS)
+"""The paper's own Census releases as cells (``paper_ctgan``: its CTGAN file), never pooled with ours: fitted by
+the paper on every real row, so our holdout was in their training data."""
+RELEASES = SYNTHESIZERS + PAPER_RELEASES
+"""Every name a release cell can have."""

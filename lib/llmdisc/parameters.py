@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Sequence
 
-from llmdisc import CONDITIONS, SYNTHESIZERS
+from llmdisc import CONDITIONS, PAPER_RELEASES, RELEASES, SYNTHESIZERS
 from llmdisc.errors import ConfigError
 
 DATASET_KEYS = ("adult", "census-codes", "census-labels")
@@ -31,6 +31,8 @@ CACHE_MODES = ("fill", "offline", "refresh")
 
 VOCABULARIES: dict[str, tuple[str, ...]] = {
     "synthesizers": SYNTHESIZERS,
+    "releases": RELEASES,
+    "paper_releases": PAPER_RELEASES,
     "conditions": CONDITIONS,
     "dataset_keys": DATASET_KEYS,
     "datasets": DATASETS,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from llmdisc import CONDITIONS, LABELS, SYNTHESIZERS
+from llmdisc import CONDITIONS, LABELS, RELEASES
 from llmdisc.errors import ConfigError, DataError
 
 SAMPLING_MODES = ("fresh", "fixed")
@@ -147,7 +147,7 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
 
     Args:
         dataset_keys: Dataset keys to include.
-        synthesizers: Synthesizers (cells); each must be one of ``llmdisc.SYNTHESIZERS``.
+        synthesizers: Synthesizers (cells); each must be one of ``llmdisc.RELEASES``.
         conditions: Conditions, a subset of ``("C1", "C2")``.
         trials_per_label: Trials per true label per cell (>= 1), or a mapping ``condition -> count`` (e.g.
             ``{"C1": 20, "C2": 10}``: a C2 prompt costs twice a C1 prompt).
@@ -178,7 +178,7 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
     _check_choice("sampling", sampling, SAMPLING_MODES)
     _check_choice("scoring", scoring, SCORING_MODES)
     for synthesizer in synthesizers:
-        _check_choice("synthesizer", synthesizer, (*SYNTHESIZERS, *CONTROLS))
+        _check_choice("synthesizer", synthesizer, (*RELEASES, *CONTROLS))
     for condition in conditions:
         _check_choice("condition", condition, CONDITIONS)
     for name, values in (("dataset_keys", dataset_keys), ("synthesizers", synthesizers),

@@ -79,7 +79,7 @@ class TrialRunConfig:
             ConfigError: a value outside its vocabulary; the message names it and lists the valid ones.
         """
         set_ = object.__setattr__  # frozen dataclass
-        set_(self, "synthesizers", as_items(self.synthesizers, "synthesizers", "synthesizers"))
+        set_(self, "synthesizers", as_items(self.synthesizers, "synthesizers", "releases"))
         set_(self, "conditions", as_items(self.conditions, "conditions", "conditions"))
         set_(self, "dataset_key", as_choice(self.dataset_key, "dataset_key", "dataset_keys"))
         set_(self, "provider", as_choice(self.provider, "provider", "providers"))

@@ -44,6 +44,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from llmdisc import RELEASES
 from llmdisc.discrimination.records import protocol_label
 from llmdisc.errors import DataError
 from llmdisc.paths import results_dir
@@ -60,7 +61,7 @@ INPUTS = ("llm_cells", "llm_probability_cells", "likelihood_cells", "baselines",
 """Keys :func:`discriminator_comparison` reads (``baselines``: every ``results/baselines/*.csv`` concatenated)."""
 AUC_STATISTICS = ("auc",)
 """Statistics mapped to the separation 2·|AUC − 0.5|; every other statistic is a DRS, kept as it is."""
-SYNTHESIZER_ORDER = ("gaussian_copula", "ctgan", "tvae", *CONTROLS)
+SYNTHESIZER_ORDER = (*RELEASES, *CONTROLS)
 C2ST_CLASSIFIERS = {"c2st_auc_hist_gb": "hist_gb", "c2st_auc_logistic": "logistic"}
 HUMAN_DATASETS = {"census": "census-codes"}
 """The pilot's dataset names → dataset keys (the paper's Census samples are PUMS integer codes)."""

@@ -20,12 +20,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from llmdisc import RELEASES  # noqa: E402
 from llmdisc.discrimination.records import protocol_label  # noqa: E402
 from llmdisc.paths import figures_dir  # noqa: E402
 
 PALETTE = sns.color_palette("colorblind")
 CONDITION_COLOURS = {"C1": PALETTE[0], "C2": PALETTE[1]}
-SYNTH_ORDER = ("gaussian_copula", "ctgan", "tvae")
+SYNTH_ORDER = RELEASES  # ours, then the paper's own Census releases
 
 
 def set_style() -> None:

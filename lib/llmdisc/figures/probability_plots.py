@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_curve
 
+from llmdisc import RELEASES
 from llmdisc.discrimination.records import CELL_KEY, cell_columns
 from llmdisc.figures.plots import PALETTE, _grid, plt, series_labels
 from llmdisc.synthesis.controls import CONTROLS
 
 ROC_COLUMNS = (*CELL_KEY, "fpr", "tpr", "n_real", "n_syn")
-CELL_ORDER = ("gaussian_copula", "ctgan", "tvae", *CONTROLS)
+CELL_ORDER = (*RELEASES, *CONTROLS)
 
 
 def roc_points(trials: pd.DataFrame) -> pd.DataFrame:

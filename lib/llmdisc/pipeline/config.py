@@ -61,6 +61,10 @@ class SynthesisConfig(_Section):
     compare_budgets: bool = False
     """Also fit the quick (5-epoch) releases and measure what the budget changes (``results/tables/fit_budget.csv``,
     :func:`llmdisc.baselines.fit_budget.compare_fit_budgets`); the extra fits are cached like the others."""
+    paper_releases: bool = False
+    """Add the paper's own Census releases (``paper_gaussian_copula``, ``paper_ctgan``, ``paper_tvae``) as cells of
+    ``census-codes`` beside ours, when the reference folder has them (``llmdisc data fetch-reference``): every
+    discriminator and the C2ST read them; distance tests are not valid on them (the paper fitted on every row)."""
 
     _synthesizers = field_validator("synthesizers", mode="before")(_items_validator("synthesizers"))
 

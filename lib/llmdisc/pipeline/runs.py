@@ -26,6 +26,7 @@ from llmdisc.errors import ConfigError, LlmdiscError
 from llmdisc.manifest import package_versions, sha256_file, sha256_json
 from llmdisc.paths import project_root, reference_dir, relative_to_root
 from llmdisc.pipeline.config import RunConfig
+from llmdisc.synthesis.releases import paper_release_keys
 
 NOTEBOOKS = {
     "01": "notebooks/01_data_prep.ipynb",
@@ -88,14 +89,23 @@ def _raw_inputs(dataset: str) -> list[str]:
     return ["data/raw/acs/**/*"]
 
 
+def _paper_release_file(name: str) -> str:
+    from llmdisc.data.reference import RELEASE_PATH
+
+    return str(reference_dir() / RELEASE_PATH.format(synthesizer=name.removeprefix("paper_")))
+
+
 def plan_run(config: RunConfig) -> list[NotebookRun]:
     """Expand a configuration into the ordered notebook runs (01 → 06, 08, 09, 10, then 07's figures)."""
     seed, quick = config.seed, config.quick
     runs: list[NotebookRun] = []
     trial_runs: list[str] = []
     baseline_runs: list[str] = []
+    releases: dict[str, list[str]] = {}  # per key: ours, then the paper's own when asked for and present
     for key in config.datasets:
         dataset, encoding = _split_key(key)
+        paper = paper_release_keys(key) if config.synthesis.paper_releases else []
+        releases[key] = list(config.synthesis.synthesizers) + paper
         prep = NotebookRun(
             f"01_data_prep__{key}", "01", NOTEBOOKS["01"],
             {"dataset": dataset, "encoding": encoding, "seed": seed,
@@ -107,8 +117,9 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
             {"dataset": dataset, "encoding": encoding, "synthesizers": list(config.synthesis.synthesizers),
              "epochs": config.synthesis.epochs, "fit_rows": config.synthesis.fit_rows, "seed": seed,
              "metadata_mode": config.synthesis.metadata_mode, "compare_budgets": config.synthesis.compare_budgets,
-             "quick": quick},
-            depends_on=[prep.run_id], output_globs=[f"data/synthetic/{key}/*.*"])
+             "paper_releases": paper, "quick": quick},
+            depends_on=[prep.run_id], output_globs=[f"data/synthetic/{key}/*.*"],
+            input_globs=[_paper_release_file(name) for name in paper])
         runs += [prep, synth]
     prompting = config.prompting
     prompt_key = prompting.dataset_key if prompting.dataset_key in config.datasets else config.datasets[0]
@@ -127,7 +138,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                                                      "" if protocol.scoring == "verdict" else protocol.scoring)
                 runs.append(NotebookRun(
                     run_id, "04", NOTEBOOKS["04"],
-                    {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers),
+                    {"dataset_key": key, "synthesizers": releases[key],
                      "provider": model.provider, "model": model.model,
                      "trials_per_label": trials.trials_per_label, "conditions": list(trials.conditions),
                      "variant": protocol.variant, "metadata_source": protocol.metadata_source,
@@ -146,7 +157,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
         run_id = f"05_baselines__{key}"
         runs.append(NotebookRun(
             run_id, "05", NOTEBOOKS["05"],
-            {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers), "seed": seed,
+            {"dataset_key": key, "synthesizers": releases[key], "seed": seed,
              "c2st_rows": config.baselines.c2st_rows, "dcr_rows": config.baselines.dcr_rows,
              "anonymeter_attacks": config.baselines.anonymeter_attacks, "quick": quick},
             depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
@@ -173,7 +184,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
             run_id = f"09_likelihood__{key}"
             runs.append(NotebookRun(
                 run_id, "09", NOTEBOOKS["09"],
-                {"dataset_key": key, "synthesizers": list(config.synthesis.synthesizers),
+                {"dataset_key": key, "synthesizers": releases[key],
                  "samples_per_class": lk.samples_per_class, "reference_samples": lk.reference_samples,
                  "model": lk.model, "backend": lk.backend, "serialisation": lk.serialisation,
                  "context": "c1_prompt", "variant": "neutral", "seed": seed, "quick": quick,

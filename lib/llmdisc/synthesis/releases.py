@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from llmdisc import PAPER_RELEASES, RELEASES
 from llmdisc.errors import ChecksumError, ConfigError, DataError, LlmdiscError
 from llmdisc.manifest import read_manifest, sha256_file, write_manifest
 from llmdisc.paths import data_dir, relative_to_root
@@ -45,7 +46,11 @@ from llmdisc.synthesis.model_cache import (
 )
 
 __all__ = ["SYNTHESIZERS", "METADATA_MODES", "SyntheticRelease", "synthesize", "out_of_vocabulary",
-           "synthetic_path", "publish_release", "load_synthetic", "quality_report", "resolve_column_kinds"]
+           "synthetic_path", "publish_release", "publish_paper_release", "paper_release_keys", "load_synthetic",
+           "check_release", "quality_report", "resolve_column_kinds"]
+
+PAPER_RELEASE_KEYS = ("census-codes",)
+"""Dataset keys in the encoding of the paper's Census files (the integer codes of its extract)."""
 
 logger = logging.getLogger(__name__)
 
@@ -266,9 +271,19 @@ def out_of_vocabulary(real: pd.DataFrame, synthetic: pd.DataFrame, columns: list
     return pd.DataFrame(rows).set_index("column")
 
 
+def check_release(name: str) -> str:
+    """Return ``name`` if it names a release cell (:data:`llmdisc.RELEASES`), else raise a ConfigError."""
+    if name not in RELEASES:
+        raise ConfigError(f"unknown release {name!r}; valid releases: {', '.join(RELEASES)} (fix: pass one of them; "
+                          "paper_* are the paper's own Census releases)")
+    return name
+
+
 def synthetic_path(key: str, synthesizer: str) -> Path:
-    """``data/synthetic/<key>/<synthesizer>.parquet``; its manifest is ``<synthesizer>.manifest.json`` beside it."""
-    check_synthesizer(synthesizer)
+    """``data/synthetic/<key>/<synthesizer>.parquet``; its manifest is ``<synthesizer>.manifest.json`` beside it.
+
+    ``synthesizer`` is one of :data:`llmdisc.RELEASES` (ours, or ``paper_<name>`` for the paper's own)."""
+    check_release(synthesizer)
     return data_dir() / "synthetic" / key / f"{synthesizer}.parquet"
 
 
@@ -300,6 +315,67 @@ def publish_release(release: SyntheticRelease) -> Path:
     return path
 
 
+def paper_release_keys(dataset_key: str) -> list[str]:
+    """The paper's releases that can be cells of ``dataset_key``: every one in :data:`llmdisc.PAPER_RELEASES`
+    whose file is in the reference folder, for a key in the paper's own encoding (``census-codes``); else none."""
+    from llmdisc.data.reference import RELEASE_PATH  # data layer (stage 01)
+    from llmdisc.paths import reference_dir
+
+    ref = reference_dir()
+    if dataset_key not in PAPER_RELEASE_KEYS or ref is None:
+        return []
+    return [name for name in PAPER_RELEASES
+            if (ref / RELEASE_PATH.format(synthesizer=name.removeprefix("paper_"))).is_file()]
+
+
+def publish_paper_release(dataset_key: str, name: str, train: pd.DataFrame) -> Path:
+    """Publish the paper's own release ``name`` (``paper_ctgan`` …) as a cell of ``dataset_key``.
+
+    It is read from the reference folder (header-checked; a file that differs from the paper's pinned bytes loads
+    with a warning), checked against our train split's columns and dtypes, and written like one of ours to
+    :func:`synthetic_path` with a manifest naming its source file and sha256 and stating that the paper fitted it
+    on every real row (our holdout included: distance-based tests against the holdout are not valid on it).
+
+    Returns:
+        The parquet path.
+
+    Raises:
+        ConfigError: ``name`` is not a paper release, or ``dataset_key`` is not in the paper's encoding.
+        ReferenceMissingError: the file is not on this machine (fix: ``llmdisc data fetch-reference``).
+        DataError: its columns or dtypes differ from ``train``'s.
+    """
+    from llmdisc.data.reference import RELEASE_PATH, load_paper_release, paper_release_path  # data layer
+
+    if name not in PAPER_RELEASES:
+        raise ConfigError(f"{name!r} is not one of the paper's releases; fix: use one of {', '.join(PAPER_RELEASES)}")
+    if dataset_key not in PAPER_RELEASE_KEYS:
+        raise ConfigError(f"the paper's releases are in the encoding of {', '.join(PAPER_RELEASE_KEYS)}, not "
+                          f"{dataset_key!r}; fix: add them to a census-codes run")
+    synthesizer = name.removeprefix("paper_")
+    table = load_paper_release(synthesizer)
+    if list(table.columns) != list(train.columns) or dict(table.dtypes) != dict(train.dtypes):
+        raise DataError(f"the paper's {synthesizer} release has columns {dict(table.dtypes)}, the {dataset_key} "
+                        f"train split {dict(train.dtypes)}; fix: re-run notebooks/01_data_prep.ipynb for "
+                        f"{dataset_key} on the paper's extract, or restore the release with "
+                        "`llmdisc data fetch-reference`")
+    source = paper_release_path(synthesizer)
+    path = synthetic_path(dataset_key, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".parquet.tmp")
+    table.to_parquet(tmp, index=False)
+    tmp.replace(path)
+    write_manifest(
+        path.parent, "02_synthesis", inputs=[source], outputs=[path],
+        parameters={"dataset_key": dataset_key, "synthesizer": synthesizer, "release": name,
+                    "source": RELEASE_PATH.format(synthesizer=synthesizer), "num_rows": len(table)},
+        extra={"fitted_by": "the paper (SDV defaults) on all 32,561 rows of its Census extract",
+               "holdout_in_training": True,
+               "note": "our holdout rows were in this release's training data: distance-based tests against "
+                       "the holdout are not valid on it"},
+        name=_published_manifest_path(dataset_key, name).name)
+    return path
+
+
 def load_synthetic(key: str, synthesizer: str) -> pd.DataFrame:
     """Read a published release, checking it against its manifest.
 
@@ -310,6 +386,9 @@ def load_synthetic(key: str, synthesizer: str) -> pd.DataFrame:
     path = synthetic_path(key, synthesizer)
     fix = (f"fix: run `llmdisc synth --dataset-key {key} --synthesizers {synthesizer}` "
            "or notebooks/02_synthesis.ipynb")
+    if synthesizer in PAPER_RELEASES:
+        fix = ("fix: run notebooks/02_synthesis.ipynb with paper_releases (`llmdisc run`; it needs the paper's files: "
+               "`llmdisc data fetch-reference`)")
     if not path.exists():
         raise DataError(f"no synthetic release at {relative_to_root(path)}; {fix}")
     manifest = read_manifest(_published_manifest_path(key, synthesizer))

@@ -153,3 +153,20 @@ class TestBadInput:
         table = pd.DataFrame({"a": [1, 1, 1], "b": [np.nan] * 3})
         with pytest.raises(DataError, match="no informative column is left"):
             dcr_baseline(table, table, table, seed=0)
+
+
+def test_a_release_fitted_on_the_holdout_gets_no_distance_figures_but_says_why() -> None:
+    from llmdisc.baselines.report import HOLDOUT_IN_TRAINING, headline, run_baselines
+
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"a": rng.integers(0, 5, 300), "b": rng.normal(size=300)})
+    synthetic = pd.DataFrame({"a": rng.integers(0, 5, 300), "b": rng.normal(size=300)})
+    table = run_baselines(real.iloc[:200], real.iloc[200:], synthetic, dataset_key="k", synthesizer="paper_ctgan",
+                          seed=0, c2st_rows_per_table=200, n_attacks=10, classifiers=("logistic",),
+                          holdout_in_training=True)
+    distances = table[table["baseline"].isin(["dcr", "linkage", "anonymeter"])]
+    assert len(distances) == 6 and distances["value"].isna().all()
+    assert (distances["note"] == HOLDOUT_IN_TRAINING).all()
+    row = headline(table).iloc[0]
+    assert np.isnan(row["dcr_share_closer"]) and np.isnan(row["inference_risk"])
+    assert 0.0 <= row["c2st_auc_logistic"] <= 1.0  # the C2ST does not read the holdout: still computed

@@ -123,3 +123,25 @@ def test_the_default_run_fits_at_the_papers_budget_and_the_quick_look_stays_quic
     assert small.synthesis.epochs == 5 and not small.synthesis.compare_budgets
     tiny = load_config(project_root() / "configs" / "tiny.yaml")
     assert tiny.synthesis.epochs == 1 and not tiny.synthesis.compare_budgets
+
+
+def test_the_default_plan_adds_the_papers_releases_as_census_cells_only(reference, tmp_path, monkeypatch):
+    from llmdisc import PAPER_RELEASES, SYNTHESIZERS
+
+    config = load_config(project_root() / "configs" / "default.yaml")
+    by_id = {r.run_id: r for r in plan_run(config)}
+    census = [*SYNTHESIZERS, *PAPER_RELEASES]
+    assert by_id["02_synthesis__census-codes"].parameters["synthesizers"] == list(SYNTHESIZERS)  # fitted: ours only
+    assert by_id["02_synthesis__census-codes"].parameters["paper_releases"] == list(PAPER_RELEASES)
+    assert any("census/synthetic/ctgan/synthetic.csv" in g for g in by_id["02_synthesis__census-codes"].input_globs)
+    for run_id in ("05_baselines__census-codes", "09_likelihood__census-codes"):
+        assert by_id[run_id].parameters["synthesizers"] == census
+    assert [r.parameters["synthesizers"] for r in by_id.values() if r.run_id.startswith("04_llm_trials__census")] \
+        == [census]
+    assert by_id["02_synthesis__adult"].parameters["paper_releases"] == []
+    assert by_id["05_baselines__adult"].parameters["synthesizers"] == list(SYNTHESIZERS)
+    # without the reference there is nothing to add, and the plan says nothing about it
+    monkeypatch.setenv("LLMDISC_REFERENCE", str(tmp_path))
+    plan = {r.run_id: r for r in plan_run(config)}
+    assert plan["02_synthesis__census-codes"].parameters["paper_releases"] == []
+    assert plan["05_baselines__census-codes"].parameters["synthesizers"] == list(SYNTHESIZERS)

@@ -115,3 +115,48 @@ def test_load_synthetic_names_the_command_when_missing(tmp_path: Path, monkeypat
     with pytest.raises(DataError, match=r"no synthetic release at data/synthetic/adult/ctgan.parquet; fix: run "
                                         r"`llmdisc synth --dataset-key adult --synthesizers ctgan`"):
         load_synthetic("adult", "ctgan")
+
+
+def _census_train() -> pd.DataFrame:
+    from llmdisc.data.reference import load_paper_census
+
+    return load_paper_census().head(500)
+
+
+def test_the_papers_release_is_published_as_a_cell_of_its_own(reference, tmp_path, monkeypatch) -> None:
+    import json
+
+    from llmdisc import PAPER_RELEASES
+    from llmdisc.synthesis.releases import paper_release_keys, publish_paper_release
+
+    monkeypatch.setenv("LLMDISC_REFERENCE", str(reference))  # before the root moves: ../shared is found from it
+    monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
+    assert paper_release_keys("census-codes") == list(PAPER_RELEASES)
+    assert paper_release_keys("adult") == [] and paper_release_keys("census-labels") == []
+    path = publish_paper_release("census-codes", "paper_ctgan", _census_train())
+    assert path == synthetic_path("census-codes", "paper_ctgan")
+    release = load_synthetic("census-codes", "paper_ctgan")
+    assert len(release) == 32_561 and list(release.columns) == list(_census_train().columns)
+    manifest = json.loads(path.with_name("paper_ctgan.manifest.json").read_text())
+    assert manifest["holdout_in_training"] is True
+    assert manifest["parameters"]["source"] == "data/census/synthetic/ctgan/synthetic.csv"
+    assert any(name.endswith("census/synthetic/ctgan/synthetic.csv") for name in manifest["inputs"])
+
+
+def test_a_paper_release_that_does_not_fit_the_split_is_refused_with_the_fix(reference, tmp_path,
+                                                                              monkeypatch) -> None:
+    from llmdisc.synthesis.releases import publish_paper_release
+
+    monkeypatch.setenv("LLMDISC_REFERENCE", str(reference))  # before the root moves: ../shared is found from it
+    monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
+    train = _census_train().rename(columns={"sex": "gender"})
+    with pytest.raises(DataError, match="fix: re-run notebooks/01_data_prep.ipynb"):
+        publish_paper_release("census-codes", "paper_tvae", train)
+    with pytest.raises(ConfigError, match="not 'adult'; fix: add them to a census-codes run"):
+        publish_paper_release("adult", "paper_tvae", train)
+    with pytest.raises(ConfigError, match="is not one of the paper's releases"):
+        publish_paper_release("census-codes", "ctgan", train)
+    with pytest.raises(ConfigError, match="unknown release 'paper_gan'"):
+        synthetic_path("census-codes", "paper_gan")
+    with pytest.raises(DataError, match="with paper_releases"):
+        load_synthetic("census-codes", "paper_gaussian_copula")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from llmdisc import SYNTHESIZERS
+from llmdisc import RELEASES
 from llmdisc.data.datasets import load_processed, parse_dataset_key
 from llmdisc.discrimination.likelihood.base import LikelihoodScorer
 from llmdisc.discrimination.likelihood.records import (
@@ -92,7 +92,7 @@ def build_likelihood_queue(dataset_keys: Sequence[str], synthesizers: Sequence[s
 
     Args:
         dataset_keys: Dataset keys.
-        synthesizers: Releases to score (each in :data:`llmdisc.SYNTHESIZERS`).
+        synthesizers: Releases to score (each in :data:`llmdisc.RELEASES`).
         samples_per_class: Real holdout test samples, and samples per synthesizer (>= 2).
         run_seed: The run seed.
         reference_samples: Holdout samples of the decision rule's band (default ``samples_per_class``).
@@ -103,8 +103,8 @@ def build_likelihood_queue(dataset_keys: Sequence[str], synthesizers: Sequence[s
         ConfigError: an unknown synthesizer, duplicates, or fewer than 2 samples per class.
     """
     for synthesizer in synthesizers:
-        if synthesizer not in SYNTHESIZERS:
-            raise ConfigError(f"synthesizer {synthesizer!r} is not known; fix: use one of {', '.join(SYNTHESIZERS)}")
+        if synthesizer not in RELEASES:
+            raise ConfigError(f"synthesizer {synthesizer!r} is not known; fix: use one of {', '.join(RELEASES)}")
     if len(set(synthesizers)) != len(synthesizers) or len(set(dataset_keys)) != len(dataset_keys):
         raise ConfigError("dataset_keys or synthesizers hold duplicates; fix: list each once")
     reference = samples_per_class if reference_samples is None else reference_samples
@@ -140,7 +140,7 @@ def load_likelihood_tables(dataset_key: str, sources: Sequence[str], *, run_seed
     if "train" in sources or POSITIVE_CONTROL in sources:
         tables["train"] = load_processed(dataset_key, "train")
     for source in sources:
-        if source in SYNTHESIZERS:
+        if source in RELEASES:
             tables[source] = load_synthetic(dataset_key, source)
     if POSITIVE_CONTROL in sources:
         tables[POSITIVE_CONTROL] = shuffled_columns_table(tables["train"],
