@@ -223,6 +223,11 @@ def test_run_joint_writes_records_resumes_repairs_and_caches(tmp_path):
     assert set(record["column_contrasts"]) == {"a", "b", "c"}
     frame = load_joint(tmp_path)
     assert len(frame) == 8 and frame["reference_rows"].eq(5).all()
+    # a design study's records in a subfolder are read only when asked for (notebook 09 reads its own runs)
+    (tmp_path / "design").mkdir()
+    (tmp_path / "design" / out.name).write_text(out.read_text().splitlines()[0] + "\n")
+    assert len(load_joint(tmp_path)) == 9 and len(load_joint(tmp_path, recursive=False)) == 8
+    (tmp_path / "design" / out.name).unlink()
     # a torn last line is repaired and only the missing sample is scored again (from the cache)
     lines = out.read_text().splitlines()
     out.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])

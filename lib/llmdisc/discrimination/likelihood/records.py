@@ -217,11 +217,12 @@ def append_record(path: Path | str, record: LikelihoodRecord | JointRecord) -> N
         os.fsync(handle.fileno())
 
 
-def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: str) -> pd.DataFrame:
+def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: str,
+          recursive: bool = True) -> pd.DataFrame:
     """Records of one kind (those holding ``marker``) from a file or a folder, in ``columns``."""
     path = Path(path_or_dir)
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.jsonl"))
+        files = sorted(p for p in (path.rglob("*.jsonl") if recursive else path.glob("*.jsonl")))
     elif path.is_file():
         files = [path]
     else:
@@ -237,16 +238,18 @@ def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: 
     return frame.loc[:, list(columns)].reset_index(drop=True)
 
 
-def load_joint(path_or_dir: Path | str) -> pd.DataFrame:
+def load_joint(path_or_dir: Path | str, *, recursive: bool = True) -> pd.DataFrame:
     """Load joint-structure records (:class:`JointRecord`) into a DataFrame, columns :data:`JOINT_RECORD_COLUMNS`.
 
     Args:
-        path_or_dir: A ``<run>.jsonl`` file or a folder searched recursively (only joint records are kept).
+        path_or_dir: A ``<run>.jsonl`` file or a folder (only joint records are kept).
+        recursive: Search the folder's subfolders too; False reads only its own files (notebook 09: the
+            pipeline's runs, not the design study's records under ``design/``).
 
     Raises:
         DataError: the path does not exist.
     """
-    return _load(path_or_dir, JOINT_RECORD_COLUMNS, "joint-structure", "contrast")
+    return _load(path_or_dir, JOINT_RECORD_COLUMNS, "joint-structure", "contrast", recursive)
 
 
 def load_likelihood(path_or_dir: Path | str) -> pd.DataFrame:
