@@ -18,8 +18,10 @@ dataset key × synthesizer (or control) × discriminator × model × condition �
   corrected 95 % interval from ``results/baselines/<key>.csv``; the headline table ``baselines_headline.csv``
   has no interval);
 * ``human_pilot`` — the pooled annotators' DRS with its bootstrap interval (``results/tables/human_cells.csv``,
-  :mod:`llmdisc.human.analysis`). The pilot labelled the paper's own samples (its ``census`` is the paper's
-  PUMS integer codes, shown under ``census-codes``), not this run's: the ``notes`` column says so.
+  :mod:`llmdisc.human.analysis`). The pilot labelled the paper's own samples of the paper's own releases (its
+  ``census`` is the paper's PUMS integer codes, shown under ``census-codes``), so its rows sit under the paper's
+  release cells (``paper_ctgan`` …), beside what our instruments read on those releases where the run has them
+  (Census); the ``notes`` column says the protocol differs.
 
 **The common scale** (``scale_value``, ``scale_low``, ``scale_high``, all in [0, 1]):
 
@@ -65,7 +67,7 @@ SYNTHESIZER_ORDER = (*RELEASES, *CONTROLS)
 C2ST_CLASSIFIERS = {"c2st_auc_hist_gb": "hist_gb", "c2st_auc_logistic": "logistic"}
 HUMAN_DATASETS = {"census": "census-codes"}
 """The pilot's dataset names → dataset keys (the paper's Census samples are PUMS integer codes)."""
-HUMAN_NOTE = "the pilot's cells are the paper's samples, not this run's"
+HUMAN_NOTE = "the pilot's cells are the paper's samples of its own releases, under its protocol, not this run's"
 
 
 def auc_to_scale(auc: float, low: float, high: float) -> tuple[float, float, float]:
@@ -209,7 +211,8 @@ def _human(cells: pd.DataFrame) -> list[dict[str, object]]:
     for _, r in pooled.iterrows():
         accuracy = f"accuracy {_f(r.get('accuracy')):.2f}; " if "accuracy" in r else ""
         fed_back = "; answered after feedback on C1" if str(r.get("contaminated", "")).lower() == "true" else ""
-        rows.append(_row(HUMAN_DATASETS.get(str(r["dataset"]), r["dataset"]), r[method], "human_pilot",
+        # the pilot judged the paper's own releases: their cells (paper_ctgan …), not ours of the same name
+        rows.append(_row(HUMAN_DATASETS.get(str(r["dataset"]), r["dataset"]), f"paper_{r[method]}", "human_pilot",
                          "pooled annotators", r["condition"], "drs", _f(r["drs"]), _f(r["drs_ci_low"]),
                          _f(r["drs_ci_high"]), _f(r["n_valid"]), "", "human_cells",
                          f"{accuracy}{HUMAN_NOTE}{fed_back}"))

@@ -202,12 +202,19 @@ _HUMAN_SOURCES = {"paper": "the paper's pilot: its releases, its app (fixed samp
                   "llmdisc": "our pilot: this project's releases, llmdisc's app"}
 
 
-def _pair_differs(human_protocol: str, llm_is_paper: bool) -> str:
-    """What differs between a human cell and an LLM cell ("" = same releases and protocol)."""
+def _pair_differs(human_protocol: str, llm_is_paper: bool, on_paper_release: bool = False) -> str:
+    """What differs between a human cell and an LLM cell ("" = same releases and protocol).
+
+    ``llm_is_paper``: the paper's own LLM records (its releases, its protocol); ``on_paper_release``: our trials
+    on the paper's own release (``paper_ctgan`` …: its release, our protocol)."""
     if human_protocol == "paper":
-        return "" if llm_is_paper else "release, protocol"
+        if llm_is_paper:
+            return ""
+        return "protocol" if on_paper_release else "release, protocol"
     if human_protocol == "llmdisc":
-        return "release, protocol" if llm_is_paper else ""
+        if llm_is_paper:
+            return "release, protocol"
+        return "release" if on_paper_release else ""
     return "unknown: the human cells do not record their protocol (re-run notebook 06)"
 
 
@@ -245,23 +252,29 @@ def human_llm_pairs(llm: pd.DataFrame, human_cells_csv: Path | None = None, *,
         human_protocol=pooled["protocol"].astype(str) if "protocol" in pooled else "unknown")
     sides = []
     if llm is not None and not llm.empty:
+        method = llm["synthetic_method"].astype(str)
         sides.append(llm.assign(dataset_base=llm["dataset"].astype(str).str.split("-").str[0], llm_drs=llm["drs"],
                                 llm_source=["ours: " + protocol_label(r) for r in llm.to_dict("records")],
-                                llm_is_paper=False))
+                                llm_is_paper=False, on_paper_release=method.str.startswith("paper_"),
+                                release=method.str.removeprefix("paper_")))
     if paper_trials is not None and not paper_trials.empty:
         paper = score_cells(paper_trials, by=["dataset", "synthetic_method", "condition", "provider", "model"],
                             seed=0, n_boot=1)
         sides.append(paper.assign(dataset_base=paper["dataset"], llm_drs=paper["drs"], llm_is_paper=True,
+                                  on_paper_release=True, release=paper["synthetic_method"],
                                   llm_source="the paper's LLM records: its releases, its protocol"))
     if not sides:
         return pd.DataFrame(columns=HUMAN_PAIR_COLUMNS)
     side = pd.concat(sides, ignore_index=True)
-    merged = side.merge(pooled[["dataset", "synthetic_method", "condition", "human_drs", "human_protocol"]],
-                        left_on=["dataset_base", "synthetic_method", "condition"],
-                        right_on=["dataset", "synthetic_method", "condition"], suffixes=("", "_human"))
+    # a human cell names the synthesizer; our cells on the paper's own release (paper_ctgan) pair with it too
+    merged = side.merge(pooled[["dataset", "synthetic_method", "condition", "human_drs", "human_protocol"]]
+                        .rename(columns={"synthetic_method": "release"}),
+                        left_on=["dataset_base", "release", "condition"],
+                        right_on=["dataset", "release", "condition"], suffixes=("", "_human"))
     merged["model"] = merged["provider"] + " / " + merged["model"]
     merged["human_source"] = merged["human_protocol"].map(_HUMAN_SOURCES).fillna("a pilot of unrecorded protocol")
-    merged["differs"] = [_pair_differs(h, bool(p)) for h, p in zip(merged["human_protocol"], merged["llm_is_paper"])]
+    merged["differs"] = [_pair_differs(h, bool(p), bool(r)) for h, p, r in
+                         zip(merged["human_protocol"], merged["llm_is_paper"], merged["on_paper_release"])]
     merged["comparable"] = merged["differs"] == ""
     return merged[HUMAN_PAIR_COLUMNS].sort_values(["comparable", "dataset", "synthetic_method", "condition", "model"],
                                                   ascending=[False, True, True, True, True]).reset_index(drop=True)

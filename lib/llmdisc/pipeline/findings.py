@@ -210,10 +210,18 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
     lines = []
     c2st = found["c2st"]
     if c2st:
-        aucs = [c.auc for k, c in c2st.items() if k[1] not in (POSITIVE, NEGATIVE)]
-        if aucs:
-            lines.append(f"- **Can a classifier tell the releases from real rows?** Yes, every one: C2ST AUC "
-                         f"{min(aucs):.2f}–{max(aucs):.2f} over {len(aucs)} releases.")
+        parts, counts = [], []
+        for whose, paper in (("our", False), ("the paper's own", True)):
+            cells = [c for k, c in c2st.items() if k[1] not in (POSITIVE, NEGATIVE) and k[1].startswith("paper_") == paper]
+            if cells:
+                aucs, told = [c.auc for c in cells], sum(c.separated for c in cells)
+                counts.append((told, len(cells)))
+                parts.append(f"{'every one' if told == len(cells) else told} of {whose} {len(cells)} releases "
+                             f"(C2ST AUC {min(aucs):.2f}–{max(aucs):.2f})")
+        if parts:
+            told_all, n_all = map(sum, zip(*counts))
+            answer = "Yes" if told_all == n_all else "No" if told_all == 0 else "Partly"
+            lines.append(f"- **Can a classifier tell the releases from real rows?** {answer}: " + "; ".join(parts) + ".")
     for name, question in (("likelihood", "Does the table likelihood see what a classifier sees?"),
                            ("joint", "Does the joint-structure statistic see whether a row's values belong "
                                      "together?")):

@@ -190,6 +190,7 @@ class TestComparison:
         assert set(human["dataset_key"]) == {"adult", "census-codes"}  # the pilot's census is the codes form
         assert (human["model"] == "pooled annotators").all() and (human["n"] == 20).all()
         assert human["notes"].str.contains("paper's samples").all()
+        assert human["synthesizer"].str.startswith("paper_").all()  # the paper's releases, not ours
         assert human.loc[human["condition"] == "C2", "notes"].str.contains("feedback").all()
 
     def test_the_headline_table_stands_in_for_the_long_baselines_without_an_interval(self, tables) -> None:
@@ -229,7 +230,7 @@ class TestFigure:
         panels = [ax for ax in fig.axes if ax.get_visible()]
         assert [ax.get_title() for ax in panels] == list(KEYS)
         rows = [t.get_text() for t in panels[0].get_yticklabels()]
-        assert rows == ["gaussian_copula", "ctgan", "shuffled_columns", "real_holdout"]
+        assert rows == ["gaussian_copula", "ctgan", "paper_ctgan", "shuffled_columns", "real_holdout"]  # pilot: paper_*
         assert panels[0].get_xlim()[0] < 0 < 1 < panels[0].get_xlim()[1]
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert "likelihood AUC → separation · transformers / m · c1_prompt" in labels

@@ -146,3 +146,17 @@ def test_the_figure_draws_the_diagonal_only_for_comparable_pairs(tmp_path: Path,
     assert titles == ["Same releases, same protocol", "Not comparable: differs in release, protocol"]
     diagonal = [[line for line in ax.get_lines() if list(line.get_xdata()) == [0, 1]] for ax in fig.axes]
     assert [len(d) for d in diagonal] == [1, 0]
+
+
+def test_our_trials_on_the_papers_own_release_pair_with_its_pilot_differing_in_protocol_only(
+        tmp_path: Path, our_cells: pd.DataFrame) -> None:
+    on_paper = our_cells.assign(synthetic_method="paper_" + our_cells["synthetic_method"].astype(str))
+    cells = pd.concat([our_cells, on_paper], ignore_index=True)
+    pairs = figure_data.human_llm_pairs(cells, human_cells_csv(tmp_path, "paper"), paper_trials=paper_records())
+    ours_on_paper = pairs[pairs["synthetic_method"] == "paper_ctgan"]
+    assert len(ours_on_paper) == 2 and set(ours_on_paper["differs"]) == {"protocol"}
+    assert not ours_on_paper["comparable"].any()
+    assert set(pairs.loc[pairs["synthetic_method"] == "ctgan", "differs"]) == {"", "release, protocol"}
+    # a pilot run on our releases (llmdisc's app) differs from our trials on the paper's release in the release
+    ours = figure_data.human_llm_pairs(cells, human_cells_csv(tmp_path, "llmdisc"))
+    assert set(ours.loc[ours["synthetic_method"] == "paper_ctgan", "differs"]) == {"release"}
