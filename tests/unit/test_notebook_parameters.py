@@ -24,8 +24,10 @@ NOTEBOOKS = project_root() / "notebooks"
 
 STRING_FORMS: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "01_data_prep": ({"dataset": " census"}, {"dataset": "census"}),
-    "02_synthesis": ({"dataset": "adult", "synthesizers": "ctgan", "metadata_mode": "detected"},
-                     {"synthesizers": ("ctgan",), "metadata_mode": "detected"}),
+    "02_synthesis": ({"dataset": "adult", "synthesizers": "ctgan", "metadata_mode": "detected",
+                      "paper_releases": "paper_ctgan, paper_tvae"},
+                     {"synthesizers": ("ctgan",), "metadata_mode": "detected",
+                      "paper_releases": ("paper_ctgan", "paper_tvae")}),
     "03_prompting": ({"dataset_key": "census-codes", "synthesizer": "tvae", "variant": "paper"},
                      {"dataset_key": "census-codes", "synthesizer": "tvae", "variant": "paper"}),
     "04_llm_trials": ({"synthesizers": "ctgan", "conditions": "C1", "provider": "replay", "sampling": "fixed"},

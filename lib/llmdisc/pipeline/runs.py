@@ -4,9 +4,10 @@
 :class:`NotebookRun` (one per notebook × dataset × model × prompt variant …); :func:`run_pipeline`
 executes them, writing executed copies to ``reports/executed/<config>/`` and a run record per
 notebook; with ``workers`` > 1 it runs notebooks whose inputs are ready side by side (each kernel on one CPU
-thread), so one dataset's stages run while the other's synthesizers fit. A notebook is skipped when its notebook source, its parameters, the records of the
-stages it reads and its external input files all hash as last time and its outputs still match
-their recorded hashes — decided from hashes, never from file times. ``force=True`` re-runs.
+thread), so one dataset's stages run while the other's synthesizers fit. A notebook is skipped when its
+notebook source, its parameters, the records of the stages it reads and its external input files all hash as
+last time and its outputs still match their recorded hashes — decided from hashes, never from file times.
+``force=True`` re-runs.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
+import multiprocessing
 import os
 import time
-import multiprocessing
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,7 +323,7 @@ def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | No
     ``workers`` overrides the configuration's."""
     plan = [r for r in plan_run(config) if only is None or r.stage in only]
     return run_plan(plan, project_root() / "reports" / "executed" / config.name, force=force,
-                    workers=workers or config.workers, log=log)
+                    workers=config.workers if workers is None else workers, log=log)
 
 
 @contextlib.contextmanager

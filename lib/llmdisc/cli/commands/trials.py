@@ -75,23 +75,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
 
 
-def _from_config(path: str) -> tuple[list[str], list[dict[str, Any]]]:
-    """A configuration's stage 04: its dataset keys and one set of run settings per model × protocol."""
+def _from_config(path: str, dataset_key: str | None = None) -> list[dict[str, Any]]:
+    """A configuration's stage 04: the notebook parameters ``llmdisc run`` gives each of its runs (one per
+    dataset × model × protocol; only ``dataset_key``'s runs when given, as if the configuration listed it alone)."""
     from llmdisc.pipeline.config import load_config
+    from llmdisc.pipeline.runs import plan_run
 
-    run = load_config(path)
-    trials = run.trials
-    common = dict(synthesizers=tuple(run.synthesis.synthesizers), trials_per_label=trials.trials_per_label,
-                  trials_per_label_c2=trials.trials_per_label_c2,
-                  verdict_trials_per_label=trials.verdict_trials_per_label, controls=trials.controls,
-                  share_real_samples=trials.share_real_samples, conditions=tuple(trials.conditions),
-                  cache_mode=trials.cache_mode, seed=run.seed, quick=run.quick, config_name=run.name)
-    runs = [{**common, "provider": model.provider, "model": model.model, "base_url": model.base_url,
-             "concurrency": model.concurrency, "variant": protocol.variant,
-             "metadata_source": protocol.metadata_source, "sampling": protocol.sampling,
-             "scoring": protocol.scoring}
-            for model in trials.models for protocol in trials.protocols]
-    return list(run.datasets), runs
+    config = load_config(path)
+    if dataset_key is not None:
+        config = config.model_copy(update={"datasets": [dataset_key]})
+    return [dict(run.parameters) for run in plan_run(config) if run.stage == "04"]
 
 
 def run_settings(args: argparse.Namespace) -> list[Any]:
@@ -115,10 +108,9 @@ def run_settings(args: argparse.Namespace) -> list[Any]:
             given[name] = as_items(",".join(given[name]), name, vocabulary)
     if not given.get("quick"):
         given.pop("quick", None)
-    keys, runs = _from_config(args.config) if args.config else ([], [{}])
-    if "dataset_key" in given:
-        keys = [given.pop("dataset_key")]
-    settings = [TrialRunConfig(**{**run, **given, "dataset_key": key}) for key in keys or ["adult"] for run in runs]
+    key = given.pop("dataset_key", None)
+    runs = _from_config(args.config, key) if args.config else [{"dataset_key": key or "adult"}]
+    settings = [TrialRunConfig(**{**run, **given}) for run in runs]
     if args.out and len(settings) > 1:
         raise ConfigError(f"--out names one run file but the flags describe {len(settings)} runs; fix: drop --out "
                           "(each run gets results/trials/<run name>.jsonl) or narrow --config with --dataset-key, "
