@@ -313,6 +313,24 @@ def execute(run: NotebookRun, executed_dir: Path, *, log: Callable[[str], None] 
     return seconds
 
 
+STAGE_SECONDS = {"02": 1500.0, "04": 1500.0, "09": 2000.0, "05": 150.0, "08": 120.0}
+"""A notebook's expected seconds before it has run here (stage 02 fits, 04 trials and 09 model passes dominate);
+other stages count 30 s. Only the order of side-by-side runs depends on them."""
+
+
+def critical_path_seconds(plan: list[NotebookRun], records: "RunRecords") -> dict[str, float]:
+    """Per run: its expected seconds plus the longest chain of runs that wait on it (the last recorded seconds of
+    each run where there are any, else :data:`STAGE_SECONDS`). Side-by-side runs start the longest chain first."""
+    expected = {r.run_id: float(records.records.get(r.run_id, {}).get("seconds") or STAGE_SECONDS.get(r.stage, 30.0))
+                for r in plan}
+    waiting_on = {r.run_id: [w.run_id for w in plan if r.run_id in w.depends_on] for r in plan}
+    chain: dict[str, float] = {}
+    for run in reversed(plan):  # a run's dependants come after it in the plan
+        chain[run.run_id] = expected[run.run_id] + max((chain.get(w, 0.0) for w in waiting_on[run.run_id]),
+                                                       default=0.0)
+    return chain
+
+
 THREAD_ENVS = ("LLMDISC_TORCH_THREADS", "LLMDISC_LLM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 """Thread counts a kernel's torch, llama.cpp and BLAS read at start (set to 1 for side-by-side runs)."""
 
@@ -356,7 +374,8 @@ def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False
         force: re-run every notebook even when its inputs are unchanged.
         workers: notebooks run side by side at most (1: one after another, in plan order). A run starts when
             every run it depends on has finished and no run of the same ``exclusive`` name is running; among
-            those ready, the earliest in the plan starts first.
+            those ready, the one heading the longest chain of expected work starts first
+            (:func:`critical_path_seconds`; ties: the earliest in the plan).
         log: where progress lines go.
 
     Returns:
@@ -377,6 +396,7 @@ def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False
             raise ConfigError(f"notebook {run.notebook} is missing from this checkout")
         check_parameters(run)
     in_plan = {run.run_id for run in plan}
+    priority = critical_path_seconds(plan, records)
     waiting = list(plan)
     running: dict[Future, NotebookRun] = {}
     finished: set[str] = set()
@@ -402,7 +422,9 @@ def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False
         while (waiting and failure is None) or running:
             started_one = False
             while failure is None and len(running) < workers:
-                run = next((r for r in waiting if ready(r)), None)
+                candidates = [r for r in waiting if ready(r)]
+                run = max(candidates, key=lambda r: priority[r.run_id], default=None) if workers > 1 else \
+                    next(iter(candidates), None)
                 if run is None:
                     break
                 waiting.remove(run)

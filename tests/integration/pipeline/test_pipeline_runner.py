@@ -147,8 +147,9 @@ def test_two_workers_run_ready_notebooks_side_by_side_and_wait_for_dependencies(
             NotebookRun("right", "02", "notebooks/right.ipynb", {"pause": 4.0}, output_globs=["out/right.json"]),
             NotebookRun("after", "07", "notebooks/after.ipynb", {"pause": 0.0}, depends_on=["left", "right"]),
             # the same exclusive name (one shared table): never side by side, though nothing orders them
-            NotebookRun("solo1", "09", "notebooks/solo1.ipynb", {"pause": 2.0}, exclusive="tables"),
-            NotebookRun("solo2", "09", "notebooks/solo2.ipynb", {"pause": 2.0}, exclusive="tables")]
+            # (stage 10: a short chain, so they start after the fits' longer one)
+            NotebookRun("solo1", "10", "notebooks/solo1.ipynb", {"pause": 2.0}, exclusive="tables"),
+            NotebookRun("solo2", "10", "notebooks/solo2.ipynb", {"pause": 2.0}, exclusive="tables")]
     lines: list[str] = []
     outcomes = run_plan(plan, project / "reports" / "executed" / "t", workers=2, log=lines.append)
     assert [o["run_id"] for o in outcomes] == ["left", "right", "after", "solo1", "solo2"]

@@ -145,3 +145,22 @@ def test_the_default_plan_adds_the_papers_releases_as_census_cells_only(referenc
     plan = {r.run_id: r for r in plan_run(config)}
     assert plan["02_synthesis__census-codes"].parameters["paper_releases"] == []
     assert plan["05_baselines__census-codes"].parameters["synthesizers"] == list(SYNTHESIZERS)
+
+
+def test_side_by_side_runs_start_the_longest_chain_first(tmp_path):
+    from llmdisc.pipeline.runs import NotebookRun, RunRecords, critical_path_seconds
+
+    plan = [NotebookRun("fit", "02", "n", {}), NotebookRun("scores", "09", "n", {}, depends_on=["fit"]),
+            NotebookRun("baselines", "05", "n", {}), NotebookRun("figures", "07", "n", {},
+                                                                  depends_on=["scores", "baselines"])]
+    records = RunRecords(tmp_path)
+    chain = critical_path_seconds(plan, records)
+    assert chain == {"figures": 30.0, "scores": 2030.0, "fit": 3530.0, "baselines": 180.0}
+    # what an earlier run of this configuration measured wins over the stage's guess
+    records.records["baselines"] = {"seconds": 9000.0}
+    assert critical_path_seconds(plan, records)["baselines"] == 9030.0
+    # in the default plan, Adult's likelihood run outranks the stages that are ready beside it
+    default = plan_run(load_config(project_root() / "configs" / "default.yaml"))
+    chain = critical_path_seconds(default, RunRecords(tmp_path / "none"))
+    assert chain["09_likelihood__adult"] > max(chain["05_baselines__census-codes"], chain["08_paper_reproduction"],
+                                               chain["06_human_pilot"])
