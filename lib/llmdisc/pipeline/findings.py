@@ -227,7 +227,9 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
                                      "together?")):
         cells = found[name]
         if not cells:
-            lines.append(f"- **{question}** Not measured here.")
+            where = (" (`llmdisc run --config configs/joint.yaml` measures it, in about three hours on 2 cores; "
+                     "`llmdisc audit` reads it on a release by default)") if name == "joint" else ""
+            lines.append(f"- **{question}** Not measured here{where}.")
             continue
         verdicts = []
         for dataset in datasets:

@@ -108,8 +108,13 @@ def test_the_default_run_scores_by_probability_with_enough_trials_in_every_cell(
     assert all(p.scoring in ("probability", "both") for p in trials.protocols)
     assert trials.controls and trials.share_real_samples and trials.verdict_trials_per_label >= 1
     assert config.likelihood.enabled and config.likelihood.samples_per_class >= 20
-    # the joint-structure statistic on every release and both controls, 20 or more samples per class
-    assert config.likelihood.joint and config.likelihood.joint_k >= 1
+    # the joint-structure statistic: not in the hour of the default run, in configs/joint.yaml (same grid, 20 or
+    # more samples per class, every release and both controls)
+    joint = load_config(project_root() / "configs" / "joint.yaml")
+    assert not config.likelihood.joint and joint.likelihood.joint and joint.likelihood.joint_k >= 2
+    assert joint.likelihood.samples_per_class >= 20 and not joint.readme
+    assert joint.model_dump(exclude={"name", "description", "likelihood", "readme"}) == \
+        config.model_dump(exclude={"name", "description", "likelihood", "readme"})
     assert set(config.datasets) == {"adult", "census-codes"} and len(config.synthesis.synthesizers) == 3
 
 
