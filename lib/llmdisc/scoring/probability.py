@@ -171,6 +171,11 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
     if missing:
         raise DataError(f"trial table lacks {missing}; fix: load it with llmdisc.discrimination.load_trials")
     scored = trials[trials["scoring"].isin(["probability", "both"])]
+    if "run_id" in scored and not scored.empty:
+        # a probability protocol also generates a verdict on its first trials (scoring "both"): their label scores
+        # are the same reading, so they belong to the protocol's probability cell, not to a cell of n = 1 beside it
+        in_probability_run = scored.groupby("run_id")["scoring"].transform(lambda s: (s == "probability").any())
+        scored = scored.assign(scoring=scored["scoring"].where(~in_probability_run, "probability"))
     thresholds: Mapping[tuple, float] = {}
     keys = ["dataset_key", "condition", "provider", "model"]
     by_run = content_free is not None and "run_id" in content_free and "run_id" in trials

@@ -131,3 +131,12 @@ def test_a_cells_contextual_threshold_comes_from_its_own_run_file() -> None:
     table = score_probability_cells(trials, content_free=content_free, seed=0, permutations=20)
     assert table.set_index("prompt_variant")["context_threshold"].to_dict() == {"neutral": 0.0, "paper": 5.0}
     assert len(table) == 2
+
+
+def test_a_probability_runs_verdict_trials_count_in_its_probability_cell() -> None:
+    # the first trial per label also generated a verdict (scoring "both"); its label scores are the same reading
+    run = pd.concat([cell([-3], [3]).assign(scoring="both"), cell([-2, -1], [1, 2])]).assign(run_id="r")
+    both_only = cell([-3, -2], [2, 3], synthetic_method="tvae").assign(scoring="both", run_id="s")
+    table = score_probability_cells(pd.concat([run, both_only]), seed=0, permutations=50)
+    assert table[["synthetic_method", "scoring", "n_real"]].values.tolist() == [
+        ["ctgan", "probability", 3], ["tvae", "both", 2]]  # a protocol scored both ways keeps its name
