@@ -28,6 +28,8 @@ def _owned_by_the_stage(name: str) -> tuple[str, ...]:
 
     return {
         "synthesizers": llmdisc.SYNTHESIZERS,
+        "releases": llmdisc.RELEASES,
+        "paper_releases": llmdisc.PAPER_RELEASES,
         "conditions": llmdisc.CONDITIONS,
         "dataset_keys": tuple(dataset_key(d, e) for d, encodings in ENCODINGS.items() for e in encodings),
         "datasets": tuple(ENCODINGS),
