@@ -199,6 +199,8 @@ def _question_lines(site: SiteMap) -> list[str]:
         where += figures
         if rq.table and rq.table in site.table_files:
             where.append(f"table `{rq.table}` ({_downloads(site, rq.table)})")
+        if rq.table and rq.table not in site.table_files:
+            where = []  # its section exists in every run, its numbers only where this run measured them
         answer = "; ".join(where) if where else "_not in this run_"
         lines.append(f"- **{rq.key}.** {rq.question} → {answer}")
     return lines + [""]

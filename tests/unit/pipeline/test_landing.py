@@ -95,3 +95,17 @@ def test_a_run_without_generated_verdicts_says_so_instead_of_an_empty_table(tmp_
     assert "No trial of the last run generated a verdict" in page
     assert "No `results/tables/llm_cells.csv` yet" not in page
     assert "-probability" in page  # the probability headline is still there
+
+
+def test_a_question_whose_table_this_run_did_not_write_is_not_pointed_at():
+    from llmdisc.pipeline.landing import _question_lines
+
+    site = SiteMap(notebook_pages={"07": ["default/07_figures"], "09": ["default/09_likelihood__adult"]},
+                   section_labels={("default/07_figures", "3"): "c2-section",
+                                   ("default/09_likelihood__adult", "7"): "joint-section",
+                                   ("default/09_likelihood__adult", "3"): "lik-section"},
+                   table_files={"likelihood_cells": ["_tables/likelihood_cells.csv"]})
+    lines = {line.split(".**")[0].lstrip("- *"): line for line in _question_lines(site) if line.startswith("- **RQ")}
+    assert lines["RQ2"].endswith("_not in this run_")  # C2 not run: its section exists, its table does not
+    assert lines["RQ13"].endswith("_not in this run_")
+    assert "lik-section" in lines["RQ11"] and "likelihood_cells" in lines["RQ11"]
