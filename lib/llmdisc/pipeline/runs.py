@@ -27,7 +27,7 @@ from llmdisc.errors import ConfigError, LlmdiscError
 from llmdisc.manifest import package_versions, sha256_file, sha256_json
 from llmdisc.paths import project_root, reference_dir, relative_to_root
 from llmdisc.pipeline.config import RunConfig
-from llmdisc.synthesis.releases import paper_release_keys
+from llmdisc.synthesis.releases import paper_releases_for
 
 NOTEBOOKS = {
     "01": "notebooks/01_data_prep.ipynb",
@@ -105,7 +105,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
     releases: dict[str, list[str]] = {}  # per key: ours, then the paper's own when asked for and present
     for key in config.datasets:
         dataset, encoding = _split_key(key)
-        paper = paper_release_keys(key) if config.synthesis.paper_releases else []
+        paper = paper_releases_for(key) if config.synthesis.paper_releases else []
         releases[key] = list(config.synthesis.synthesizers) + paper
         prep = NotebookRun(
             f"01_data_prep__{key}", "01", NOTEBOOKS["01"],

@@ -12,7 +12,7 @@ from llmdisc.synthesis.releases import (
     SyntheticRelease,
     load_synthetic,
     out_of_vocabulary,
-    paper_release_keys,
+    paper_releases_for,
     publish_paper_release,
     publish_release,
     quality_report,
@@ -23,6 +23,6 @@ from llmdisc.synthesis.releases import (
 
 __all__ = [
     "METADATA_MODES", "FitResult", "SyntheticRelease", "build_metadata", "fit_and_sample", "load_synthetic",
-    "out_of_vocabulary", "paper_release_keys", "publish_paper_release", "publish_release", "quality_report", "resolve_column_kinds", "seeded", "synthesize",
+    "out_of_vocabulary", "paper_releases_for", "publish_paper_release", "publish_release", "quality_report", "resolve_column_kinds", "seeded", "synthesize",
     "synthetic_path", "torch_thread_limit",
 ]

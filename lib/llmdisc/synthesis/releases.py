@@ -46,7 +46,7 @@ from llmdisc.synthesis.model_cache import (
 )
 
 __all__ = ["SYNTHESIZERS", "METADATA_MODES", "SyntheticRelease", "synthesize", "out_of_vocabulary",
-           "synthetic_path", "publish_release", "publish_paper_release", "paper_release_keys", "load_synthetic",
+           "synthetic_path", "publish_release", "publish_paper_release", "paper_releases_for", "load_synthetic",
            "check_release", "quality_report", "resolve_column_kinds"]
 
 PAPER_RELEASE_KEYS = ("census-codes",)
@@ -315,7 +315,7 @@ def publish_release(release: SyntheticRelease) -> Path:
     return path
 
 
-def paper_release_keys(dataset_key: str) -> list[str]:
+def paper_releases_for(dataset_key: str) -> list[str]:
     """The paper's releases that can be cells of ``dataset_key``: every one in :data:`llmdisc.PAPER_RELEASES`
     whose file is in the reference folder, for a key in the paper's own encoding (``census-codes``); else none."""
     from llmdisc.data.reference import RELEASE_PATH  # data layer (stage 01)

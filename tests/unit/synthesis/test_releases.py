@@ -127,12 +127,12 @@ def test_the_papers_release_is_published_as_a_cell_of_its_own(reference, tmp_pat
     import json
 
     from llmdisc import PAPER_RELEASES
-    from llmdisc.synthesis.releases import paper_release_keys, publish_paper_release
+    from llmdisc.synthesis.releases import paper_releases_for, publish_paper_release
 
     monkeypatch.setenv("LLMDISC_REFERENCE", str(reference))  # before the root moves: ../shared is found from it
     monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
-    assert paper_release_keys("census-codes") == list(PAPER_RELEASES)
-    assert paper_release_keys("adult") == [] and paper_release_keys("census-labels") == []
+    assert paper_releases_for("census-codes") == list(PAPER_RELEASES)
+    assert paper_releases_for("adult") == [] and paper_releases_for("census-labels") == []
     path = publish_paper_release("census-codes", "paper_ctgan", _census_train())
     assert path == synthetic_path("census-codes", "paper_ctgan")
     release = load_synthetic("census-codes", "paper_ctgan")
