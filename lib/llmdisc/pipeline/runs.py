@@ -91,9 +91,9 @@ def _raw_inputs(dataset: str) -> list[str]:
 
 
 def _paper_release_file(name: str) -> str:
-    from llmdisc.data.reference import RELEASE_PATH
+    from llmdisc.data.reference import paper_release_path
 
-    return str(reference_dir() / RELEASE_PATH.format(synthesizer=name.removeprefix("paper_")))
+    return str(paper_release_path(name.removeprefix("paper_")))
 
 
 def plan_run(config: RunConfig) -> list[NotebookRun]:
