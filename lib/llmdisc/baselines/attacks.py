@@ -130,12 +130,23 @@ def _prepared(tables: Sequence[pd.DataFrame], schema: TableSchema) -> list[pd.Da
     return out
 
 
+def anonymeter_notes(caught: list[warnings.WarningMessage]) -> str:
+    """Anonymeter's own sanity warnings among `caught`, as one line of text (each message once).
+
+    Only `UserWarning`s count: that is what Anonymeter raises ("attack is as good or worse than baseline").
+    Anything else recorded meanwhile, such as a `ResourceWarning` for a socket another part of the process
+    left open and the garbage collector closed during the attack, says nothing about the attack.
+    """
+    ours = (w for w in caught if issubclass(w.category, UserWarning))
+    return "; ".join(dict.fromkeys(str(w.message).splitlines()[0] for w in ours))
+
+
 def _result(attack: str, evaluator: object, n_attacks: int, seed: int, detail: str,
             caught: list[warnings.WarningMessage]) -> AttackResult:
     risk = evaluator.risk(confidence_level=0.95)  # type: ignore[attr-defined]
     results = evaluator.results(confidence_level=0.95)  # type: ignore[attr-defined]
     control = results.control_rate.value if results.control_rate is not None else float("nan")
-    notes = "; ".join(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
+    notes = anonymeter_notes(caught)
     return AttackResult(
         attack=attack, risk=Estimate(float(risk.value), float(risk.ci[0]), float(risk.ci[1]), n_attacks),
         attack_rate=float(results.attack_rate.value), baseline_rate=float(results.baseline_rate.value),

@@ -77,3 +77,17 @@ def test_constant_and_all_missing_columns_are_dropped(parts):
     tables = [parts[k].head(300).assign(**extra) for k in ("train", "copies", "holdout")]
     res = anonymeter_attacks(*tables, seed=0, n_attacks=30, kinds=None, attacks=["singling_out"])[0]
     assert np.isfinite(res.risk.value)
+
+
+def test_only_anonymeters_own_warnings_reach_the_detail():
+    import warnings
+
+    from llmdisc.baselines.attacks import anonymeter_notes
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # a socket another test left open, closed by the garbage collector while an attack runs
+        warnings.warn("unclosed <socket.socket fd=19>", ResourceWarning)
+        warnings.warn("Attack is as good or worse as baseline model.\nsecond line", UserWarning)
+        warnings.warn("Attack is as good or worse as baseline model.", UserWarning)
+    assert anonymeter_notes(caught) == "Attack is as good or worse as baseline model."
