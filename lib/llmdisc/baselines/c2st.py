@@ -3,7 +3,9 @@
 Ours (PROTOCOL §8 row 7): an equal-size seeded sample of real and synthetic rows, all columns (numerics
 standard-scaled inside each fold, categoricals one-hot over the union of both tables' levels), a logistic
 regression or a gradient-boosted classifier (``HistGradientBoostingClassifier``), seeded stratified k-fold
-cross-validation. Every row gets one out-of-fold probability of being SYNTHETIC, from which:
+cross-validation. Stage 05 gives the gradient-boosted one categorical codes it splits natively instead
+(:func:`llmdisc.baselines.report.c2st_rows`: the real table's 252 most frequent levels, the rest and every
+invented code one level ``(other)``). Every row gets one out-of-fold probability of being SYNTHETIC, from which:
 
 - ROC-AUC over all out-of-fold predictions. Its 95 % interval is the Nadeau–Bengio corrected t-interval over
   the k per-fold AUCs (variance × (1/k + n_test/n_train), t with k − 1 df; Nadeau & Bengio 2003). Measured

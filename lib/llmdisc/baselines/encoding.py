@@ -247,7 +247,7 @@ def seeded_rows(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.Dat
 
 
 def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], reference: pd.DataFrame,
-               max_levels: int = 50) -> tuple[dict[str, pd.DataFrame], list[str]]:
+               max_levels: int = 50, *, unseen: bool = False) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Keep the ``max_levels`` most frequent levels (in ``reference``) of each categorical column.
 
     Gradient-boosted trees split at most 254 levels natively; Census occupation (524 codes) and place of birth
@@ -258,6 +258,8 @@ def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], refere
         kinds: column kinds; only ``categorical`` columns are capped.
         reference: the table whose level frequencies decide what is kept (the real train split).
         max_levels: levels kept per column.
+        unseen: also count the levels ``reference`` never has as ``(other)``, in every column (a release that
+            invents codes, such as the paper's Census releases, would otherwise pass the native limit).
 
     Returns:
         ``(tables, notes)``: copies with the other levels replaced by ``(other)``; one note per capped column.
@@ -268,12 +270,19 @@ def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], refere
         if kind != "categorical":
             continue
         counts = reference[column].astype("object").value_counts()
-        if len(counts) <= max_levels:
-            continue
         keep = set(counts.index[:max_levels])
+        invented = {name: int((~table[column].astype("object").isin(set(counts.index))
+                               & table[column].notna()).sum()) for name, table in out.items()} if unseen else {}
+        if len(counts) <= max_levels and not any(invented.values()):
+            continue
         for table in out.values():
             values = table[column].astype("object")
             table[column] = values.where(values.isin(keep) | values.isna(), "(other)")
-        notes.append(f"C2ST: column {column!r} has {len(counts)} levels; its {max_levels} most frequent are kept, "
-                     "the rest count as one level")
+        if len(counts) > max_levels:
+            notes.append(f"C2ST: column {column!r} has {len(counts)} levels; its {max_levels} most frequent are "
+                         "kept, the rest count as one level")
+        for name, n in invented.items():
+            if n:
+                notes.append(f"C2ST: {n} values of {column!r} in {name} never occur in the real table; they count "
+                             "as the level (other)")
     return out, notes

@@ -104,12 +104,13 @@ def _slug(text: str) -> str:
 def run_name(dataset_keys: Sequence[str], provider: str, model: str, variant: str, metadata_source: str,
              sampling: str, seed: int, *, n_rows: int = 20,
              generate_config: GenerateConfig = GenerateConfig(), base_url: str | None = None,
-             scoring: str = "verdict") -> str:
+             scoring: str = "verdict", label_backend: str = "") -> str:
     """Deterministic run name from the configuration that changes answers.
 
     Readable parts (datasets, provider, model, variant, metadata source, sampling, seed) plus 8 hex
     digits of sha256 over them and the rest (rows per sample, temperature, seed, max tokens, base
-    URL, and the scoring mode when it is not ``verdict``). Synthesizers, conditions and trials per label are
+    URL, the scoring mode when it is not ``verdict``, and the ``local`` provider's label backend when it is not the
+    default ``transformers``). Synthesizers, conditions and trials per label are
     left out on purpose: running with more of them extends (resumes into) the same file.
 
     Returns:
@@ -121,6 +122,8 @@ def run_name(dataset_keys: Sequence[str], provider: str, model: str, variant: st
               "base_url": public_base_url(base_url)}
     if scoring != "verdict":  # verdict runs keep the names they always had
         config["scoring"] = scoring
+    if label_backend not in ("", "transformers"):  # float32 transformers runs keep their names
+        config["label_backend"] = label_backend
     digest = sha256_json(config)[:8]
     return (f"{'+'.join(map(_slug, dataset_keys))}__{_slug(provider)}-{_slug(model)}__"
             f"{_slug(variant)}-{_slug(metadata_source)}-{_slug(sampling)}__s{int(seed)}__{digest}")

@@ -49,6 +49,9 @@ class TrialRunConfig:
     """Service URL for ``openai``/``gemini`` (empty = the provider's default); ``ollama`` uses it as host."""
     replay_path: str = ""
     """For ``replay``: the recorded trials file or folder to answer from."""
+    label_backend: str = ""
+    """For ``local``: how label scores are computed (``transformers``, ``transformers-bfloat16`` or ``llamacpp``,
+    :class:`~llmdisc.discrimination.providers.embedded.EmbeddedProvider`); empty = the provider's default."""
     quick: bool = False
     """Smoke-test size: first synthesizer, first condition, one trial per label."""
     requests_per_minute: float = 0.0
@@ -138,11 +141,13 @@ def load_trial_tables(dataset_key: str, synthesizers: Sequence[str], *, controls
     return {dataset_key: cell}, files
 
 
-def open_provider(name: str, model: str = "", base_url: str = "", replay_path: str = "") -> Provider:
+def open_provider(name: str, model: str = "", base_url: str = "", replay_path: str = "",
+                  label_backend: str = "") -> Provider:
     """``get_provider(name, model or default, base_url=...)``; ``base_url`` is ``host`` for ollama.
 
     Raises:
-        ConfigError: unknown provider, or an option it does not take (e.g. a base URL for ``local``).
+        ConfigError: unknown provider, or an option it does not take (e.g. a base URL or a label backend for
+            anything but ``local``).
     """
     from llmdisc.discrimination.providers.registry import get_provider
 
@@ -151,6 +156,8 @@ def open_provider(name: str, model: str = "", base_url: str = "", replay_path: s
         options["host" if name == "ollama" else "base_url"] = base_url
     if replay_path:
         options["path"] = replay_path
+    if label_backend:
+        options["label_backend"] = label_backend
     return get_provider(name, model or None, **options)
 
 
@@ -193,11 +200,13 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
     generate = GenerateConfig()
 
     async def main() -> RunSummary:
-        provider = open_provider(config.provider, config.model, config.base_url, config.replay_path)
+        provider = open_provider(config.provider, config.model, config.base_url, config.replay_path,
+                                 config.label_backend)
         try:
             name = run_name([config.dataset_key], config.provider, provider.model, config.variant,
                             config.metadata_source, config.sampling, config.seed, n_rows=config.n_rows,
-                            generate_config=generate, base_url=provider.base_url, scoring=config.scoring)
+                            generate_config=generate, base_url=provider.base_url, scoring=config.scoring,
+                            label_backend=config.label_backend)
             target = Path(out_path or default_out_path(name))
             summary = await run_trials(
                 specs, provider=provider, tables=tables, variant=config.variant,

@@ -148,7 +148,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                      "scoring": protocol.scoring, "trials_per_label_c2": trials.trials_per_label_c2,
                      "verdict_trials_per_label": trials.verdict_trials_per_label,
                      "controls": trials.controls, "share_real_samples": trials.share_real_samples,
-                     "config_name": config.name},
+                     "label_backend": model.label_backend, "config_name": config.name},
                     depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
                     # trials.run_name: <key>__<provider>-<model>__<variant>-<source>-<sampling>__s<seed>__<hash>
                     output_globs=[f"results/trials/{key}__{model.provider}-*__{protocol.variant}-"

@@ -187,6 +187,26 @@ class TestReport:
         assert top["paper_c2st_auc"] > 0.95 and np.isnan(top["inference_risk"])
 
 
+    def test_gradient_boosting_counts_invented_codes_as_one_level_and_says_so(self, halves):
+        from llmdisc.baselines.report import HIST_GB_MAX_LEVELS, c2st_rows
+
+        # as the paper's Census CTGAN does with occupation: a third of the rows carry codes no real row has,
+        # 300 distinct ones (more than the 254 levels trees split natively)
+        rng = np.random.default_rng(5)
+        invented = halves[1].copy()
+        rows = rng.choice(len(invented), 500, replace=False)
+        invented["occupation"] = invented["occupation"].astype("object")
+        invented.loc[rows, "occupation"] = [f"code-{i % 300}" for i in range(500)]
+        assert invented["occupation"].nunique() > HIST_GB_MAX_LEVELS
+        rows = c2st_rows(halves[0], invented, seed=0, max_rows=1500, kinds=KINDS, classifiers=["hist_gb"])
+        auc = next(r for r in rows if (r["baseline"], r["variant"], r["metric"]) == ("c2st", "ours", "auc"))
+        assert auc["value"] > 0.6  # a third of the rows are told apart by the one level
+        assert "500 values of 'occupation' in synthetic never occur in the real table" in auc["note"]
+        same = c2st_rows(halves[0], halves[1], seed=0, max_rows=1500, kinds=KINDS, classifiers=["hist_gb"])
+        auc = next(r for r in same if (r["baseline"], r["variant"], r["metric"]) == ("c2st", "ours", "auc"))
+        assert auc["value"] < 0.6 and "of 'occupation'" not in auc["note"]  # rare levels of other columns may be
+
+
 class TestPaperReleases:
     """The paper's C2ST on the paper's own Census releases (../shared/reference or a fetched folder)."""
 

@@ -339,8 +339,11 @@ def test_run_name_is_deterministic_and_distinguishes_configurations() -> None:
     assert name.startswith("adult__local-smollm2-135m-instruct-q4_1__neutral-real-fresh__s0__")
     others = {run_name(**{**base, "seed": 1}), run_name(**{**base, "model": "other"}),
               run_name(**{**base, "variant": "paper"}), run_name(**base, n_rows=10),
-              run_name(**base, generate_config=GenerateConfig(temperature=0.5))}
-    assert name not in others and len(others) == 5
+              run_name(**base, generate_config=GenerateConfig(temperature=0.5)),
+              run_name(**base, label_backend="transformers-bfloat16")}
+    assert name not in others and len(others) == 6
+    # the default label backend, named or not, keeps the names runs always had
+    assert run_name(**base, label_backend="transformers") == run_name(**base, label_backend="") == name
     assert "/" not in run_name(**{**base, "model": "org/model:tag"})
 
 

@@ -51,6 +51,17 @@ def test_list_keys_accept_one_string_or_comma_separated_items(tmp_path):
         load_config(path)
 
 
+def test_a_label_backend_is_for_the_local_model_only(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: bad\ntrials:\n  models: [{provider: ollama, model: llama3.1, "
+                    "label_backend: transformers-bfloat16}]\n")
+    with pytest.raises(ConfigError, match="is for the local provider, not 'ollama'; fix: remove label_backend"):
+        load_config(path)
+    path.write_text("name: ok\ntrials:\n  models: [{provider: local, label_backend: transformers-bfloat16}]\n")
+    run = next(r for r in plan_run(load_config(path)) if r.stage == "04")
+    assert run.parameters["label_backend"] == "transformers-bfloat16"
+
+
 def test_missing_file_and_non_mapping(tmp_path):
     with pytest.raises(ConfigError, match="does not exist; pick one of configs"):
         load_config(tmp_path / "nope.yaml")
@@ -106,8 +117,12 @@ def test_the_default_run_scores_by_probability_with_enough_trials_in_every_cell(
     trials = config.trials
     assert trials.trials_per_label >= 20 and list(trials.conditions) == ["C1"]  # C2 left out: see the config
     assert all(p.scoring in ("probability", "both") for p in trials.protocols)
-    assert trials.controls and trials.share_real_samples and trials.verdict_trials_per_label >= 1
+    # no generated verdicts: one per cell and label gave n = 1 (no DRS), at ~6x a label score's cost
+    assert trials.controls and trials.share_real_samples and trials.verdict_trials_per_label == 0
     assert config.likelihood.enabled and config.likelihood.samples_per_class >= 20
+    # notebook 09 reads the tables' token log-probabilities the trials' label pass stored: same backend
+    assert [m.label_backend for m in trials.models] == ["transformers-bfloat16"]
+    assert config.likelihood.backend == "transformers-bfloat16"
     # the joint-structure statistic: not in the hour of the default run, in configs/joint.yaml (same grid, 20 or
     # more samples per class, every release and both controls)
     joint = load_config(project_root() / "configs" / "joint.yaml")

@@ -23,7 +23,7 @@ from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS
 from llmdisc.errors import ConfigError
 from llmdisc.manifest import write_manifest
 
-BACKENDS = ("transformers", "llamacpp")
+BACKENDS = ("transformers", "transformers-bfloat16", "llamacpp")
 
 
 @dataclass
@@ -70,11 +70,13 @@ class LikelihoodRunConfig:
 
 
 def open_scorer(model: str, backend: str, threads: int = 2) -> LikelihoodScorer:
-    """The scorer of a backend (``transformers``, the default, or ``llamacpp``)."""
-    if backend == "transformers":
+    """The scorer of a backend (``transformers``, the default; ``transformers-bfloat16``, the same in bfloat16,
+    which reads what the ``local`` provider's label backend of that name stored; or ``llamacpp``)."""
+    if backend in ("transformers", "transformers-bfloat16"):
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-        return TransformersScorer(model, threads=threads)
+        return TransformersScorer(model, threads=threads, dtype="bfloat16" if backend.endswith("bfloat16")
+                                  else "float32")
     if backend == "llamacpp":
         from llmdisc.discrimination.likelihood.llamacpp_backend import LlamaCppScorer
 
@@ -163,7 +165,7 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
                                    run_seed=config.seed, reference_samples=config.reference_samples or None,
                                    train_control=config.train_control, positive_control=config.positive_control)
     tables = load_likelihood_tables(config.dataset_key, sorted({spec.source for spec in specs}), run_seed=config.seed)
-    if scorer is None and config.backend == "transformers":
+    if scorer is None and config.backend.startswith("transformers"):
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
         scorer = TransformersScorer(config.model, threads=config.threads, dtype=dtype)

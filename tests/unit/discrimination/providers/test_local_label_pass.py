@@ -117,5 +117,30 @@ def test_a_gguf_path_model_needs_the_llamacpp_route(provider, tmp_path):
 
 
 def test_an_unknown_label_backend_is_refused():
-    with pytest.raises(ProviderConfigError, match="label_backend='vllm' is not known.*transformers, llamacpp"):
+    with pytest.raises(ProviderConfigError, match="label_backend='vllm' is not known.*transformers, transformers-bfloat16, llamacpp"):
         EmbeddedProvider(label_backend="vllm")
+
+
+def test_the_bfloat16_route_is_close_to_float32_keyed_apart_and_read_by_its_likelihood_backend(provider, scores,
+                                                                                               tmp_path):
+    from llmdisc.discrimination.likelihood.configured import open_scorer
+
+    half = EmbeddedProvider(label_backend="transformers-bfloat16", token_cache_dir=tmp_path)
+    assert half.identity()["label_method"] == "transformers-bfloat16"
+    assert (request_cache_key(half.identity(), SHORT, CONFIG, replicate=0, kind="label_scores")
+            != request_cache_key(provider.identity(), SHORT, CONFIG, replicate=0, kind="label_scores"))
+    got = asyncio.run(half.label_scores(SHORT, CONFIG))
+    assert got.invalid_reason is None and got.metadata["label_backend"] == "transformers-bfloat16"
+    assert "bfloat16" in got.metadata["scored"]
+    for label in LABELS:  # another precision: close, not equal
+        assert got.logprobs[label] == pytest.approx(scores.logprobs[label], abs=0.5)
+    assert got.logprobs != scores.logprobs
+    prompt_text = half._transformers_scorer().chat_text(SHORT.system, SHORT.user)
+    start = prompt_text.index("| a |")
+    for backend, expected in (("transformers-bfloat16", "hit"), ("transformers", "miss")):
+        scorer = open_scorer(provider.model, backend, threads=1)
+        saved, scorer.token_cache = scorer.token_cache, TokenCache(tmp_path)
+        try:
+            assert scorer.token_logprobs(prompt_text, start_char=start).extras["token_cache"] == expected, backend
+        finally:
+            scorer.token_cache = saved
