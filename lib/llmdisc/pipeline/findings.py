@@ -227,7 +227,7 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
                                      "together?")):
         cells = found[name]
         if not cells:
-            where = (" (`llmdisc run --config configs/joint.yaml` measures it, in about three hours on 2 cores; "
+            where = (" (`llmdisc run --config configs/joint.yaml` measures it, in about two hours on 2 cores; "
                      "`llmdisc audit` reads it on a release by default)") if name == "joint" else ""
             lines.append(f"- **{question}** Not measured here{where}.")
             continue
@@ -257,7 +257,10 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
                      f"{sum(k[1] not in (POSITIVE, NEGATIVE) for k in prob)} release cells after Holm's correction; "
                      f"it passes its controls on {len(controls)} of {len(datasets)} datasets"
                      + ("" if controls else ", so it vouches for none") + ".")
-    if verdict and not any(c.note for c in verdict.values()):
+    if not verdict:
+        lines.append("- **Generated verdicts (the paper's reading)**: not in this run (`configs/paper.yaml` generates "
+                     "them).")
+    elif not any(c.note for c in verdict.values()):
         lines.append("- **Generated verdicts (the paper's reading)**: too few per cell here to give a DRS.")
     return lines
 
@@ -277,17 +280,18 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
     if not keys:
         return ["_No results yet: run `make reproduce` to fill this summary from `results/tables/`._"]
     datasets = sorted({k[0] for k in keys})
+    shown = [i for i in INSTRUMENTS if found[i]]  # an instrument this run did not measure gets no column
     lines = [f"{heading} What the run found", "", *_sentences(found, datasets), "",
              "AUC of telling each group from real data, per instrument (0.5 = not told apart; below 0.5 the group "
              "scores lower, e.g. less probable or less structured), 95 % interval and Holm-adjusted p across the "
              "release cells of that instrument:", "",
-             "| dataset | group | " + " | ".join(TITLES[i] for i in INSTRUMENTS) + " |",
-             "|---|---|" + "---|" * len(INSTRUMENTS)]
+             "| dataset | group | " + " | ".join(TITLES[i] for i in shown) + " |",
+             "|---|---|" + "---|" * len(shown)]
     order = {POSITIVE: 1, NEGATIVE: 2}
     for dataset, group in sorted(keys, key=lambda k: (k[0], order.get(k[1], 0), k[1])):
         name = {POSITIVE: "positive control (columns shuffled)", NEGATIVE: "negative control (real vs real)"}.get(
             group, group)
-        cells = [found[i].get((dataset, group)) for i in INSTRUMENTS]
+        cells = [found[i].get((dataset, group)) for i in shown]
         lines.append(f"| {dataset} | {name} | " + " | ".join("–" if c is None else c.text() for c in cells) + " |")
     lines += ["", f"Cells with fewer than {MIN_N} samples per class show their n instead of a figure. The release "
               "cells of one instrument share their real samples, so they are read together with Holm's correction; "

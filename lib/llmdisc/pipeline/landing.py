@@ -186,9 +186,11 @@ def _likelihood_headline(tables_dir: Path, site: SiteMap) -> list[str]:
                              "log-likelihood).", LIKELIHOOD_HEADER, rows)]
 
 
-def _question_lines(site: SiteMap) -> list[str]:
+def _question_lines(tables_dir: Path, site: SiteMap) -> list[str]:
     lines = ["## Research questions and where they are answered", ""]
     for rq in RESEARCH_QUESTIONS:
+        table = _read(tables_dir, rq.table) if rq.table else None
+        measured = rq.table in site.table_files and table is not None and not table.empty
         pages = site.notebook_pages.get(rq.notebook, [])
         where = []
         if pages:
@@ -197,10 +199,12 @@ def _question_lines(site: SiteMap) -> list[str]:
                          else f"{{doc}}`notebook {rq.notebook} </{pages[0]}>`")
         figures = [f"{{numref}}`{site.figure_labels[f]}`" for f in rq.figures if f in site.figure_labels]
         where += figures
-        if rq.table and rq.table in site.table_files:
+        if rq.table and measured:
             where.append(f"table `{rq.table}` ({_downloads(site, rq.table)})")
-        if rq.table and rq.table not in site.table_files:
-            where = []  # its section exists in every run, its numbers only where this run measured them
+        if rq.table and not measured:
+            # its section exists in every run, its numbers only where this run measured them (a run that generated
+            # no verdict writes llm_cells with a header and no rows)
+            where = []
         answer = "; ".join(where) if where else "_not in this run_"
         lines.append(f"- **{rq.key}.** {rq.question} → {answer}")
     return lines + [""]
@@ -266,7 +270,7 @@ def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
     from llmdisc.pipeline.findings import findings_markdown
 
     lines += findings_markdown(tables_dir, heading="##") + [""]
-    lines += _question_lines(site)
+    lines += _question_lines(tables_dir, site)
     lines += _probability_headline(tables_dir, site)
     lines += _likelihood_headline(tables_dir, site)
     lines += _headline(tables_dir, site)

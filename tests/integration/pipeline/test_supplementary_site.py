@@ -65,47 +65,61 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     source_tables = project_root() / "results" / "tables"
     if not (source_tables / "llm_cells.csv").is_file():
         pytest.skip("results/tables/llm_cells.csv is not in this checkout (it is committed; restore it)")
+    from llmdisc.figures import figure_data
+
+    paper_trials = figure_data.paper_llm_trials()  # read before LLMDISC_ROOT moves (it finds ../shared from here)
     root = tmp_path_factory.mktemp("supplementary") / "project"
     patch = pytest.MonkeyPatch()
-    patch.setenv("LLMDISC_ROOT", str(root))
-    patch.setenv("GEMINI_API_KEY", FAKE_KEY)
-    shutil.copytree(source_tables, root / "results" / "tables")
-    cells = pd.read_csv(root / "results" / "tables" / "llm_cells.csv")
-    second = cells.assign(provider="ollama", model="llama3.1:8b", drs=0.45,
-                          drs_ci_low=0.2, drs_ci_high=0.7, n_valid_real=9, n_valid_syn=11, p_real=0.6, p_syn=0.45)
-    pd.concat([cells, second]).to_csv(root / "results" / "tables" / "llm_cells.csv", index=False)
-    plots.set_style()
-    both = pd.read_csv(root / "results" / "tables" / "llm_cells.csv")
-    plots.save_figure(plots.drs_by_cell(both), "drs_by_cell", root / "figures")
-    plots.save_figure(plots.drs_decomposition(both), "drs_decomposition", root / "figures")
-    executed = root / "reports" / "executed" / "fx"
-    table_html = pd.DataFrame({"dataset": ["adult"], "rows": [30162]}).to_html()
-    html_output = nbformat.v4.new_output("execute_result", data={"text/html": table_html, "text/plain": "df"},
-                                         execution_count=1)
-    leaky = nbformat.v4.new_output("stream", name="stdout",
-                                   text=f"wrote {root}/data/processed/adult/train.parquet with key {FAKE_KEY}\n")
-    _executed(executed / "01_data_prep__adult.ipynb", "01 — Data preparation: real tables, split",
-              [("## 1. Load, verify, split and write", "split = prepare_dataset('adult')")],
-              {"dataset": "adult", "encoding": "", "seed": 0}, [leaky, html_output])
-    _executed(executed / "04_llm_trials__adult__local__neutral__real__fresh.ipynb",
-              "04 · LLM trials: ask a model whether each 20-row sample is REAL or SYNTHETIC",
-              [("## 1. Inputs", "config"), ("## 2. Run (or resume) the trials", "run_configured(config)")],
-              {"dataset_key": "adult", "provider": "local", "model": "", "variant": "neutral",
-               "metadata_source": "real", "sampling": "fresh", "seed": 0}, [html_output])
-    _executed(executed / "06_human_pilot.ipynb", "06 — Human pilot: can people tell real from synthetic?",
-              [("## 1. Read the label files", "labels")], {"seed": 0})
-    _executed(executed / "08_paper_reproduction.ipynb", "08 — The paper's tables from its own counts and trials",
-              [("## 1. From the paper's counts", "counts"), ("## 2. From the paper's own trials", "trials")],
-              {"seed": 2026})
-    _executed(executed / "07_figures.ipynb", "07 — Figures and result tables",
-              [("## 2. DRS by synthesizer and condition, and its decomposition",
-                'figure_files += plots.save_figure(plots.drs_by_cell(cells), "drs_by_cell")\n'
-                'figure_files += plots.save_figure(plots.drs_decomposition(cells), "drs_decomposition")'),
-               ("## 7. Confidence calibration",  # its PNG is absent: the figure is left out, not an error
-                'figure_files += plots.save_figure(plots.calibration(bins), "calibration")')],
-              {"config_name": "fx", "seed": 0})
-    yield root
-    patch.undo()
+    try:  # a failure or skip while building must not leave LLMDISC_ROOT set for later tests
+        patch.setenv("LLMDISC_ROOT", str(root))
+        patch.setenv("GEMINI_API_KEY", FAKE_KEY)
+        shutil.copytree(source_tables, root / "results" / "tables")
+        cells = pd.read_csv(root / "results" / "tables" / "llm_cells.csv")
+        if cells.empty:  # the default run generates no verdict: the paper's own trial records give verdict cells
+            if paper_trials.empty:
+                pytest.skip("no verdict cells: the committed run generated none and the paper's trials are not here")
+            cells = figure_data.llm_cells(paper_trials, seed=0)
+            # one model, one row per panel bar (the paper's Census cells come in two encodings)
+            cells = cells[(cells["model"] == cells["model"].iloc[0]) & (cells["n_valid_real"] > 0)
+                          & (cells["n_valid_syn"] > 0)].drop_duplicates(["dataset", "synthetic_method", "condition"])
+        second = cells.assign(provider="ollama", model="llama3.1:8b", drs=0.45,
+                              drs_ci_low=0.2, drs_ci_high=0.7, n_valid_real=9, n_valid_syn=11, p_real=0.6,
+                              p_real_ci_low=0.3, p_real_ci_high=0.85, p_syn=0.45, p_syn_ci_low=0.2,
+                              p_syn_ci_high=0.7)
+        pd.concat([cells, second]).to_csv(root / "results" / "tables" / "llm_cells.csv", index=False)
+        plots.set_style()
+        both = pd.read_csv(root / "results" / "tables" / "llm_cells.csv")
+        plots.save_figure(plots.drs_by_cell(both), "drs_by_cell", root / "figures")
+        plots.save_figure(plots.drs_decomposition(both), "drs_decomposition", root / "figures")
+        executed = root / "reports" / "executed" / "fx"
+        table_html = pd.DataFrame({"dataset": ["adult"], "rows": [30162]}).to_html()
+        html_output = nbformat.v4.new_output("execute_result", data={"text/html": table_html, "text/plain": "df"},
+                                             execution_count=1)
+        leaky = nbformat.v4.new_output("stream", name="stdout",
+                                       text=f"wrote {root}/data/processed/adult/train.parquet with key {FAKE_KEY}\n")
+        _executed(executed / "01_data_prep__adult.ipynb", "01 — Data preparation: real tables, split",
+                  [("## 1. Load, verify, split and write", "split = prepare_dataset('adult')")],
+                  {"dataset": "adult", "encoding": "", "seed": 0}, [leaky, html_output])
+        _executed(executed / "04_llm_trials__adult__local__neutral__real__fresh.ipynb",
+                  "04 · LLM trials: ask a model whether each 20-row sample is REAL or SYNTHETIC",
+                  [("## 1. Inputs", "config"), ("## 2. Run (or resume) the trials", "run_configured(config)")],
+                  {"dataset_key": "adult", "provider": "local", "model": "", "variant": "neutral",
+                   "metadata_source": "real", "sampling": "fresh", "seed": 0}, [html_output])
+        _executed(executed / "06_human_pilot.ipynb", "06 — Human pilot: can people tell real from synthetic?",
+                  [("## 1. Read the label files", "labels")], {"seed": 0})
+        _executed(executed / "08_paper_reproduction.ipynb", "08 — The paper's tables from its own counts and trials",
+                  [("## 1. From the paper's counts", "counts"), ("## 2. From the paper's own trials", "trials")],
+                  {"seed": 2026})
+        _executed(executed / "07_figures.ipynb", "07 — Figures and result tables",
+                  [("## 2. DRS by synthesizer and condition, and its decomposition",
+                    'figure_files += plots.save_figure(plots.drs_by_cell(cells), "drs_by_cell")\n'
+                    'figure_files += plots.save_figure(plots.drs_decomposition(cells), "drs_decomposition")'),
+                   ("## 7. Confidence calibration",  # its PNG is absent: the figure is left out, not an error
+                    'figure_files += plots.save_figure(plots.calibration(bins), "calibration")')],
+                  {"config_name": "fx", "seed": 0})
+        yield root
+    finally:
+        patch.undo()
 
 
 @pytest.fixture(scope="module")

@@ -52,14 +52,14 @@ def test_missing_tables_leave_their_parts_out(tmp_path):
 
 
 def test_tables_page_renders_every_table_and_survives_an_empty_one(tmp_path):
-    if not (TABLES / "llm_cells.csv").is_file():
-        pytest.skip("results/tables/llm_cells.csv is not in this checkout")
-    shutil.copy(TABLES / "llm_cells.csv", tmp_path / "llm_cells.csv")
+    if not (TABLES / "baselines_headline.csv").is_file():
+        pytest.skip("results/tables/baselines_headline.csv is not in this checkout")
+    shutil.copy(TABLES / "baselines_headline.csv", tmp_path / "baselines_headline.csv")
     (tmp_path / "cues_new.csv").write_text("")  # a table another stage is still writing
-    site = SiteMap(table_files={"llm_cells": ["_tables/llm_cells.csv", "_tables/llm_cells.tex"]})
-    page = tables_page({"llm_cells": tmp_path / "llm_cells.csv", "cues_new": tmp_path / "cues_new.csv"}, site)
-    assert "{download}`CSV <_tables/llm_cells.csv>` · {download}`TEX <_tables/llm_cells.tex>`" in page
-    assert ":name: tbl-llm-cells" in page and "Unnamed" not in page
+    site = SiteMap(table_files={"baselines_headline": ["_tables/baselines_headline.csv", "_tables/baselines_headline.tex"]})
+    page = tables_page({"baselines_headline": tmp_path / "baselines_headline.csv", "cues_new": tmp_path / "cues_new.csv"}, site)
+    assert "{download}`CSV <_tables/baselines_headline.csv>` · {download}`TEX <_tables/baselines_headline.tex>`" in page
+    assert ":name: tbl-baselines-headline" in page and "Unnamed" not in page
     assert re.search(r"## `cues_new`\n\n.*\n\n_Could not be read: EmptyDataError._", page)
 
 
@@ -97,15 +97,21 @@ def test_a_run_without_generated_verdicts_says_so_instead_of_an_empty_table(tmp_
     assert "-probability" in page  # the probability headline is still there
 
 
-def test_a_question_whose_table_this_run_did_not_write_is_not_pointed_at():
+def test_a_question_whose_table_this_run_did_not_write_is_not_pointed_at(tmp_path):
     from llmdisc.pipeline.landing import _question_lines
 
+    pd.DataFrame({"dataset_key": ["adult"], "auc": [0.5]}).to_csv(tmp_path / "likelihood_cells.csv", index=False)
+    pd.DataFrame(columns=["dataset", "drs"]).to_csv(tmp_path / "llm_cells.csv", index=False)  # no verdict generated
     site = SiteMap(notebook_pages={"07": ["default/07_figures"], "09": ["default/09_likelihood__adult"]},
                    section_labels={("default/07_figures", "3"): "c2-section",
+                                   ("default/07_figures", "2"): "verdict-section",
                                    ("default/09_likelihood__adult", "7"): "joint-section",
                                    ("default/09_likelihood__adult", "3"): "lik-section"},
-                   table_files={"likelihood_cells": ["_tables/likelihood_cells.csv"]})
-    lines = {line.split(".**")[0].lstrip("- *"): line for line in _question_lines(site) if line.startswith("- **RQ")}
+                   table_files={"likelihood_cells": ["_tables/likelihood_cells.csv"],
+                                "llm_cells": ["_tables/llm_cells.csv"]})
+    lines = {line.split(".**")[0].lstrip("- *"): line
+             for line in _question_lines(tmp_path, site) if line.startswith("- **RQ")}
     assert lines["RQ2"].endswith("_not in this run_")  # C2 not run: its section exists, its table does not
     assert lines["RQ13"].endswith("_not in this run_")
+    assert lines["RQ1"].endswith("_not in this run_")  # its table was written with a header and no rows
     assert "lik-section" in lines["RQ11"] and "likelihood_cells" in lines["RQ11"]

@@ -40,8 +40,11 @@ def test_block_is_the_landing_pages_first_section_word_for_word(tmp_path):
     page = landing_page(tmp_path, SiteMap(), [])
     assert _findings_lines(block) == _findings_lines(page)
     assert page.index("What the run found") < page.index("Research questions")  # the page leads with it
-    # the joint statistic passes its controls and tells the ctgan release apart (Holm: 2 release cells)
-    assert "| adult | ctgan | – | 0.50 [0.30, 0.70], p (Holm) 1.000 | 0.05 [0.00, 0.12], p (Holm) < 0.001 |" in block
+    # the joint statistic passes its controls and tells the ctgan release apart (Holm: 2 release cells); the
+    # instruments with no table get no column, the verdicts a sentence
+    assert "| dataset | group | table likelihood | joint structure |" in block
+    assert "| adult | ctgan | 0.50 [0.30, 0.70], p (Holm) 1.000 | 0.05 [0.00, 0.12], p (Holm) < 0.001 |" in block
+    assert "**Generated verdicts (the paper's reading)**: not in this run" in block
     assert "adult: passes its controls (shuffled columns AUC 0.10) and tells 1 of the releases apart" in block
     assert "adult: fails its controls" in block  # the likelihood sits at 0.5 on the shuffled columns
 
