@@ -188,8 +188,9 @@ def _likelihood_headline(tables_dir: Path, site: SiteMap) -> list[str]:
 
 def _question_lines(tables_dir: Path, site: SiteMap) -> list[str]:
     lines = ["## Research questions and where they are answered", ""]
+    rows = {name: _read(tables_dir, name) for name in {rq.table for rq in RESEARCH_QUESTIONS if rq.table}}
     for rq in RESEARCH_QUESTIONS:
-        table = _read(tables_dir, rq.table) if rq.table else None
+        table = rows.get(rq.table)
         measured = rq.table in site.table_files and table is not None and not table.empty
         pages = site.notebook_pages.get(rq.notebook, [])
         where = []

@@ -20,10 +20,11 @@ from llmdisc.discrimination.likelihood.runs import (
     run_likelihood,
 )
 from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS
+from llmdisc.discrimination.likelihood.transformers_backend import BACKEND_DTYPES
 from llmdisc.errors import ConfigError
 from llmdisc.manifest import write_manifest
 
-BACKENDS = ("transformers", "transformers-bfloat16", "llamacpp")
+BACKENDS = (*BACKEND_DTYPES, "llamacpp")
 
 
 @dataclass
@@ -72,11 +73,10 @@ class LikelihoodRunConfig:
 def open_scorer(model: str, backend: str, threads: int = 2) -> LikelihoodScorer:
     """The scorer of a backend (``transformers``, the default; ``transformers-bfloat16``, the same in bfloat16,
     which reads what the ``local`` provider's label backend of that name stored; or ``llamacpp``)."""
-    if backend in ("transformers", "transformers-bfloat16"):
+    if backend in BACKEND_DTYPES:
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-        return TransformersScorer(model, threads=threads, dtype="bfloat16" if backend.endswith("bfloat16")
-                                  else "float32")
+        return TransformersScorer(model, threads=threads, dtype=BACKEND_DTYPES[backend])
     if backend == "llamacpp":
         from llmdisc.discrimination.likelihood.llamacpp_backend import LlamaCppScorer
 
@@ -165,7 +165,7 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
                                    run_seed=config.seed, reference_samples=config.reference_samples or None,
                                    train_control=config.train_control, positive_control=config.positive_control)
     tables = load_likelihood_tables(config.dataset_key, sorted({spec.source for spec in specs}), run_seed=config.seed)
-    if scorer is None and config.backend.startswith("transformers"):
+    if scorer is None and config.backend in BACKEND_DTYPES:
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
         scorer = TransformersScorer(config.model, threads=config.threads, dtype=dtype)

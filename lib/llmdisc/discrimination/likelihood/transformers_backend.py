@@ -35,6 +35,9 @@ from llmdisc.errors import ChecksumError, ConfigError
 _loaded: dict[tuple[str, str], tuple[object, object, float]] = {}
 _lowered: dict[tuple[str, str, str], object] = {}
 DTYPES = ("float32", "bfloat16")
+BACKEND_DTYPES = {"transformers": "float32", "transformers-bfloat16": "bfloat16"}
+"""Backend name → dtype: the name a scorer of that dtype records as ``backend`` (the ``local`` provider's
+``label_backend`` and notebook 09's ``backend`` take the same names)."""
 _lock = threading.Lock()
 
 

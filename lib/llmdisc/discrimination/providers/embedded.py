@@ -362,11 +362,11 @@ class EmbeddedProvider(Provider):
                 "file; fix: pass label_backend='llamacpp' (forced tokens in llama.cpp)")
         if self._hf is None:
             from llmdisc.discrimination.likelihood.token_cache import TokenCache
-            from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+            from llmdisc.discrimination.likelihood.transformers_backend import BACKEND_DTYPES, TransformersScorer
 
-            dtype = "bfloat16" if self.label_backend == "transformers-bfloat16" else "float32"
             self._hf = TransformersScorer(self.model, threads=self.threads,
-                                          token_cache=TokenCache(self.token_cache_dir), dtype=dtype)
+                                          token_cache=TokenCache(self.token_cache_dir),
+                                          dtype=BACKEND_DTYPES[self.label_backend])
         return self._hf
 
     def _check_transformers(self) -> None:
