@@ -99,6 +99,17 @@ def _f(value: object) -> float:
     return out
 
 
+ONE_LABEL_NOTE = ("one label for every sample: the threshold lies outside the cell's scores, so DRS 0 says this "
+                  "calibration cannot tell, not that the release is safe")
+"""Note of a calibrated DRS whose threshold sends every sample, real and synthetic, to one label."""
+
+
+def one_label(p_real: float, p_syn: float) -> bool:
+    """True when a thresholded cell called every sample one label: p_REAL (share of real samples called REAL)
+    and p_SYN (share of synthetic samples called SYNTHETIC) are 1 and 0, or 0 and 1."""
+    return {p_real, p_syn} == {0.0, 1.0}
+
+
 def _need(table: pd.DataFrame, name: str, columns: tuple[str, ...]) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
@@ -145,9 +156,11 @@ def _llm_probability(cells: pd.DataFrame) -> list[dict[str, object]]:
         for calib, note in (("batch", "threshold = the cell's median score"),
                             ("context", "threshold = a content-free table's score")):
             if f"{calib}_drs" in r and not math.isnan(_f(r[f"{calib}_drs"])):
+                notes = f"calibrated DRS, {note} (reads no label)"
+                if one_label(_f(r.get(f"{calib}_p_real")), _f(r.get(f"{calib}_p_syn"))):
+                    notes += f"; {ONE_LABEL_NOTE}"
                 rows.append(_row(*head, f"{calib}_drs", _f(r[f"{calib}_drs"]), _f(r.get(f"{calib}_drs_ci_low")),
-                                 _f(r.get(f"{calib}_drs_ci_high")), n, "", "llm_probability_cells",
-                                 f"calibrated DRS, {note} (reads no label)"))
+                                 _f(r.get(f"{calib}_drs_ci_high")), n, "", "llm_probability_cells", notes))
     return rows
 
 

@@ -4,7 +4,8 @@ One panel per dataset key; y = each synthesizer, then the controls; x = the comm
 2·|AUC − 0.5| for AUCs, DRS as it is); one marker per discriminator × statistic × model × condition with its
 95 % interval as a bar. Colour = discriminator (darker or lighter for its second or third model or
 classifier); marker = the statistic (circle: an AUC read as separation; square: a DRS; diamond: the batch-calibrated
-DRS; plus: the contextual DRS); open markers = condition C2.
+DRS; plus: the contextual DRS); open markers = condition C2. A calibrated DRS whose threshold called every sample
+one label is marked "one label" (its 0 says the calibration cannot tell, not that the release is safe).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from llmdisc.figures.comparison import AUC_STATISTICS, DISCRIMINATORS, SYNTHESIZER_ORDER
+from llmdisc.figures.comparison import AUC_STATISTICS, DISCRIMINATORS, ONE_LABEL_NOTE, SYNTHESIZER_ORDER
 from llmdisc.figures.plots import PALETTE, set_style
 
 COLOURS = dict(zip(DISCRIMINATORS, (PALETTE[0], PALETTE[2], PALETTE[1], PALETTE[4], (0.15, 0.15, 0.15))))
@@ -121,6 +122,11 @@ def side_by_side(table: pd.DataFrame) -> plt.Figure:
                         color=colour, mfc="white" if key[3] == "C2" else colour, elinewidth=0.9, capsize=1.5,
                         label=series_label(*key))
             _n_labels(ax, x, y, part)
+            one = part["notes"].astype(str).str.contains(ONE_LABEL_NOTE, regex=False).to_numpy() \
+                if "notes" in part else np.zeros(len(part), bool)
+            for xi, yi in zip(x[one], y[one]):
+                ax.annotate("one label", (xi, yi), xytext=(4, -5), textcoords="offset points", ha="left",
+                            va="center", fontsize=4.5, color="firebrick")
         for k in range(1, len(rows)):
             ax.axhline(k - 0.5, color="0.85", lw=0.6)
         ax.axvline(0.5, ls=":", color="grey", lw=0.8)

@@ -238,6 +238,27 @@ class TestFigure:
         paths = save_figure(fig, "discriminators_side_by_side", tmp_path)
         assert all(p.stat().st_size > 1000 for p in paths)
 
+    def test_a_calibration_that_calls_every_sample_one_label_is_named_in_the_notes_and_on_the_figure(self) -> None:
+        trials = _probability_trials(-1.5)
+        # a content-free log-odds below every sample's score sends every sample, real and synthetic, to SYNTHETIC
+        content_free = pd.DataFrame([{"dataset_key": key, "condition": "C1", "provider": "local", "model": "m",
+                                      "log_odds": -50.0} for key in KEYS])
+        cells = score_probability_cells(trials, permutations=20, content_free=content_free)
+        assert (cells["context_drs"] == 0).all() and (cells["context_p_syn"] == 1).all()
+        out = comparison.discriminator_comparison({"llm_probability_cells": cells})
+        context = out[out["statistic"] == "context_drs"]
+        batch = out[out["statistic"] == "batch_drs"]
+        assert context["notes"].str.contains(comparison.ONE_LABEL_NOTE, regex=False).all()
+        assert not batch["notes"].str.contains(comparison.ONE_LABEL_NOTE, regex=False).any()  # median: both labels
+        fig = comparison_plots.side_by_side(out)
+        marks = [t for ax in fig.axes for t in ax.texts if t.get_text() == "one label"]
+        assert len(marks) == len(context)
+
+    @pytest.mark.parametrize(("p_real", "p_syn", "expected"), [(0.0, 1.0, True), (1.0, 0.0, True),
+                                                               (0.0, 0.0, False), (0.45, 0.55, False)])
+    def test_one_label_reads_the_two_shares(self, p_real, p_syn, expected) -> None:
+        assert comparison.one_label(p_real, p_syn) is expected
+
     def test_an_empty_table_still_gives_a_figure(self) -> None:
         fig = comparison_plots.side_by_side(comparison.discriminator_comparison({}))
         assert len(fig.axes) == 1
