@@ -21,9 +21,10 @@ from llmdisc.paths import relative_to_root
 
 TRIAL_STATUSES = ("valid", "invalid", "error")
 
-PROTOCOL_COLUMNS = ("prompt_variant", "metadata_source", "sampling", "scoring", "config_name")
-"""The protocol of a trial and the run configuration that wrote it: part of every cell key, so trials of the
-paper's protocol and of ours (``configs/paper.yaml`` runs both) are never pooled into one cell."""
+PROTOCOL_COLUMNS = ("prompt_variant", "metadata_source", "sampling", "scoring", "label_method", "config_name")
+"""The protocol of a trial, how its label scores were computed and the run configuration that wrote it: part of
+every cell key, so trials of the paper's protocol and of ours (``configs/paper.yaml`` runs both), or label scores
+in float32 and in bfloat16, are never pooled into one cell."""
 
 CELL_KEY = ("dataset_key", "synthetic_method", "condition", "provider", "model", *PROTOCOL_COLUMNS)
 """Columns of a scoring cell of a trial table: never pooled across datasets, providers, models or protocols."""
@@ -128,6 +129,10 @@ class TrialRecord:
     """Seconds of the label-score call (the original call's for cache hits)."""
     verdict_agrees: bool | None = None
     """Under ``both``: whether the generated verdict is the label the scores prefer."""
+    label_method: str = ""
+    """How the label scores were computed when the provider has more than one way (the local provider's
+    ``transformers-float32`` or ``transformers-bfloat16`` forward pass); "" for the provider's only way (llama.cpp,
+    a service's logprobs), for trials without label scores and for files written before the field existed."""
     config_name: str = UNRECORDED_CONFIG
     """Name of the run configuration (``configs/<name>.yaml``) whose run wrote the record;
     :data:`UNRECORDED_CONFIG` for files written before the field existed or outside a configured run."""
@@ -269,6 +274,7 @@ def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
         if column not in frame.columns:
             frame[column] = pd.Series(dtype="object")
     frame["scoring"] = frame["scoring"].where(frame["scoring"].notna(), "verdict")  # files from before scoring
+    frame["label_method"] = frame["label_method"].where(frame["label_method"].notna(), "")
     frame["config_name"] = frame["config_name"].where(frame["config_name"].notna() & (frame["config_name"] != ""),
                                                       UNRECORDED_CONFIG)
     return frame.loc[:, list(TRIAL_COLUMNS)].reset_index(drop=True)
@@ -285,7 +291,7 @@ def protocol_label(row: Any) -> str:
     """
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [(get("prompt_variant"), "{} prompt"), (get("metadata_source"), "{} metadata"),
-             (get("sampling"), "{} samples"), (get("scoring"), "{}")]
+             (get("sampling"), "{} samples"), (get("scoring"), "{}"), (get("label_method"), "{} label scores")]
     words = [form.format(value) for value, form in parts if isinstance(value, str) and value]
     config = get("config_name")
     if isinstance(config, str) and config:

@@ -222,7 +222,8 @@ async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
         sample_seed=prepared.sample_seed, row_ids=list(prepared.row_ids), n_rows=len(prepared.row_ids),
         prompt_variant=ctx.variant, metadata_source=ctx.metadata_source, prompt_hash=prepared.prompt_hash,
         attempts=attempts, cache_hit=cache_hit, replicate=spec.replicate, run_seed=spec.run_seed,
-        scoring=spec.scoring, config_name=ctx.config_name, **empty_score_fields())
+        scoring=spec.scoring, label_method=str(ctx.identity.get("label_method") or "") if wants_scores else "",
+        config_name=ctx.config_name, **empty_score_fields())
     if failure is not None:  # no answer (verdict or scores): an error record, retried on resume
         if wants_scores:
             base.update(score_status="error", score_invalid_reason=f"{type(failure).__name__}: {failure}")

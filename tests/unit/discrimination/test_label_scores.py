@@ -229,3 +229,33 @@ def test_retryable_score_failures_are_retried(tables: dict, tmp_path: Path) -> N
     provider = ScoringProvider(script=[TransientProviderError("503")])
     df = load_trials(run(queue, provider, tables, tmp_path / "t.jsonl", max_attempts=3).out_path)
     assert (df["status"] == "valid").all() and provider.score_calls == 3
+
+
+class TwoMethodProvider(ScoringProvider):
+    """A provider with two ways of computing label scores (as the local provider's float32 and bfloat16 passes):
+    its identity names the method, so the cache keys and the records tell them apart."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__()
+        self.method = method
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "label_method": self.method}
+
+
+def test_records_name_the_label_method_and_cells_keep_methods_apart(tables: dict, tmp_path: Path) -> None:
+    from llmdisc.scoring import score_probability_cells
+
+    queue = build_trial_queue(["adult"], ["ctgan"], ["C1"], 3, run_seed=0, scoring="probability")
+    for method in ("transformers-float32", "transformers-bfloat16"):  # one config, two methods, one folder
+        run(queue, TwoMethodProvider(method), tables, tmp_path / f"{method}.jsonl", config_name="default")
+    run(queue, ScoringProvider(), tables, tmp_path / "only-way.jsonl", config_name="default")
+    verdicts = build_trial_queue(["adult"], ["ctgan"], ["C1"], 1, run_seed=0)
+    run(verdicts, TwoMethodProvider("transformers-bfloat16"), tables, tmp_path / "verdicts.jsonl")
+    trials = load_trials(tmp_path)
+    by_run = trials.groupby("run_id")["label_method"].agg(set).to_dict()
+    assert by_run == {"transformers-float32": {"transformers-float32"},
+                      "transformers-bfloat16": {"transformers-bfloat16"}, "only-way": {""}, "verdicts": {""}}
+    cells = score_probability_cells(trials, permutations=10)
+    assert sorted(cells["label_method"]) == ["", "transformers-bfloat16", "transformers-float32"]  # never pooled
+    assert set(cells["n_real"]) == {3}
