@@ -26,6 +26,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=8, help="samples per group and design (default 8)")
     parser.add_argument("--rows", type=int, default=20, help="rows per sample (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the samples, reference rows and permutations")
+    parser.add_argument("--vary", nargs="+", default=None, metavar="DESIGN",
+                        help="the variations of the base design to run, space- or comma-separated (default all: "
+                             "k=1 k=4 serialisation=great context=c1_prompt reference_rows=0 reference_rows=20)")
+
+
+def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]:
+    """The variations named (``k=1``, ``reference_rows=20`` …; commas or spaces), all when None.
+
+    Raises:
+        ConfigError: a name that is not one of :data:`~llmdisc.scoring.joint_design.VARIATIONS`, naming them.
+    """
+    from llmdisc.errors import ConfigError
+    from llmdisc.scoring.joint_design import VARIATIONS
+
+    if names is None:
+        return VARIATIONS
+    known = {f"{name}={value}": (name, value) for name, value in VARIATIONS}
+    asked = [n.strip() for part in names for n in part.split(",") if n.strip()]
+    unknown = [n for n in asked if n not in known]
+    if unknown:
+        raise ConfigError(f"--vary {' '.join(unknown)}: not a variation of the design; fix: use some of "
+                          f"{' '.join(known)}")
+    return tuple(known[n] for n in dict.fromkeys(asked))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
               flush=True)
 
     table = joint_design_study(args.datasets, scorer, samples_per_group=args.samples, n_rows=args.rows,
-                               run_seed=args.seed, table_path="", progress=progress)
+                               run_seed=args.seed, table_path="", progress=progress,
+                               variations=chosen_variations(args.vary))
     path = tables_dir() / "joint_design.csv"
     if path.exists():
         old = pd.read_csv(path)
