@@ -164,7 +164,7 @@ class LikelihoodConfig(_Section):
     """Also score the joint-structure contrast of the same samples (notebook 09, section 7)."""
     joint_k: int = Field(2, ge=1)
     """Within-sample permutations per sample (each one more pass of the sample's rows)."""
-    joint_reference_rows: int = Field(40, ge=0)
+    joint_reference_rows: int = Field(20, ge=0)
     """Real holdout rows shown before every sample (fixed per dataset; the model copies their combinations)."""
     joint_column_k: int = Field(0, ge=0)
     """Permutations per column of C_j (only column j permuted); 0 skips it (columns × k more passes a sample)."""
