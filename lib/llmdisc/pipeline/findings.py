@@ -296,4 +296,25 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
     lines += ["", f"Cells with fewer than {MIN_N} samples per class show their n instead of a figure. The release "
               "cells of one instrument share their real samples, so they are read together with Holm's correction; "
               "an instrument that misses the positive control or separates real from real vouches for no release."]
+    return lines + design_markdown(_read(Path(tables_dir), "joint_design"))
+
+
+def design_markdown(design: pd.DataFrame | None) -> list[str]:
+    """The joint-structure design study (``joint_design.csv``, ``llmdisc bench joint-design``) as a Markdown table:
+    per dataset and design, the positive control's AUC with its interval, real vs real where measured, and the
+    tokens a sample runs through the model (the load-free cost; seconds depend on what else the machine ran).
+    No lines when the table is absent."""
+    if design is None:
+        return []
+    lines = ["", "How the joint-structure design was chosen (`llmdisc bench joint-design`, one factor at a time from "
+             "the base: Markdown table, k = 2 recombinations, 40 real reference rows before the sample): real holdout "
+             "samples against shuffled-columns samples (AUC 1 = every real sample above every shuffled one) and, for "
+             "the base, against real train samples (0.5 expected):", "",
+             "| dataset | design | n per group | shuffled columns AUC | real vs real AUC | tokens per sample |",
+             "|---|---|---|---|---|---|"]
+    for _, row in design.iterrows():
+        rr = "–" if pd.isna(row["auc_real_vs_real"]) else f"{row['auc_real_vs_real']:.2f}"
+        lines.append(f"| {row['dataset_key']} | {row['design']} | {int(row['n_real'])} | {row['auc_control']:.2f} "
+                     f"[{row['auc_control_low']:.2f}, {row['auc_control_high']:.2f}] | {rr} | "
+                     f"{row['tokens_run_per_sample']:,.0f} |")
     return lines

@@ -115,3 +115,18 @@ def test_the_classifier_sentence_counts_ours_and_the_papers_releases_apart(tmp_p
     sentence = next(line for line in render_results_block(tmp_path).splitlines() if "classifier" in line)
     assert "Partly: every one of our 2 releases (C2ST AUC 0.97–0.99); 1 of the paper's own 2 releases " \
            "(C2ST AUC 0.50–0.61)" in sentence
+
+
+def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_and_cost(tmp_path):
+    _tables(tmp_path)
+    assert "How the joint-structure design was chosen" not in render_results_block(tmp_path)  # no study, no table
+    pd.DataFrame([
+        {"dataset_key": "adult", "design": "base", "n_real": 6, "auc_control": 1.0, "auc_control_low": 1.0,
+         "auc_control_high": 1.0, "auc_real_vs_real": 0.556, "tokens_run_per_sample": 6649.4},
+        {"dataset_key": "adult", "design": "reference_rows=0", "n_real": 6, "auc_control": 0.9167,
+         "auc_control_low": 0.738, "auc_control_high": 1.0, "auc_real_vs_real": float("nan"),
+         "tokens_run_per_sample": 4667.4}]).to_csv(tmp_path / "joint_design.csv", index=False)
+    block = render_results_block(tmp_path)
+    assert "| adult | base | 6 | 1.00 [1.00, 1.00] | 0.56 | 6,649 |" in block
+    assert "| adult | reference_rows=0 | 6 | 0.92 [0.74, 1.00] | – | 4,667 |" in block
+    assert block.index("What the run found") < block.index("How the joint-structure design was chosen")
