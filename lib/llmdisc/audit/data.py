@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.audit.instruments.base import NEGATIVE, POSITIVE, RELEASE, AuditData
-from llmdisc.discrimination.likelihood.joint_runs import DEFAULT_REFERENCE_ROWS
 from llmdisc.discrimination.samples import derive_seed
 from llmdisc.errors import DataError
 from llmdisc.synthesis.controls import shuffled_columns_table
 
-REFERENCE_ROWS = DEFAULT_REFERENCE_ROWS
-"""Real rows set aside as the sample instruments' context (fewer when the table is small): the joint contrast's
-measured default (:data:`~llmdisc.discrimination.likelihood.joint_runs.DEFAULT_REFERENCE_ROWS`)."""
+REFERENCE_ROWS = 40
+"""Real rows set aside as the sample instruments' context (fewer when the table is small). The audit keeps 40, the
+size its gate tests were measured at; the pipeline's joint contrast uses 20
+(:data:`~llmdisc.discrimination.likelihood.joint_runs.DEFAULT_REFERENCE_ROWS`)."""
 
 
 def _split(n: int, reference: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -166,15 +166,15 @@ def paper_llm_trials() -> pd.DataFrame:
     """The paper's own LLM trial records with our protocol columns, or an empty table without ``../shared``.
 
     The paper ran one protocol: its prompt (``paper``), C2 metadata from the sample's source table
-    (``source``), the same 20 rows every trial (``fixed``), generated verdicts; ``config_name`` is
-    :data:`PAPER_RECORDS`.
+    (``source``), the same 20 rows every trial (``fixed``), generated verdicts (no label scores: ``label_method``
+    ""); ``config_name`` is :data:`PAPER_RECORDS`.
     """
     if reference_dir() is None:
         return pd.DataFrame()
     from llmdisc.scoring.reference import import_paper_trials, paper_trial_files
 
     return import_paper_trials(paper_trial_files()).assign(
-        prompt_variant="paper", metadata_source="source", sampling="fixed", scoring="verdict",
+        prompt_variant="paper", metadata_source="source", sampling="fixed", scoring="verdict", label_method="",
         config_name=PAPER_RECORDS)
 
 

@@ -160,3 +160,14 @@ def test_our_trials_on_the_papers_own_release_pair_with_its_pilot_differing_in_p
     # a pilot run on our releases (llmdisc's app) differs from our trials on the paper's release in the release
     ours = figure_data.human_llm_pairs(cells, human_cells_csv(tmp_path, "llmdisc"))
     assert set(ours.loc[ours["synthetic_method"] == "paper_ctgan", "differs"]) == {"release"}
+
+
+def test_the_papers_own_records_carry_every_protocol_column() -> None:
+    # notebook 07 keys the paper's records with ours: a protocol column they lack stops it (as label_method did)
+    paper = figure_data.paper_llm_trials()
+    if paper.empty:
+        pytest.skip("../shared/reference is not beside the checkout")
+    assert set(PROTOCOL_COLUMNS) <= set(paper.columns)
+    assert set(paper["label_method"]) == {""} and set(paper["scoring"]) == {"verdict"}
+    cells = figure_data.llm_cells(paper, seed=0)
+    assert len(cells) and set(PROTOCOL_COLUMNS) <= set(cells.columns)
