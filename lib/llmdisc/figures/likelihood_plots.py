@@ -20,7 +20,8 @@ from llmdisc.figures.plots import PALETTE, SYNTH_ORDER, set_style
 
 REAL_LABEL = "real holdout"
 SCORE_LABELS = {"mean_logprob": "mean token log-likelihood (nats)", "min_k_logprob": "Min-K 20 % (nats)",
-                "contrast": "C = log P(sample) − mean log P(recombined) (nats)"}
+                "contrast": "C (nats) = log P(sample)\n− mean log P(recombined)"}  # two lines: one is taller
+# than a 3.4-inch panel and ran into the title
 CONTROL_ORDER = ("shuffled_columns", "real_vs_real")
 
 
@@ -57,7 +58,8 @@ def score_distributions(samples: pd.DataFrame, cells: pd.DataFrame, *, score: st
     shown["group"] = np.where(shown["source"] == "holdout", REAL_LABEL,
                               np.where(shown["source"] == "train", "real_vs_real", shown["source"]))
     panels = _panels(shown)
-    fig, axes = _grid(len(panels), width=5.2, height=3.4)
+    most_groups = max((frame["group"].nunique() for _, _, frame in panels), default=1)
+    fig, axes = _grid(len(panels), width=max(5.2, 0.8 * most_groups), height=3.4)  # room for every tick label
     for ax, (dataset_key, model, frame) in zip(axes, panels):
         order = [REAL_LABEL] + _source_order(frame.loc[frame["group"] != REAL_LABEL, "group"])
         aucs = cells[(cells["dataset_key"] == dataset_key) & (cells["model"] == model) & (cells["score"] == score)]
@@ -73,7 +75,7 @@ def score_distributions(samples: pd.DataFrame, cells: pd.DataFrame, *, score: st
         ax.set_xticklabels([g if g == REAL_LABEL else f"{g}\nAUC {auc_of.get(g, float('nan')):.2f}"
                             for g in order], rotation=30, ha="right", fontsize=7)
         ax.set_title(f"{dataset_key} · {model}", fontsize=8)
-        ax.set_ylabel(SCORE_LABELS.get(score, score))
+        ax.set_ylabel(SCORE_LABELS.get(score, score), fontsize=8)
     fig.suptitle("Joint-structure contrast C per 20-row sample (higher = the rows' own combinations are more "
                  "probable than their values recombined)" if score == "contrast" else
                  "How probable the model finds each 20-row sample (higher = more probable; n per group shown as "

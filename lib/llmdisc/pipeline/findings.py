@@ -301,7 +301,7 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
 
 def design_markdown(design: pd.DataFrame | None) -> list[str]:
     """The joint-structure design study (``joint_design.csv``, ``llmdisc bench joint-design``) as a Markdown table:
-    per dataset and design, the positive control's AUC with its interval, real vs real where measured, and the
+    per model, dataset and design, the positive control's AUC with its interval, real vs real where measured, and the
     tokens a sample runs through the model (the load-free cost; seconds depend on what else the machine ran).
     No lines when the table is absent."""
     if design is None:
@@ -309,12 +309,15 @@ def design_markdown(design: pd.DataFrame | None) -> list[str]:
     lines = ["", "How the joint-structure design was chosen (`llmdisc bench joint-design`, one factor at a time from "
              "the base: Markdown table, k = 2 recombinations, 40 real reference rows before the sample): real holdout "
              "samples against shuffled-columns samples (AUC 1 = every real sample above every shuffled one) and, for "
-             "the base, against real train samples (0.5 expected):", "",
-             "| dataset | design | n per group | shuffled columns AUC | real vs real AUC | tokens per sample |",
-             "|---|---|---|---|---|---|"]
+             "the base, against real train samples (0.5 expected). The model is the embedded SmolLM2-135M unless the "
+             "row names an opt-in one (`--model`):", "",
+             "| model | dataset | design | n per group | shuffled columns AUC | real vs real AUC | tokens per sample |",
+             "|---|---|---|---|---|---|---|"]
     for _, row in design.iterrows():
         rr = "–" if pd.isna(row["auc_real_vs_real"]) else f"{row['auc_real_vs_real']:.2f}"
-        lines.append(f"| {row['dataset_key']} | {row['design']} | {int(row['n_real'])} | {row['auc_control']:.2f} "
+        model = row.get("model", "–")  # tables written before the model was a column do not say
+        lines.append(f"| {model} | {row['dataset_key']} | {row['design']} | {int(row['n_real'])} | "
+                     f"{row['auc_control']:.2f} "
                      f"[{row['auc_control_low']:.2f}, {row['auc_control_high']:.2f}] | {rr} | "
                      f"{row['tokens_run_per_sample']:,.0f} |")
     return lines

@@ -9,8 +9,8 @@ share one run with the largest k (permutation j has the same seed whatever k: th
 JointScores.restrict`). The records stay under ``results/likelihood/joint/design/`` (resumable); the table goes to
 ``results/tables/joint_design.csv``.
 
-Columns: the design; ``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one),
-its DeLong interval and permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p;
+Columns: the model (the embedded one, or an opt-in model: ``llmdisc bench joint-design --model``); the design;
+``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one), its DeLong interval and permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p;
 mean C per group; ``share_p_real`` and ``share_p_control``, the shares of samples whose per-sample permutation p
 is at most ``share_level`` (0.05, or 1/(k + 1) when k is too small to reach it:
 :func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (measured in this run: varies with the machine's load; the bench times
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from llmdisc.discrimination.likelihood.base import LikelihoodScorer
+from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer
 from llmdisc.discrimination.likelihood.joint import JointScores
 from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run_joint
 from llmdisc.discrimination.likelihood.records import load_joint
@@ -90,10 +90,13 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
         progress: Passed to :func:`run_joint`.
 
     Returns:
-        The table, one row per dataset key × design.
+        The table, one row per dataset key × design, with the scorer's ``model`` (records of a model other than
+        the embedded one go to files named after it).
     """
     folder = Path(records_dir) if records_dir is not None else default_joint_path("design").parent / "design"
     plan = designs(base, variations)
+    model = getattr(scorer, "model", DEFAULT_LIKELIHOOD_MODEL)
+    tag = "" if model == DEFAULT_LIKELIHOOD_MODEL else f"-{model}"  # the embedded model's files keep their names
     runs: dict[tuple, int] = {}
     for _, design in plan:
         key = (design.serialisation, design.context, design.reference_rows)
@@ -109,7 +112,7 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
                      if s.role != "reference"]
             tables = load_likelihood_tables(dataset_key, sorted({s.source for s in specs} | {"holdout"}),
                                             run_seed=run_seed)
-            path = folder / f"{dataset_key}-{serialisation}-{context}-m{m}-k{k}-n{n_rows}-s{run_seed}.jsonl"
+            path = folder / f"{dataset_key}-{serialisation}-{context}-m{m}-k{k}-n{n_rows}-s{run_seed}{tag}.jsonl"
             run_joint(specs, {dataset_key: tables}, scorer, path, k=k, reference_rows=m,
                       serialisation=serialisation, context=context, n_rows=n_rows, progress=progress)
             frames[(serialisation, context, m)] = load_joint(path)
@@ -117,7 +120,7 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
             frame = frames[(design.serialisation, design.context, design.reference_rows)]
             if design.k != int(frame["k"].iloc[0]):
                 frame = _restricted(frame, design.k)
-            rows.append(_design_row(dataset_key, label, design, frame, run_seed))
+            rows.append({"model": model, **_design_row(dataset_key, label, design, frame, run_seed)})
     table = pd.DataFrame(rows)
     if table_path != "":
         out = Path(table_path) if table_path is not None else tables_dir() / "joint_design.csv"

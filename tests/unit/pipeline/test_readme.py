@@ -121,12 +121,12 @@ def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_
     _tables(tmp_path)
     assert "How the joint-structure design was chosen" not in render_results_block(tmp_path)  # no study, no table
     pd.DataFrame([
-        {"dataset_key": "adult", "design": "base", "n_real": 6, "auc_control": 1.0, "auc_control_low": 1.0,
+        {"model": "smollm2", "dataset_key": "adult", "design": "base", "n_real": 6, "auc_control": 1.0, "auc_control_low": 1.0,
          "auc_control_high": 1.0, "auc_real_vs_real": 0.556, "tokens_run_per_sample": 6649.4},
-        {"dataset_key": "adult", "design": "reference_rows=0", "n_real": 6, "auc_control": 0.9167,
+        {"model": "qwen", "dataset_key": "adult", "design": "reference_rows=0", "n_real": 6, "auc_control": 0.9167,
          "auc_control_low": 0.738, "auc_control_high": 1.0, "auc_real_vs_real": float("nan"),
          "tokens_run_per_sample": 4667.4}]).to_csv(tmp_path / "joint_design.csv", index=False)
     block = render_results_block(tmp_path)
-    assert "| adult | base | 6 | 1.00 [1.00, 1.00] | 0.56 | 6,649 |" in block
-    assert "| adult | reference_rows=0 | 6 | 0.92 [0.74, 1.00] | – | 4,667 |" in block
+    assert "| smollm2 | adult | base | 6 | 1.00 [1.00, 1.00] | 0.56 | 6,649 |" in block
+    assert "| qwen | adult | reference_rows=0 | 6 | 0.92 [0.74, 1.00] | – | 4,667 |" in block
     assert block.index("What the run found") < block.index("How the joint-structure design was chosen")

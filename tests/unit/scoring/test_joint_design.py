@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from llmdisc.cli.benchmarks.joint_design import chosen_variations
+from llmdisc.cli.benchmarks.joint_design import chosen_model, chosen_variations, merged_rows
+from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
 from llmdisc.discrimination.likelihood.base import LikelihoodScorer
 from llmdisc.errors import ConfigError
 from llmdisc.scoring.joint_design import BASE_DESIGN, VARIATIONS, designs, joint_design_study
@@ -74,6 +75,7 @@ def test_each_design_is_a_row_k_rows_are_exact_and_the_controls_read_the_right_w
     table = joint_design_study(["adult"], scorer, samples_per_group=5, n_rows=6, variations=variations,
                                table_path=project / "joint_design.csv")
     assert table["design"].tolist() == ["base", "k=1", "reference_rows=0"]
+    assert (table["model"] == "dependence").all()
     assert (project / "joint_design.csv").is_file()
     rows = table.set_index("design")
     # the scorer knows the tie: every real sample above every shuffled one, in every design
@@ -84,9 +86,11 @@ def test_each_design_is_a_row_k_rows_are_exact_and_the_controls_read_the_right_w
     # k = 1 is read from the same records as the base (k = 2): same samples, first permutation only
     assert rows.loc["k=1", "n_real"] == rows.loc["base", "n_real"] == 5
     assert rows.loc["k=1", "tokens_run_per_sample"] < rows.loc["base", "tokens_run_per_sample"]
-    # records stay under results/likelihood/joint/design, and a second call resumes from them
+    # records stay under results/likelihood/joint/design, named after a model that is not the embedded one, and a
+    # second call resumes from them
     records = sorted(p.name for p in (project / "results" / "likelihood" / "joint" / "design").glob("*.jsonl"))
-    assert records == ["adult-markdown-none-m0-k2-n6-s0.jsonl", "adult-markdown-none-m40-k2-n6-s0.jsonl"]
+    assert records == ["adult-markdown-none-m0-k2-n6-s0-dependence.jsonl",
+                       "adult-markdown-none-m40-k2-n6-s0-dependence.jsonl"]
     passes = scorer.passes
     again = joint_design_study(["adult"], scorer, samples_per_group=5, n_rows=6, variations=variations,
                                table_path="")
@@ -99,5 +103,30 @@ def test_the_command_runs_only_the_variations_named_and_names_an_unknown_one() -
     assert chosen_variations(None) == VARIATIONS
     assert chosen_variations(["k=1,reference_rows=20", "k=1"]) == (("k", 1), ("reference_rows", 20))
     assert [label for label, _ in designs(BASE_DESIGN, chosen_variations(["k=4"]))] == ["base", "k=4"]
+    assert [label for label, _ in designs(BASE_DESIGN, chosen_variations(["none"]))] == ["base"]
     with pytest.raises(ConfigError, match="m=20.*reference_rows=20"):
         chosen_variations(["m=20"])
+
+
+def test_the_command_names_an_unknown_model_and_keeps_other_models_rows() -> None:
+    assert chosen_model(None) == DEFAULT_LIKELIHOOD_MODEL
+    assert chosen_model("qwen2.5-coder-0.5b-instruct-q4_k_m") == "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    with pytest.raises(ConfigError, match="gpt-4o.*smollm2-135m-instruct-q4_1"):
+        chosen_model("gpt-4o")
+    # a table written before the model was a column: its rows are the embedded model's
+    old = pd.DataFrame({"dataset_key": ["census-codes", "adult"], "design": ["base", "base"], "n_real": [6, 6],
+                        "auc_control": [0.8, 1]})
+    qwen = pd.DataFrame({"model": ["qwen"], "dataset_key": ["census-codes"], "design": ["base"], "n_real": [6],
+                         "auc_control": [0.9]})
+    both = merged_rows(old, qwen)
+    assert list(zip(both["model"], both["dataset_key"], both["auc_control"])) == [
+        (DEFAULT_LIKELIHOOD_MODEL, "census-codes", 0.8), (DEFAULT_LIKELIHOOD_MODEL, "adult", 1.0),
+        ("qwen", "census-codes", 0.9)]
+    # a new run of the embedded model on census-codes replaces that model's census-codes rows only
+    again = merged_rows(both, qwen.assign(model=DEFAULT_LIKELIHOOD_MODEL, auc_control=0.3))
+    assert list(zip(again["model"], again["dataset_key"], again["auc_control"])) == [
+        (DEFAULT_LIKELIHOOD_MODEL, "adult", 1.0), (DEFAULT_LIKELIHOOD_MODEL, "census-codes", 0.3),
+        ("qwen", "census-codes", 0.9)]  # the embedded model's rows first
+    # the same study at more samples per group is a second measurement, kept beside the first
+    more = merged_rows(again, qwen.assign(n_real=20, auc_control=0.85))
+    assert list(zip(more["model"], more["n_real"], more["auc_control"]))[-2:] == [("qwen", 6, 0.9), ("qwen", 20, 0.85)]

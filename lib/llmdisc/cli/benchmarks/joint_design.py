@@ -1,11 +1,11 @@
 """``llmdisc bench joint-design``: the joint-structure contrast's power per design, measured (issue 26, item 3).
 
 Runs :func:`llmdisc.scoring.joint_design.joint_design_study` with the embedded model (bfloat16, as the default run
-and the audit use it) on the processed tables of ``--datasets`` (run ``llmdisc run --only 01`` first): for each
-design, real holdout samples against shuffled-columns samples (must separate) and, for the base design, against real
-train samples (must not), with the seconds and tokens each sample cost. Writes the rows of those dataset keys into
-``results/tables/joint_design.csv`` (other keys' rows kept) and prints them. Minutes per dataset: it is left out of
-``llmdisc bench all``.
+and the audit use it; ``--model`` names an installed opt-in model instead) on the processed tables of ``--datasets``
+(run ``llmdisc run --only 01`` first): for each design, real holdout samples against shuffled-columns samples (must
+separate) and, for the base design, against real train samples (must not), with the seconds and tokens each sample
+cost. Writes the rows of that model and those dataset keys into ``results/tables/joint_design.csv`` (other rows
+kept) and prints them. Minutes per dataset: it is left out of ``llmdisc bench all``.
 """
 
 from __future__ import annotations
@@ -26,13 +26,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=8, help="samples per group and design (default 8)")
     parser.add_argument("--rows", type=int, default=20, help="rows per sample (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the samples, reference rows and permutations")
+    parser.add_argument("--model", default=None, metavar="NAME",
+                        help="likelihood model (default the embedded SmolLM2-135M; an opt-in model such as "
+                             "qwen2.5-coder-0.5b-instruct-q4_k_m once its parts are installed)")
     parser.add_argument("--vary", nargs="+", default=None, metavar="DESIGN",
                         help="the variations of the base design to run, space- or comma-separated (default all: "
-                             "k=1 k=4 serialisation=great context=c1_prompt reference_rows=0 reference_rows=20)")
+                             "k=1 k=4 serialisation=great context=c1_prompt reference_rows=0 reference_rows=20; "
+                             "none: the base design alone)")
 
 
 def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]:
-    """The variations named (``k=1``, ``reference_rows=20`` …; commas or spaces), all when None.
+    """The variations named (``k=1``, ``reference_rows=20`` …; commas or spaces), all when None, none for
+    ``["none"]`` (the base design alone).
 
     Raises:
         ConfigError: a name that is not one of :data:`~llmdisc.scoring.joint_design.VARIATIONS`, naming them.
@@ -42,6 +47,8 @@ def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]
 
     if names is None:
         return VARIATIONS
+    if [n.strip().lower() for n in names] == ["none"]:  # the base design alone
+        return ()
     known = {f"{name}={value}": (name, value) for name, value in VARIATIONS}
     asked = [n.strip() for part in names for n in part.split(",") if n.strip()]
     unknown = [n for n in asked if n not in known]
@@ -49,6 +56,42 @@ def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]
         raise ConfigError(f"--vary {' '.join(unknown)}: not a variation of the design; fix: use some of "
                           f"{' '.join(known)}")
     return tuple(known[n] for n in dict.fromkeys(asked))
+
+
+def chosen_model(name: str | None) -> str:
+    """The likelihood model named (the embedded default when None).
+
+    Raises:
+        ConfigError: a name that is not a known likelihood model, naming them.
+    """
+    from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LIKELIHOOD_MODELS
+    from llmdisc.errors import ConfigError
+
+    if name is None:
+        return DEFAULT_LIKELIHOOD_MODEL
+    if name not in LIKELIHOOD_MODELS:
+        raise ConfigError(f"--model {name}: not a likelihood model; fix: use one of {' '.join(LIKELIHOOD_MODELS)}")
+    return name
+
+
+def merged_rows(old: "pd.DataFrame", new: "pd.DataFrame") -> "pd.DataFrame":
+    """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key and samples
+    per group (``n_real``: a study at more samples is a second measurement, kept beside the first); every other
+    row kept, in order, the embedded model's first. Rows of a table written before the model was a column are the
+    embedded model's."""
+    import pandas as pd
+
+    from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
+
+    if "model" not in old:
+        old = old.copy()
+        old.insert(0, "model", DEFAULT_LIKELIHOOD_MODEL)
+    keys = ["model", "dataset_key", "n_real"]
+    done = set(new[keys].itertuples(index=False, name=None))
+    replaced = [key in done for key in old[keys].itertuples(index=False, name=None)]
+    table = pd.concat([old[[not r for r in replaced]], new], ignore_index=True)
+    return table.sort_values("model", key=lambda m: m != DEFAULT_LIKELIHOOD_MODEL, kind="stable",
+                             ignore_index=True)  # the embedded model's rows first
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     from llmdisc.scoring.tables import tables_dir
 
     start = time.perf_counter()
-    scorer = TransformersScorer(token_cache=TokenCache(enabled=False), dtype="bfloat16")
+    model = chosen_model(args.model)
+    scorer = TransformersScorer(model, token_cache=TokenCache(enabled=False), dtype="bfloat16")
 
     def progress(done: int, total: int, spec: object) -> None:
         print(f"  {done}/{total} samples ({getattr(spec, 'source', '')}), {time.perf_counter() - start:.0f} s",
@@ -72,12 +116,12 @@ def run(args: argparse.Namespace) -> int:
                                variations=chosen_variations(args.vary))
     path = tables_dir() / "joint_design.csv"
     if path.exists():
-        old = pd.read_csv(path)
-        table = pd.concat([old[~old["dataset_key"].isin(args.datasets)], table], ignore_index=True)
+        table = merged_rows(pd.read_csv(path), table)
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False)
-    shown = table[table["dataset_key"].isin(args.datasets)]
-    print(shown[["dataset_key", "design", "n_real", "n_control", "auc_control", "auc_real_vs_real",
+    shown = table[table["dataset_key"].isin(args.datasets) & (table["model"] == model)
+                  & (table["n_real"] == args.samples)]
+    print(shown[["model", "dataset_key", "design", "n_real", "n_control", "auc_control", "auc_real_vs_real",
                  "seconds_per_sample", "tokens_run_per_sample", "power_per_second"]].round(3).to_string(index=False))
     print(f"wrote {path.name}; {time.perf_counter() - start:.0f} s in all")
     return 0
