@@ -111,6 +111,12 @@ def as_items(value: Any, name: str, vocabulary: Sequence[str] | str | None = Non
     return tuple(items)
 
 
+def cli_items(values: Sequence[str] | None) -> tuple[str, ...]:
+    """A command-line list option's items: ``--only 04 05``, ``--only 04,05`` or both, stripped, repeats dropped
+    (first kept), empty items skipped; no values (None or ``[]``) give ``()``."""
+    return as_items([part for value in values or () for part in value.split(",")], "items", allow_empty=True)
+
+
 def as_choice(value: Any, name: str, vocabulary: Sequence[str] | str) -> str:
     """A one-value parameter (``dataset_key``, ``provider``, ``variant``, …), stripped and checked.
 

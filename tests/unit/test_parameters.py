@@ -14,7 +14,7 @@ import pytest
 
 import llmdisc
 from llmdisc.errors import ConfigError
-from llmdisc.parameters import VOCABULARIES, as_choice, as_items
+from llmdisc.parameters import VOCABULARIES, as_choice, as_items, cli_items
 
 
 def _owned_by_the_stage(name: str) -> tuple[str, ...]:
@@ -95,3 +95,9 @@ def test_free_items_empty_values_and_wrong_types() -> None:
         as_items("ctgan", "synthesizers", "synths")
     with pytest.raises(ConfigError, match=re.escape("(did you mean 'C1'?)")):
         as_items("c1", "conditions", "conditions")
+
+
+def test_a_command_line_list_takes_spaces_commas_or_both() -> None:
+    assert cli_items(["04, 05", "06", "04"]) == ("04", "05", "06")  # stripped, the repeat dropped
+    assert cli_items(["c2st,", " ", "joint"]) == ("c2st", "joint")  # empty items skipped
+    assert cli_items(None) == () and cli_items([]) == ()

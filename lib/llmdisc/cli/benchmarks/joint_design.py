@@ -43,6 +43,7 @@ def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]
         ConfigError: a name that is not one of :data:`~llmdisc.scoring.joint_design.VARIATIONS`, naming them.
     """
     from llmdisc.errors import ConfigError
+    from llmdisc.parameters import cli_items
     from llmdisc.scoring.joint_design import VARIATIONS
 
     if names is None:
@@ -50,7 +51,7 @@ def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]
     if [n.strip().lower() for n in names] == ["none"]:  # the base design alone
         return ()
     known = {f"{name}={value}": (name, value) for name, value in VARIATIONS}
-    asked = [n.strip() for part in names for n in part.split(",") if n.strip()]
+    asked = cli_items(names)
     unknown = [n for n in asked if n not in known]
     if unknown:
         raise ConfigError(f"--vary {' '.join(unknown)}: not a variation of the design; fix: use some of "

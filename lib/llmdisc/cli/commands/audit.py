@@ -26,11 +26,6 @@ import sys
 
 
 
-def _items(values: list[str]) -> list[str]:
-    """Space- and/or comma-separated items (``C1 C2`` or ``C1,C2``)."""
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
-
-
 def _epilog() -> str:
     from llmdisc.audit.decision import GATE_SENTENCE
     from llmdisc.audit.errors import EXIT_STATUSES
@@ -127,16 +122,18 @@ def handle(args: argparse.Namespace) -> int:
     from llmdisc.audit import run_audit
     from llmdisc.audit.errors import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_OK, exit_status_for
     from llmdisc.errors import LlmdiscError
+    from llmdisc.parameters import cli_items
     from llmdisc.paths import relative_to_root
 
     try:
         result = run_audit(
             args.real, args.synthetic, out_dir=args.out, holdout=args.holdout,
-            instruments=_items(args.instruments) if args.instruments else None, llm=args.llm,
+            instruments=list(cli_items(args.instruments)) or None, llm=args.llm,
             provider=args.provider, model=args.model, base_url=args.base_url, samples=args.samples,
-            trials_per_label=args.trials_per_label, conditions=_items(args.conditions),
-            metadata_source=args.metadata_source, scoring=args.scoring, categorical=_items(args.categorical),
-            numerical=_items(args.numerical), metadata=args.metadata, keep_identifiers=args.keep_ids,
+            trials_per_label=args.trials_per_label, conditions=list(cli_items(args.conditions)),
+            metadata_source=args.metadata_source, scoring=args.scoring,
+            categorical=list(cli_items(args.categorical)), numerical=list(cli_items(args.numerical)),
+            metadata=args.metadata, keep_identifiers=args.keep_ids,
             seed=args.seed, allow_remote=args.allow_remote, cache_mode=args.cache_mode,
             concurrency=args.concurrency, max_rows=args.max_rows, n_attacks=args.n_attacks,
             fail_above=args.fail_above, max_minutes=args.max_minutes, progress=not args.no_progress,

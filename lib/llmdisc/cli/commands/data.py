@@ -123,9 +123,10 @@ def _fetch_adult(args: argparse.Namespace) -> int:
 
 def _fetch_reference(args: argparse.Namespace) -> int:
     from llmdisc.data import reference
+    from llmdisc.parameters import cli_items
     from llmdisc.paths import reference_dir, relative_to_root
 
-    only = [p for item in (args.only or []) for p in item.split(",") if p.strip()]
+    only = list(cli_items(args.only))
     if args.check:
         folder = Path(args.dest) if args.dest else reference_dir()
         if folder is None:

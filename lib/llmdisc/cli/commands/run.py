@@ -22,6 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from llmdisc.parameters import cli_items
     from llmdisc.pipeline.config import load_config
     from llmdisc.pipeline.runs import plan_run, run_pipeline
 
@@ -30,7 +31,7 @@ def _run(args: argparse.Namespace) -> int:
         for run in plan_run(config):
             print(f"{run.run_id}: {run.notebook} {run.parameters}")
         return 0
-    only = [s.strip() for item in args.only for s in item.split(",") if s.strip()] or None
+    only = list(cli_items(args.only)) or None
     started = time.perf_counter()
     outcomes = run_pipeline(config, force=args.force, only=only, workers=args.workers)
     if not args.no_html:

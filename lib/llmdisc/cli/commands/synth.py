@@ -54,11 +54,12 @@ def _read_train(args: argparse.Namespace) -> "pd.DataFrame":
 
 def run(args: argparse.Namespace) -> int:
     """Fit or load each requested release, publish it, and print one summary line per synthesizer."""
+    from llmdisc.parameters import cli_items
     from llmdisc.paths import relative_to_root
     from llmdisc.synthesis.fit import check_metadata_mode, check_synthesizer
     from llmdisc.synthesis.releases import publish_release, synthesize
 
-    names = [n.strip() for item in args.synthesizers for n in item.split(",") if n.strip()]
+    names = cli_items(args.synthesizers)
     for name in names:
         check_synthesizer(name)
     check_metadata_mode(args.metadata_mode)
