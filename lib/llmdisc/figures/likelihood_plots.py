@@ -19,9 +19,9 @@ import pandas as pd
 from llmdisc.figures.plots import PALETTE, SYNTH_ORDER, set_style
 
 REAL_LABEL = "real holdout"
+# The contrast's label is on two lines: on one it is taller than a 3.4-inch panel and runs into the title.
 SCORE_LABELS = {"mean_logprob": "mean token log-likelihood (nats)", "min_k_logprob": "Min-K 20 % (nats)",
-                "contrast": "C (nats) = log P(sample)\n− mean log P(recombined)"}  # two lines: one is taller
-# than a 3.4-inch panel and ran into the title
+                "contrast": "C (nats) = log P(sample)\n− mean log P(recombined)"}
 CONTROL_ORDER = ("shuffled_columns", "real_vs_real")
 
 

@@ -25,7 +25,6 @@ import argparse
 import sys
 
 
-
 def _epilog() -> str:
     from llmdisc.audit.decision import GATE_SENTENCE
     from llmdisc.audit.errors import EXIT_STATUSES
