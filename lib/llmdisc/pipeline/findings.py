@@ -301,8 +301,8 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
 
 def design_markdown(design: pd.DataFrame | None) -> list[str]:
     """The joint-structure design study (``joint_design.csv``, ``llmdisc bench joint-design``) as a Markdown table:
-    per model, dataset and design, the positive control's AUC with its interval, real vs real where measured, and the
-    tokens a sample runs through the model (the load-free cost; seconds depend on what else the machine ran).
+    per model, dataset and design, the positive control's AUC with its interval, real vs real where measured, and
+    the tokens a sample runs through the model (the load-free cost; seconds depend on what else the machine ran).
     No lines when the table is absent."""
     if design is None:
         return []

@@ -10,7 +10,8 @@ JointScores.restrict`). The records stay under ``results/likelihood/joint/design
 ``results/tables/joint_design.csv``.
 
 Columns: the model (the embedded one, or an opt-in model: ``llmdisc bench joint-design --model``); the design;
-``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one), its DeLong interval and permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p;
+``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one), its DeLong interval
+and permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p;
 mean C per group; ``share_p_real`` and ``share_p_control``, the shares of samples whose per-sample permutation p
 is at most ``share_level`` (0.05, or 1/(k + 1) when k is too small to reach it:
 :func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (measured in this run: varies with the machine's load; the bench times
@@ -127,6 +128,22 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
         out.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(out, index=False)
     return table
+
+
+def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key and samples
+    per group (``n_real``: a study at more samples is a second measurement, kept beside the first); every other
+    row kept, in order, the embedded model's first. Rows of a table written before the model was a column are the
+    embedded model's."""
+    if "model" not in old:
+        old = old.copy()
+        old.insert(0, "model", DEFAULT_LIKELIHOOD_MODEL)
+    keys = ["model", "dataset_key", "n_real"]
+    done = set(new[keys].itertuples(index=False, name=None))
+    replaced = [key in done for key in old[keys].itertuples(index=False, name=None)]
+    table = pd.concat([old[[not r for r in replaced]], new], ignore_index=True)
+    return table.sort_values("model", key=lambda m: m != DEFAULT_LIKELIHOOD_MODEL, kind="stable",
+                             ignore_index=True)  # the embedded model's rows first
 
 
 def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.DataFrame, seed: int) -> dict:

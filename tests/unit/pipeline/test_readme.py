@@ -121,8 +121,8 @@ def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_
     _tables(tmp_path)
     assert "How the joint-structure design was chosen" not in render_results_block(tmp_path)  # no study, no table
     pd.DataFrame([
-        {"model": "smollm2", "dataset_key": "adult", "design": "base", "n_real": 6, "auc_control": 1.0, "auc_control_low": 1.0,
-         "auc_control_high": 1.0, "auc_real_vs_real": 0.556, "tokens_run_per_sample": 6649.4},
+        {"model": "smollm2", "dataset_key": "adult", "design": "base", "n_real": 6, "auc_control": 1.0,
+         "auc_control_low": 1.0, "auc_control_high": 1.0, "auc_real_vs_real": 0.556, "tokens_run_per_sample": 6649.4},
         {"model": "qwen", "dataset_key": "adult", "design": "reference_rows=0", "n_real": 6, "auc_control": 0.9167,
          "auc_control_low": 0.738, "auc_control_high": 1.0, "auc_real_vs_real": float("nan"),
          "tokens_run_per_sample": 4667.4}]).to_csv(tmp_path / "joint_design.csv", index=False)

@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from llmdisc.cli.benchmarks.joint_design import chosen_model, chosen_variations, merged_rows
-from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
-from llmdisc.discrimination.likelihood.base import LikelihoodScorer
+from llmdisc.cli.benchmarks.joint_design import chosen_variations
+from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer, likelihood_gguf_path
 from llmdisc.errors import ConfigError
-from llmdisc.scoring.joint_design import BASE_DESIGN, VARIATIONS, designs, joint_design_study
+from llmdisc.scoring.joint_design import BASE_DESIGN, VARIATIONS, designs, joint_design_study, merged_rows
 
 ROW = re.compile(r"^\|\s*(-?\d+)\s*\|\s*(-?\d+)\s*\|")
 
@@ -109,10 +108,8 @@ def test_the_command_runs_only_the_variations_named_and_names_an_unknown_one() -
 
 
 def test_the_command_names_an_unknown_model_and_keeps_other_models_rows() -> None:
-    assert chosen_model(None) == DEFAULT_LIKELIHOOD_MODEL
-    assert chosen_model("qwen2.5-coder-0.5b-instruct-q4_k_m") == "qwen2.5-coder-0.5b-instruct-q4_k_m"
-    with pytest.raises(ConfigError, match="gpt-4o.*smollm2-135m-instruct-q4_1"):
-        chosen_model("gpt-4o")
+    with pytest.raises(ConfigError, match="gpt-4o.*smollm2-135m-instruct-q4_1"):  # what --model gpt-4o meets
+        likelihood_gguf_path("gpt-4o")
     # a table written before the model was a column: its rows are the embedded model's
     old = pd.DataFrame({"dataset_key": ["census-codes", "adult"], "design": ["base", "base"], "n_real": [6, 6],
                         "auc_control": [0.8, 1]})

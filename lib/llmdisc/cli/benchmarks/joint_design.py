@@ -48,10 +48,10 @@ def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]
 
     if names is None:
         return VARIATIONS
-    if [n.strip().lower() for n in names] == ["none"]:  # the base design alone
+    asked = cli_items(names)
+    if asked == ("none",):  # the base design alone
         return ()
     known = {f"{name}={value}": (name, value) for name, value in VARIATIONS}
-    asked = cli_items(names)
     unknown = [n for n in asked if n not in known]
     if unknown:
         raise ConfigError(f"--vary {' '.join(unknown)}: not a variation of the design; fix: use some of "
@@ -59,53 +59,18 @@ def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]
     return tuple(known[n] for n in dict.fromkeys(asked))
 
 
-def chosen_model(name: str | None) -> str:
-    """The likelihood model named (the embedded default when None).
-
-    Raises:
-        ConfigError: a name that is not a known likelihood model, naming them.
-    """
-    from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LIKELIHOOD_MODELS
-    from llmdisc.errors import ConfigError
-
-    if name is None:
-        return DEFAULT_LIKELIHOOD_MODEL
-    if name not in LIKELIHOOD_MODELS:
-        raise ConfigError(f"--model {name}: not a likelihood model; fix: use one of {' '.join(LIKELIHOOD_MODELS)}")
-    return name
-
-
-def merged_rows(old: "pd.DataFrame", new: "pd.DataFrame") -> "pd.DataFrame":
-    """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key and samples
-    per group (``n_real``: a study at more samples is a second measurement, kept beside the first); every other
-    row kept, in order, the embedded model's first. Rows of a table written before the model was a column are the
-    embedded model's."""
-    import pandas as pd
-
-    from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
-
-    if "model" not in old:
-        old = old.copy()
-        old.insert(0, "model", DEFAULT_LIKELIHOOD_MODEL)
-    keys = ["model", "dataset_key", "n_real"]
-    done = set(new[keys].itertuples(index=False, name=None))
-    replaced = [key in done for key in old[keys].itertuples(index=False, name=None)]
-    table = pd.concat([old[[not r for r in replaced]], new], ignore_index=True)
-    return table.sort_values("model", key=lambda m: m != DEFAULT_LIKELIHOOD_MODEL, kind="stable",
-                             ignore_index=True)  # the embedded model's rows first
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the study, merge its rows into the table, print them; returns 0."""
     import pandas as pd
 
+    from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
     from llmdisc.discrimination.likelihood.token_cache import TokenCache
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
-    from llmdisc.scoring.joint_design import joint_design_study
+    from llmdisc.scoring.joint_design import joint_design_study, merged_rows
     from llmdisc.scoring.tables import tables_dir
 
     start = time.perf_counter()
-    model = chosen_model(args.model)
+    model = args.model or DEFAULT_LIKELIHOOD_MODEL  # an unknown name: the scorer's ConfigError lists the known ones
     scorer = TransformersScorer(model, token_cache=TokenCache(enabled=False), dtype="bfloat16")
 
     def progress(done: int, total: int, spec: object) -> None:
