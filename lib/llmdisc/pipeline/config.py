@@ -159,9 +159,13 @@ class LikelihoodConfig(_Section):
     backend: Literal["transformers", "transformers-bfloat16", "llamacpp"] = "transformers"
     """``transformers`` (float32), ``transformers-bfloat16`` (1.7-1.8x faster; reads the trials' stored tokens when
     the local model's ``label_backend`` is the same) or ``llamacpp`` (forced tokens, slower)."""
-    serialisation: Literal["markdown", "great"] = "markdown"
+    serialisation: Literal["markdown", "great", "csv"] = "markdown"
     joint: bool = True
     """Also score the joint-structure contrast of the same samples (notebook 09, section 7)."""
+    joint_serialisation: Literal["markdown", "great", "csv"] = "csv"
+    """How the joint contrast writes the table: ``csv`` (the default: half Markdown's tokens on Adult at the same
+    power on its positive control, and the reference rows' text never changes with the sample, so they run once;
+    ``results/tables/joint_design.csv``), ``markdown`` (as the LLM is shown the table) or ``great``."""
     joint_k: int = Field(2, ge=1)
     """Within-sample permutations per sample (each one more pass of the sample's rows)."""
     joint_reference_rows: int = Field(20, ge=0)

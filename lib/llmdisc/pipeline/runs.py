@@ -189,7 +189,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                  "samples_per_class": lk.samples_per_class, "reference_samples": lk.reference_samples,
                  "model": lk.model, "backend": lk.backend, "serialisation": lk.serialisation,
                  "context": "c1_prompt", "variant": "neutral", "seed": seed, "quick": quick,
-                 "joint": lk.joint, "joint_k": lk.joint_k, "joint_reference_rows": lk.joint_reference_rows,
+                 "joint": lk.joint, "joint_serialisation": lk.joint_serialisation, "joint_k": lk.joint_k, "joint_reference_rows": lk.joint_reference_rows,
                  "joint_column_k": lk.joint_column_k},
                 # after the key's trials: their label-score forward passes hold these samples' table tokens
                 depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"]

@@ -1,7 +1,7 @@
 """The power of the joint-structure contrast by design, measured (issue 26, item 3): which design to run by default.
 
 From a base design (Markdown table alone, k = 2 permutations, m = 40 real reference rows) one factor varies at a
-time: k (1, 2, 4), the serialisation (``great``: ``column is value``), the context (inside the C1 prompt), m (0, 20,
+time: k (1, 2, 4), the serialisation (``great``: ``column is value``; ``csv``: no padding), the context (inside the C1 prompt), m (0, 20,
 40). For each dataset key and design: real holdout samples against shuffled-columns samples (the positive control:
 must separate) and, where asked, against real train samples (real vs real: must not). Designs that differ only in k
 share one run with the largest k (permutation j has the same seed whatever k: the first k' permutations of a k run
@@ -50,7 +50,7 @@ class JointDesign:
 
 
 BASE_DESIGN = JointDesign()
-VARIATIONS: tuple[tuple[str, object], ...] = (("k", 1), ("k", 4), ("serialisation", "great"),
+VARIATIONS: tuple[tuple[str, object], ...] = (("k", 1), ("k", 4), ("serialisation", "great"), ("serialisation", "csv"),
                                               ("context", "c1_prompt"), ("reference_rows", 0), ("reference_rows", 20))
 """One factor at a time from :data:`BASE_DESIGN`."""
 
@@ -131,14 +131,14 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
 
 
 def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key and samples
-    per group (``n_real``: a study at more samples is a second measurement, kept beside the first); every other
-    row kept, in order, the embedded model's first. Rows of a table written before the model was a column are the
+    """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key, samples
+    per group (``n_real``: a study at more samples is a second measurement, kept beside the first) and design
+    (a run of some variations keeps the others' rows); every other row kept, in order, the embedded model's first. Rows of a table written before the model was a column are the
     embedded model's."""
     if "model" not in old:
         old = old.copy()
         old.insert(0, "model", DEFAULT_LIKELIHOOD_MODEL)
-    keys = ["model", "dataset_key", "n_real"]
+    keys = ["model", "dataset_key", "n_real", "design"]
     done = set(new[keys].itertuples(index=False, name=None))
     replaced = [key in done for key in old[keys].itertuples(index=False, name=None)]
     table = pd.concat([old[[not r for r in replaced]], new], ignore_index=True)

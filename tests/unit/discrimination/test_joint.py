@@ -130,7 +130,7 @@ def test_the_randomised_p_value_is_uniform_under_exchangeability_ties_included()
 
 
 @pytest.mark.parametrize("serialisation, context, reference", [
-    ("markdown", "none", REFERENCE), ("great", "c1_prompt", None)])
+    ("markdown", "none", REFERENCE), ("great", "c1_prompt", None), ("csv", "none", REFERENCE)])
 def test_the_fast_path_equals_token_logprobs_on_the_whole_texts(scorer, serialisation, context, reference):
     k = 2
     for _ in range(2):  # the second call reuses the kept prefix cache
@@ -147,6 +147,16 @@ def test_the_fast_path_equals_token_logprobs_on_the_whole_texts(scorer, serialis
         assert parts == pytest.approx(fast.contrast, abs=1e-6)
         assert fast.prefix_tokens > 0
     assert fast.prefix_run == 0  # the whole shared beginning came from the kept cache
+
+
+def test_csv_reference_rows_run_once_whatever_the_samples_values(scorer):
+    # Markdown pads every column to the widest value of the whole table, so a sample with a longer value changes
+    # the reference rows' text and the kept prefix cannot serve it; CSV rows do not depend on each other.
+    longer = SAMPLE.assign(education=["Prof-school", "Doctorate", "Some-college", "Assoc-acdm", "Preschool"])
+    for serialisation, reruns in (("csv", False), ("markdown", True)):
+        joint_contrast(scorer, SAMPLE, k=1, seed=1, serialisation=serialisation, reference=REFERENCE)
+        second = joint_contrast(scorer, longer, k=1, seed=1, serialisation=serialisation, reference=REFERENCE)
+        assert (second.prefix_run > 0) is reruns, (serialisation, second.prefix_run)
 
 
 def test_batched_and_sequential_variants_agree(scorer):

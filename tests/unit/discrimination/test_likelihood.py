@@ -17,7 +17,7 @@ from llmdisc.discrimination.likelihood.records import read_records
 from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, run_likelihood
 from llmdisc.discrimination.likelihood.sample_scores import min_k, score_sample
 from llmdisc.discrimination.likelihood.score_cache import ScoreCache
-from llmdisc.discrimination.likelihood.serialise import great_text, markdown_text, place, serialise
+from llmdisc.discrimination.likelihood.serialise import csv_text, great_text, markdown_text, place, serialise
 from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 from llmdisc.discrimination.prompts import build_prompt, render_table
 from llmdisc.discrimination.samples import build_trial_queue
@@ -93,7 +93,23 @@ def test_great_text_is_one_row_per_line_of_column_is_value():
     assert {(c.row, c.column): shown.text[c.start:c.end] for c in shown.cells}[(1, 2)] == "München"
 
 
-@pytest.mark.parametrize("serialisation", ["markdown", "great"])
+def test_csv_text_is_a_header_then_unpadded_rows_with_rfc4180_quotes():
+    table = SAMPLE.assign(note=['says "hi", twice', "plain", None], score=[1.0, 2.5, float("nan")])
+    shown = csv_text(table)
+    lines = shown.text.split("\n")
+    assert lines[0] == "age,workclass,city,account,note,score"
+    assert lines[1] == '39,State-gov,Zürich,1234567890123,"says ""hi"", twice",1'
+    assert lines[3] == "38,Private,Köln,7,,"  # missing values are empty fields
+    by_cell = {(c.row, c.column): shown.text[c.start:c.end] for c in shown.cells}
+    assert by_cell[(1, 1)] == "Self-emp-not-inc" and by_cell[(1, 5)] == "2.5" and by_cell[(2, 4)] == ""
+    assert by_cell[(0, 4)] == '"says ""hi"", twice"'  # the quotes belong to the cell
+    assert [shown.text[s:e] for s, e in shown.header] == list(table.columns)
+    # Every character not in a cell or a name is a comma or a newline.
+    layout = {ch for ch, (owner, _) in zip(shown.text, shown.character_owners()) if owner == -2}
+    assert layout == {",", "\n"}
+
+
+@pytest.mark.parametrize("serialisation", ["markdown", "great", "csv"])
 def test_parts_by_column_and_by_row_add_up_to_the_total(scorer, serialisation):
     placed = place(SAMPLE, serialise(SAMPLE, serialisation), context="c1_prompt", chat_text=scorer.chat_text)
     assert placed.text[placed.start:placed.end] == placed.sample.text
@@ -137,7 +153,7 @@ def test_bad_input_gets_errors_that_name_the_fix(scorer):
     with pytest.raises(DataError, match="at least one row"):
         markdown_text(pd.DataFrame({"a": []}))
     with pytest.raises(ConfigError, match="serialisation"):
-        serialise(SAMPLE, "csv")
+        serialise(SAMPLE, "xml")
 
 
 def test_synthetic_samples_use_the_c1_trials_seeds_and_real_samples_the_holdout():

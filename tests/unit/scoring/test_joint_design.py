@@ -107,7 +107,7 @@ def test_the_command_runs_only_the_variations_named_and_names_an_unknown_one() -
         chosen_variations(["m=20"])
 
 
-def test_the_command_names_an_unknown_model_and_keeps_other_models_rows() -> None:
+def test_the_command_names_an_unknown_model_and_keeps_other_models_and_designs_rows() -> None:
     with pytest.raises(ConfigError, match="gpt-4o.*smollm2-135m-instruct-q4_1"):  # what --model gpt-4o meets
         likelihood_gguf_path("gpt-4o")
     # a table written before the model was a column: its rows are the embedded model's
@@ -127,3 +127,7 @@ def test_the_command_names_an_unknown_model_and_keeps_other_models_rows() -> Non
     # the same study at more samples per group is a second measurement, kept beside the first
     more = merged_rows(again, qwen.assign(n_real=20, auc_control=0.85))
     assert list(zip(more["model"], more["n_real"], more["auc_control"]))[-2:] == [("qwen", 6, 0.9), ("qwen", 20, 0.85)]
+    # a run of one variation replaces that design's row and keeps the others'
+    csv = merged_rows(more, qwen.assign(design="serialisation=csv", auc_control=0.95))
+    assert list(zip(csv["model"], csv["design"], csv["n_real"], csv["auc_control"]))[-3:] == [
+        ("qwen", "base", 6, 0.9), ("qwen", "base", 20, 0.85), ("qwen", "serialisation=csv", 6, 0.95)]

@@ -1,8 +1,8 @@
 """The sample instruments: what the embedded language model finds probable in 20-row samples.
 
 Both read the same forward passes (:class:`SamplePasses`, run once per audit): for each 20-row sample of every
-group, the Markdown table of :data:`~llmdisc.audit.data.REFERENCE_ROWS` real reference rows followed by the
-sample's rows is scored by the embedded model (SmolLM2-135M through transformers, no network), only the
+group, the table (as :data:`SERIALISATION`) of :data:`~llmdisc.audit.data.REFERENCE_ROWS` real reference rows followed
+by the sample's rows is scored by the embedded model (SmolLM2-135M through transformers, no network), only the
 sample's tokens counted, and so are ``k`` seeded within-sample permutations of it (every column permuted
 independently within the same 20 rows; :mod:`llmdisc.discrimination.likelihood.joint`).
 
@@ -29,6 +29,12 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.errors import DataError
+
+SERIALISATION = "csv"
+"""How the sample instruments write a table: CSV, unpadded, so a sample costs about half the Markdown table's
+tokens (Adult) and the reference rows' text, the same for every sample, runs once (Markdown pads each column to the
+widest value of the whole table, so a sample with a longer value changes it); its power on the positive control
+equals Markdown's (``results/tables/joint_design.csv``)."""
 from llmdisc.audit.instruments.base import (
     GROUPS,
     POSITIVE,
@@ -180,14 +186,17 @@ class SamplePasses:
         cache = ScoreCache(data.cache_dir / "samples")
         key = sha256_json({"sample": sample.astype(str).to_numpy().tolist(), "columns": list(map(str, sample.columns)),
                            "reference": sha256_json(data.text["reference"].astype(str).to_numpy().tolist()),
-                           "k": k, "seed": seed, "model_digest": scorer.model_digest, "backend": scorer.backend})
+                           "k": k, "seed": seed, "model_digest": scorer.model_digest, "backend": scorer.backend,
+                           "serialisation": SERIALISATION})
         hit = cache.get(key) if cached else None
         if hit is not None:
             return hit
         if k >= 1:
-            scores = asdict(joint_contrast(scorer, sample, k=k, seed=seed, reference=data.text["reference"]))
+            scores = asdict(joint_contrast(scorer, sample, k=k, seed=seed, reference=data.text["reference"],
+                                           serialisation=SERIALISATION))
         else:
-            (table,), _ = score_tables(scorer, [sample.reset_index(drop=True)], reference=data.text["reference"])
+            (table,), _ = score_tables(scorer, [sample.reset_index(drop=True)], reference=data.text["reference"],
+                                       serialisation=SERIALISATION)
             scores = {"logprob": table.logprob, "n_tokens": table.n_tokens, "column_logprob": table.column_logprob}
         record = {**{k_: v for k_, v in scores.items() if k_ != "extras"},
                   "mean_logprob": scores["logprob"] / max(1, scores["n_tokens"])}

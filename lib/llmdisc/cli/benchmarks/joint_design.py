@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "qwen2.5-coder-0.5b-instruct-q4_k_m once its parts are installed)")
     parser.add_argument("--vary", nargs="+", default=None, metavar="DESIGN",
                         help="the variations of the base design to run, space- or comma-separated (default all: "
-                             "k=1 k=4 serialisation=great context=c1_prompt reference_rows=0 reference_rows=20; "
+                             "k=1 k=4 serialisation=great serialisation=csv context=c1_prompt reference_rows=0 reference_rows=20; "
                              "none: the base design alone)")
 
 

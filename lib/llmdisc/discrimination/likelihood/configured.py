@@ -141,7 +141,7 @@ class ConfiguredJointRun:
 
 
 def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_rows: int = 40, column_k: int = 0,
-                         dtype: str = "bfloat16", scorer: LikelihoodScorer | None = None,
+                         serialisation: str | None = None, dtype: str = "bfloat16", scorer: LikelihoodScorer | None = None,
                          out_path: Path | str | None = None, progress=None) -> ConfiguredJointRun:  # noqa: ANN001
     """The joint-structure contrast of the likelihood run's samples (:func:`~.joint_runs.run_joint`), the table
     alone with ``reference_rows`` real holdout rows before it, into ``results/likelihood/joint/<run>.jsonl``
@@ -152,6 +152,8 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
         k: Within-sample permutations per sample.
         reference_rows: Real holdout rows shown before every sample (0 = none).
         column_k: Permutations per column of C_j (0 = not measured).
+        serialisation: How the table is written (``csv``, ``markdown`` or ``great``); None = the likelihood run's
+            (``config.serialisation``).
         dtype: Precision of the transformers scorer (``bfloat16``, the default, is 2.4× faster than ``float32`` on
             this machine's CPU; a contrast is a difference of two log-probabilities of the same length, so the
             precision's offset cancels in it); ignored with the llama.cpp backend or a given ``scorer``.
@@ -160,7 +162,7 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
     """
     from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run_joint
 
-    config = config.effective()
+    config = replace(config, serialisation=serialisation or config.serialisation).effective()
     specs = build_likelihood_queue([config.dataset_key], config.synthesizers, config.samples_per_class,
                                    run_seed=config.seed, reference_samples=config.reference_samples or None,
                                    train_control=config.train_control, positive_control=config.positive_control)

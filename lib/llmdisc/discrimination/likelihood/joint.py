@@ -46,7 +46,8 @@ import pandas as pd
 
 from llmdisc.discrimination.likelihood.base import ContextOverflowError, LikelihoodScorer, TokenLogprobs
 from llmdisc.discrimination.likelihood.sample_scores import token_owner
-from llmdisc.discrimination.likelihood.serialise import CONTEXTS, HEADER, SERIALISATIONS, PlacedText, place, serialise
+from llmdisc.discrimination.likelihood.serialise import (CONTEXTS, HEADER, HEADER_LINES, SERIALISATIONS, PlacedText,
+                                                         place, serialise)
 from llmdisc.discrimination.samples import derive_seed
 from llmdisc.errors import ConfigError, DataError
 
@@ -144,7 +145,7 @@ def joint_text(scorer: LikelihoodScorer, sample: pd.DataFrame, *, serialisation:
     placed = place(table, sample_text, context=context, chat_text=scorer.chat_text, variant=variant,
                    n_total=n_total)
     lines = sample_text.text.split("\n")
-    header_lines = 2 if serialisation == "markdown" else 0
+    header_lines = HEADER_LINES[serialisation]
     reference_start = sum(len(line) + 1 for line in lines[:header_lines])
     start = sum(len(line) + 1 for line in lines[:header_lines + m])
     return JointText(placed, placed.start + start, placed.end, placed.start + reference_start, m)
@@ -350,7 +351,7 @@ def joint_contrast(scorer: LikelihoodScorer, sample: pd.DataFrame, *, k: int, se
         sample: The rows (>= 2 rows, >= 2 columns that vary within it).
         k: Permutations (>= 1; the p-value's resolution is 1/(k + 1)).
         seed: The sample's joint seed (permutation seeds and the uniform derive from it; stored).
-        serialisation: ``markdown`` or ``great``.
+        serialisation: ``markdown``, ``great`` or ``csv``.
         context: ``none`` (the table alone) or ``c1_prompt`` (inside the C1 prompt).
         reference: Real rows shown before the sample in the same table (same columns), fixed across the
             permutations; None = no reference rows.

@@ -187,7 +187,7 @@ def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, 
         tables: ``{dataset_key: load_likelihood_tables(...)}``.
         scorer: The model (its backend and digest go into each record).
         out_path: ``results/likelihood/<run>.jsonl``.
-        serialisation: ``markdown`` (the table as shown) or ``great``.
+        serialisation: ``markdown`` (the table as shown), ``great`` or ``csv``.
         context: ``c1_prompt`` (inside the C1 prompt, as a trial shows it) or ``none``.
         variant: C1 prompt variant.
         n_rows: Rows per sample (20 in the study).

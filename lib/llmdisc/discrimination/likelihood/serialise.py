@@ -5,6 +5,10 @@ Serialisations (:data:`SERIALISATIONS`):
 * ``markdown`` — :func:`llmdisc.discrimination.prompts.render_table`, byte for byte the table the LLM is shown.
 * ``great`` — one row per line, ``column is value`` pairs joined by ``", "`` (the GReaT serialisation,
   Borisov et al. 2023), e.g. ``age is 39, workclass is State-gov``.
+* ``csv`` — a header line, then one row per line, values joined by ``,`` with no padding (RFC 4180 quoting of a
+  value holding ``,`` or ``"``), e.g. ``39,State-gov``: the fewest tokens (Adult 28 %, Census codes 45 % fewer than
+  Markdown for 40 rows with SmolLM2's tokenizer), and a row's text never depends on the other rows (Markdown pads
+  every column to the widest value of the whole table).
 
 Contexts (:data:`CONTEXTS`):
 
@@ -14,7 +18,7 @@ Contexts (:data:`CONTEXTS`):
 * ``none`` — the text alone (its first token has nothing before it and is not scored).
 
 Every character of the sample text is a cell's (row, column), a column name (``header``) or layout (pipes, dashes,
-padding, newlines, ``is``, commas): :func:`character_owners` gives that map, from which token offsets are mapped back.
+padding, newlines, ``is``, commas, quotes): :func:`character_owners` gives that map, from which token offsets are mapped back.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import pandas as pd
 from llmdisc.discrimination.prompts import build_prompt, render_table
 from llmdisc.errors import ConfigError, DataError
 
-SERIALISATIONS = ("markdown", "great")
+SERIALISATIONS = ("markdown", "great", "csv")
 CONTEXTS = ("c1_prompt", "none")
 HEADER = -1
 """Owner code of column-name characters."""
@@ -119,7 +123,7 @@ def markdown_text(sample: pd.DataFrame) -> SampleText:
     return SampleText(text, tuple(cells), header, tuple(str(c) for c in sample.columns), len(sample), "markdown")
 
 
-def _great_value(value: object) -> str:
+def _plain_value(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return "" if pd.isna(value) else str(value)
@@ -148,11 +152,51 @@ def great_text(sample: pd.DataFrame) -> SampleText:
                 position += 2
             header.append((position, position + len(names[column])))
             lead = f"{names[column]} is "
-            shown = _great_value(value)
+            shown = _plain_value(value)
             parts.append(lead + shown)
             cells.append(CellSpan(position + len(lead), position + len(lead) + len(shown), row, column))
             position += len(lead) + len(shown)
     return SampleText("".join(parts), tuple(cells), tuple(header), tuple(names), len(sample), "great")
+
+
+def _csv_field(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if "," in text or '"' in text else text
+
+
+def csv_text(sample: pd.DataFrame) -> SampleText:
+    """The sample as CSV: the column names on one line, then one line per row, no padding, no index.
+
+    Whole floats print without ``.0``, missing values as an empty field; a name or value holding ``,`` or ``"`` is
+    quoted (RFC 4180; its span includes the quotes).
+
+    Raises:
+        DataError: an empty sample or a value with a newline.
+    """
+    _check_values(sample, "csv")
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    position = 0
+    lines = [[str(c) for c in sample.columns]] + [[_plain_value(v) for v in values]
+                                                  for values in sample.itertuples(index=False, name=None)]
+    for line_no, fields in enumerate(lines):
+        if line_no:
+            parts.append("\n")
+            position += 1
+        for column, field in enumerate(map(_csv_field, fields)):
+            if column:
+                parts.append(",")
+                position += 1
+            parts.append(field)
+            spans.append((position, position + len(field)))
+            position += len(field)
+    n_columns = sample.shape[1]
+    cells = tuple(CellSpan(start, end, k // n_columns - 1, k % n_columns)
+                  for k, (start, end) in enumerate(spans) if k >= n_columns)
+    return SampleText("".join(parts), cells, tuple(spans[:n_columns]), tuple(lines[0]), len(sample), "csv")
+
+
+HEADER_LINES = {"markdown": 2, "great": 0, "csv": 1}
+"""Lines before the first row in each serialisation."""
 
 
 def serialise(sample: pd.DataFrame, serialisation: str = "markdown") -> SampleText:
@@ -161,6 +205,8 @@ def serialise(sample: pd.DataFrame, serialisation: str = "markdown") -> SampleTe
         return markdown_text(sample)
     if serialisation == "great":
         return great_text(sample)
+    if serialisation == "csv":
+        return csv_text(sample)
     raise ConfigError(f"serialisation {serialisation!r} is not known; fix: use one of {', '.join(SERIALISATIONS)}")
 
 
