@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
+
 MIN_N = 10
 """Fewer units than this in a class: the cell is shown as too few, not as a figure."""
 ALPHA = 0.05
@@ -320,4 +322,23 @@ def design_markdown(design: pd.DataFrame | None) -> list[str]:
                      f"{row['auc_control']:.2f} "
                      f"[{row['auc_control_low']:.2f}, {row['auc_control_high']:.2f}] | {rr} | "
                      f"{row['tokens_run_per_sample']:,.0f} |")
-    return lines
+    return lines + _cheapest_design(design)
+
+
+def _cheapest_design(design: pd.DataFrame) -> list[str]:
+    """The sentence naming the cheapest design that separates the control at n >= 6 per group with its interval's
+    low end at 0.9 or more, per dataset of the embedded model, and the datasets where none does."""
+    if "model" in design:
+        design = design[design["model"] == DEFAULT_LIKELIHOOD_MODEL]
+    rows = design[(design["auc_control_low"] >= 0.9) & (design["n_real"] >= 6)]
+    found = []
+    for dataset, group in rows.groupby("dataset_key", sort=False):
+        best = group.loc[group["tokens_run_per_sample"].idxmin()]
+        found.append(f"on {dataset}, `{best['design']}` ({best['tokens_run_per_sample']:,.0f} tokens a sample, "
+                     f"AUC {best['auc_control']:.2f})")
+    missing = [d for d in dict.fromkeys(design["dataset_key"]) if d not in set(rows["dataset_key"])]
+    if missing:
+        found.append(f"none on {', '.join(missing)}")
+    return ["", "Cheapest design of the embedded model whose interval on the shuffled-columns control stays above "
+            "0.9: " + "; ".join(found) + ". The runs and the audit write the table as CSV "
+            "(`likelihood.joint_serialisation`), with k = 2 and 20 reference rows (`configs/joint.yaml`)."]

@@ -133,7 +133,9 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
 def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key, samples
     per group (``n_real``: a study at more samples is a second measurement, kept beside the first) and design
-    (a run of some variations keeps the others' rows); every other row kept, in order, the embedded model's first. Rows of a table written before the model was a column are the
+    (a run of some variations keeps the others' rows); every other row kept. Rows are ordered by model (the
+    embedded one first), dataset key (as they first appear, the old table's first), samples per group and design (the base, then
+    :data:`VARIATIONS`' order). Rows of a table written before the model was a column are the
     embedded model's."""
     if "model" not in old:
         old = old.copy()
@@ -142,8 +144,12 @@ def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     done = set(new[keys].itertuples(index=False, name=None))
     replaced = [key in done for key in old[keys].itertuples(index=False, name=None)]
     table = pd.concat([old[[not r for r in replaced]], new], ignore_index=True)
-    return table.sort_values("model", key=lambda m: m != DEFAULT_LIKELIHOOD_MODEL, kind="stable",
-                             ignore_index=True)  # the embedded model's rows first
+    datasets = list(dict.fromkeys([*old["dataset_key"], *new["dataset_key"]]))  # the old table's order
+    labels = [label for label, _ in designs()]
+    order = {"model": lambda m: m != DEFAULT_LIKELIHOOD_MODEL, "dataset_key": lambda d: d.map(datasets.index),
+             "design": lambda d: d.map(lambda x: labels.index(x) if x in labels else len(labels))}
+    return table.sort_values(["model", "dataset_key", "n_real", "design"], kind="stable", ignore_index=True,
+                             key=lambda column: order[column.name](column) if column.name in order else column)
 
 
 def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.DataFrame, seed: int) -> dict:

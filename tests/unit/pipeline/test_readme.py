@@ -130,3 +130,19 @@ def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_
     assert "| smollm2 | adult | base | 6 | 1.00 [1.00, 1.00] | 0.56 | 6,649 |" in block
     assert "| qwen | adult | reference_rows=0 | 6 | 0.92 [0.74, 1.00] | – | 4,667 |" in block
     assert block.index("What the run found") < block.index("How the joint-structure design was chosen")
+    # the cheapest design that separates the control, per dataset of the embedded model (the qwen row is not its)
+    embedded = "smollm2-135m-instruct-q4_1"
+    pd.DataFrame([
+        {"model": embedded, "dataset_key": "adult", "design": "base", "n_real": 6, "auc_control": 1.0,
+         "auc_control_low": 1.0, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 6649.4},
+        {"model": embedded, "dataset_key": "adult", "design": "serialisation=csv", "n_real": 6, "auc_control": 0.95,
+         "auc_control_low": 0.91, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 3556.8},
+        {"model": embedded, "dataset_key": "adult", "design": "k=1", "n_real": 6, "auc_control": 0.97,
+         "auc_control_low": 0.89, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 100.0},
+        {"model": embedded, "dataset_key": "census-codes", "design": "base", "n_real": 6, "auc_control": 0.78,
+         "auc_control_low": 0.47, "auc_control_high": 1.0, "auc_real_vs_real": 0.8, "tokens_run_per_sample": 3294.2},
+        {"model": "qwen", "dataset_key": "census-codes", "design": "base", "n_real": 6, "auc_control": 0.99,
+         "auc_control_low": 0.95, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 10.0},
+    ]).to_csv(tmp_path / "joint_design.csv", index=False)
+    assert ("above 0.9: on adult, `serialisation=csv` (3,557 tokens a sample, AUC 0.95); none on census-codes."
+            in render_results_block(tmp_path))

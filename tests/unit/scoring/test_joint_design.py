@@ -122,12 +122,14 @@ def test_the_command_names_an_unknown_model_and_keeps_other_models_and_designs_r
     # a new run of the embedded model on census-codes replaces that model's census-codes rows only
     again = merged_rows(both, qwen.assign(model=DEFAULT_LIKELIHOOD_MODEL, auc_control=0.3))
     assert list(zip(again["model"], again["dataset_key"], again["auc_control"])) == [
-        (DEFAULT_LIKELIHOOD_MODEL, "adult", 1.0), (DEFAULT_LIKELIHOOD_MODEL, "census-codes", 0.3),
+        (DEFAULT_LIKELIHOOD_MODEL, "census-codes", 0.3), (DEFAULT_LIKELIHOOD_MODEL, "adult", 1.0),
         ("qwen", "census-codes", 0.9)]  # the embedded model's rows first
     # the same study at more samples per group is a second measurement, kept beside the first
     more = merged_rows(again, qwen.assign(n_real=20, auc_control=0.85))
     assert list(zip(more["model"], more["n_real"], more["auc_control"]))[-2:] == [("qwen", 6, 0.9), ("qwen", 20, 0.85)]
-    # a run of one variation replaces that design's row and keeps the others'
+    # a run of one variation replaces that design's row and keeps the others', in the study's order
     csv = merged_rows(more, qwen.assign(design="serialisation=csv", auc_control=0.95))
-    assert list(zip(csv["model"], csv["design"], csv["n_real"], csv["auc_control"]))[-3:] == [
-        ("qwen", "base", 6, 0.9), ("qwen", "base", 20, 0.85), ("qwen", "serialisation=csv", 6, 0.95)]
+    k1 = merged_rows(csv, qwen.assign(design="k=1", auc_control=0.7))
+    assert list(zip(k1["model"], k1["design"], k1["n_real"], k1["auc_control"]))[-4:] == [
+        ("qwen", "base", 6, 0.9), ("qwen", "k=1", 6, 0.7), ("qwen", "serialisation=csv", 6, 0.95),
+        ("qwen", "base", 20, 0.85)]
