@@ -14,6 +14,10 @@ dataset key × synthesizer (or control) × discriminator × model × condition �
   (``results/tables/likelihood_cells.csv``, :mod:`llmdisc.scoring.likelihood`); its ``real_vs_real`` control
   (the trials' real train samples against the holdout samples) is the same comparison as the LLM's
   ``real_holdout`` control and is shown under that name;
+* ``joint`` — the joint-structure contrast: AUC of C = log P(sample) − mean log P(values recombined within the
+  sample) and the band rule's DRS, read like the likelihood's (``results/tables/joint_cells.csv``,
+  :mod:`llmdisc.scoring.joint`); condition = how the table was written (serialisation, permutations k, reference
+  rows m);
 * ``c2st`` — the classifier two-sample test's out-of-fold ROC-AUC, one row per classifier (Nadeau–Bengio
   corrected 95 % interval from ``results/baselines/<key>.csv``; the headline table ``baselines_headline.csv``
   has no interval);
@@ -29,7 +33,7 @@ dataset key × synthesizer (or control) × discriminator × model × condition �
   either way (AUC 0 or 1); which way is kept in ``direction`` (``higher``/``lower`` for the LLM's probability
   and the C2ST, ``synthetic more/less probable`` for the likelihood). So AUC 0.2 reads 0.6, ``lower``. The
   interval is mapped end by end; one straddling 0.5 starts at 0 and ends at the farther end's separation.
-  For the likelihood, scale = 2·separation − 1.
+  For the likelihood and the joint contrast, scale = 2·separation − 1.
 * a DRS is kept as it is: 0 = cannot tell (e.g. always one answer), 1 = tells every sample apart. A balanced
   coin flip has DRS near 0.5 but separation near 0: the two readings agree at 1, not at chance — compare DRS
   with DRS and separation with separation, and read the two against each other only near the top.
@@ -41,7 +45,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -56,9 +60,9 @@ COLUMNS = ("dataset_key", "synthesizer", "discriminator", "model", "condition", 
            "high", "n", "direction", "scale_value", "scale_low", "scale_high", "source_table", "notes")
 """Columns of :func:`discriminator_comparison` (``notes``: what a reader must know about the row)."""
 DISCRIMINATORS = {"llm_verdict": "LLM verdict", "llm_probability": "LLM probability", "likelihood": "likelihood",
-                  "c2st": "C2ST", "human_pilot": "human pilot"}
+                  "joint": "joint structure", "c2st": "C2ST", "human_pilot": "human pilot"}
 """Discriminator ids in table order, with the label figures show."""
-INPUTS = ("llm_cells", "llm_probability_cells", "likelihood_cells", "baselines", "baselines_headline",
+INPUTS = ("llm_cells", "llm_probability_cells", "likelihood_cells", "joint_cells", "baselines", "baselines_headline",
           "human_cells")
 """Keys :func:`discriminator_comparison` reads (``baselines``: every ``results/baselines/*.csv`` concatenated)."""
 AUC_STATISTICS = ("auc",)
@@ -114,7 +118,7 @@ def _need(table: pd.DataFrame, name: str, columns: tuple[str, ...]) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise DataError(f"table {name} lacks column(s) {missing}; it has {list(table.columns)}; fix: rewrite it "
-                        "with the notebook that produces it (07 for llm_*, 09 for likelihood_*, 05, 06)")
+                        "with the notebook that produces it (07 for llm_*, 09 for likelihood_* and joint_*, 05, 06)")
 
 
 def _row(dataset: object, synth: object, disc: str, model: str, condition: str, statistic: str, estimate: float,
@@ -164,25 +168,42 @@ def _llm_probability(cells: pd.DataFrame) -> list[dict[str, object]]:
     return rows
 
 
-def _likelihood(cells: pd.DataFrame) -> list[dict[str, object]]:
-    _need(cells, "likelihood_cells", ("dataset_key", "backend", "model", "source", "auc", "auc_low", "auc_high",
-                                      "direction", "separation", "n_real", "n_syn", "drs", "drs_low", "drs_high"))
+_SAMPLE_SCORE_COLUMNS = ("dataset_key", "backend", "model", "source", "auc", "auc_low", "auc_high", "direction",
+                         "separation", "n_real", "n_syn", "drs", "drs_low", "drs_high")
+
+
+def _sample_scores(cells: pd.DataFrame, table: str, discriminator: str, score: str,
+                   condition: Callable[[pd.Series], str]) -> list[dict[str, object]]:
+    """The rows of a per-sample score's cells (the likelihood's, the joint contrast's): AUC and band-rule DRS;
+    their ``real_vs_real`` control under the LLM's name for it (``real_holdout``)."""
+    _need(cells, table, _SAMPLE_SCORE_COLUMNS)
     if "score" in cells:
-        cells = cells[cells["score"] == "mean_logprob"]
+        cells = cells[cells["score"] == score]
     rows = []
     for _, r in cells.iterrows():
         control = r["source"] == "real_vs_real"
         synth = NEGATIVE_CONTROL if control else r["source"]
         extra = "; real_vs_real: real train samples against real holdout samples" if control else ""
         n = _f(r["n_real"]) + _f(r["n_syn"])
-        head = (r["dataset_key"], synth, "likelihood", f"{r['backend']} / {r['model']}", str(r.get("context", "")))
+        head = (r["dataset_key"], synth, discriminator, f"{r['backend']} / {r['model']}", condition(r))
         rows.append(_row(*head, "auc", _f(r["auc"]), _f(r["auc_low"]), _f(r["auc_high"]), n, str(r["direction"]),
-                         "likelihood_cells", f"AUC of mean_logprob, separation {_f(r['separation']):.3f}; "
-                         f"n = scored samples{extra}"))
-        rows.append(_row(*head, "drs", _f(r["drs"]), _f(r["drs_low"]), _f(r["drs_high"]), n, "", "likelihood_cells",
+                         table, f"AUC of {score}, separation {_f(r['separation']):.3f}; n = scored samples{extra}"))
+        rows.append(_row(*head, "drs", _f(r["drs"]), _f(r["drs_low"]), _f(r["drs_high"]), n, "", table,
                          "band rule: SYNTHETIC when outside the central 95 percent of real reference scores"
                          + extra))
     return rows
+
+
+def _likelihood(cells: pd.DataFrame) -> list[dict[str, object]]:
+    return _sample_scores(cells, "likelihood_cells", "likelihood", "mean_logprob",
+                          lambda r: str(r.get("context", "")))
+
+
+def _joint(cells: pd.DataFrame) -> list[dict[str, object]]:
+    """The contrast C's cells; condition = ``csv, k 2, m 20`` (serialisation, permutations, reference rows)."""
+    _need(cells, "joint_cells", ("serialisation", "k", "reference_rows"))
+    return _sample_scores(cells, "joint_cells", "joint", "contrast",
+                          lambda r: f"{r['serialisation']}, k {int(r['k'])}, m {int(r['reference_rows'])}")
 
 
 def _direction(auc: float) -> str:
@@ -242,7 +263,7 @@ def discriminator_comparison(tables: Mapping[str, pd.DataFrame | None]) -> pd.Da
 
     Args:
         tables: results tables by name (keys of :data:`INPUTS`; absent, None or empty ones give no rows):
-            ``llm_cells``, ``llm_probability_cells``, ``likelihood_cells``, ``baselines`` (the long
+            ``llm_cells``, ``llm_probability_cells``, ``likelihood_cells``, ``joint_cells``, ``baselines`` (the long
             ``results/baselines/*.csv`` rows; preferred, it has intervals) or ``baselines_headline``, and
             ``human_cells``.
 
@@ -261,7 +282,7 @@ def discriminator_comparison(tables: Mapping[str, pd.DataFrame | None]) -> pd.Da
     """
     rows: list[dict[str, object]] = []
     for name, build in (("llm_cells", _llm_verdict), ("llm_probability_cells", _llm_probability),
-                        ("likelihood_cells", _likelihood), ("human_cells", _human)):
+                        ("likelihood_cells", _likelihood), ("joint_cells", _joint), ("human_cells", _human)):
         table = _present(tables, name)
         if table is not None:
             rows += build(table)

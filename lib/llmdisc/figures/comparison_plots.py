@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 from llmdisc.figures.comparison import AUC_STATISTICS, DISCRIMINATORS, ONE_LABEL_NOTE, SYNTHESIZER_ORDER
 from llmdisc.figures.plots import PALETTE, set_style
 
-COLOURS = dict(zip(DISCRIMINATORS, (PALETTE[0], PALETTE[2], PALETTE[1], PALETTE[4], (0.15, 0.15, 0.15))))
+COLOURS = dict(zip(DISCRIMINATORS, (PALETTE[0], PALETTE[2], PALETTE[1], PALETTE[9], PALETTE[4], (0.15, 0.15, 0.15))))
 """Colour per discriminator (the human pilot in near-black)."""
 STATISTIC_NAMES = {"auc": "AUC → separation", "drs": "DRS", "batch_drs": "DRS, batch-calibrated",
                    "context_drs": "DRS, contextual"}

@@ -155,15 +155,16 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "condition, top to bottom as in the legend: the LLM's verdict (DRS), the verdict as a probability (AUC of "
         "log P(SYNTHETIC) − log P(REAL), batch-calibrated and contextual DRS), the likelihood discriminator (AUC "
         "of the mean token log-likelihood, band-rule DRS; its real-vs-real control drawn as real_holdout), the "
-        "C2ST (out-of-fold ROC-AUC per classifier) and the human pilot (pooled annotators' DRS; the pilot labelled "
-        "the paper's samples, not this run's). Colour = discriminator; circle = an AUC read as separation "
+        "joint-structure contrast (AUC of C, band-rule DRS, read the same way; condition = serialisation, "
+        "permutations k, reference rows m), the C2ST (out-of-fold ROC-AUC per classifier) and the human pilot "
+        "(pooled annotators' DRS; the pilot labelled the paper's samples, not this run's). Colour = discriminator; circle = an AUC read as separation "
         "2·|AUC − 0.5|, other markers = a DRS; open = C2.",
-        "n beside each marker = valid trials (LLM verdict), scored samples (probability, likelihood), rows (C2ST, "
-        "where its table gives them) or labels (human pilot); column n of "
+        "n beside each marker = valid trials (LLM verdict), scored samples (probability, likelihood, joint), rows "
+        "(C2ST, where its table gives them) or labels (human pilot); column n of "
         "results/tables/discriminators_side_by_side.csv.",
-        "Bars: each statistic's 95 % interval (bootstrap for a DRS, DeLong for the LLM's and the likelihood's "
-        "AUC, Nadeau–Bengio corrected for the C2ST; none where the C2ST comes from the headline table), an AUC's "
-        "mapped end by end and starting at 0 when it holds 0.5.",
+        "Bars: each statistic's 95 % interval (bootstrap for a DRS, DeLong for the LLM's, the likelihood's and "
+        "the joint contrast's AUC, Nadeau–Bengio corrected for the C2ST; none where the C2ST comes from the "
+        "headline table), an AUC's mapped end by end and starting at 0 when it holds 0.5.",
         "Separation 0: chance (AUC 0.5); 1: perfect separation either way (AUC 0 or 1; the direction is in the "
         "table). DRS 0: cannot tell; about 0.5 (dotted): what balanced guessing gets; 1: every sample told apart. "
         "The two readings agree at 1, not at chance: compare a DRS with a DRS and a separation with a separation."),
@@ -205,7 +206,8 @@ RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = (
                      "its verdict does not?", "07", "1b", ("probability_roc", "probability_raw_vs_calibrated"),
                      "llm_probability_cells"),
     ResearchQuestion("RQ10", "Side by side on one scale, how well do the LLM's verdicts and probabilities, the "
-                     "likelihood discriminator, the C2ST and the human pilot tell each release apart?", "07", "5b",
+                     "likelihood discriminator, the joint-structure contrast, the C2ST and the human pilot tell each "
+                     "release apart?", "07", "5b",
                      ("discriminators_side_by_side",), "discriminators_side_by_side"),
     ResearchQuestion("RQ11", "How probable does a language model find the rows of a real holdout sample against a "
                      "synthetic one (no verdict, no training), and does it see the positive control?", "09", "3", (),

@@ -1,8 +1,8 @@
 """The power of the joint-structure contrast by design, measured (issue 26, item 3): which design to run by default.
 
 From a base design (Markdown table alone, k = 2 permutations, m = 40 real reference rows) one factor varies at a
-time: k (1, 2, 4), the serialisation (``great``: ``column is value``; ``csv``: no padding), the context (inside the C1 prompt), m (0, 20,
-40). For each dataset key and design: real holdout samples against shuffled-columns samples (the positive control:
+time: k (1, 2, 4), the serialisation (``great``: ``column is value``; ``csv``: no padding), the context (inside
+the C1 prompt), m (0, 20, 40). For each dataset key and design: real holdout samples against shuffled-columns samples (the positive control:
 must separate) and, where asked, against real train samples (real vs real: must not). Designs that differ only in k
 share one run with the largest k (permutation j has the same seed whatever k: the first k' permutations of a k run
 *are* the k' run), so the k rows are exact, their cost estimated (:meth:`~llmdisc.discrimination.likelihood.joint.
@@ -134,8 +134,8 @@ def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key, samples
     per group (``n_real``: a study at more samples is a second measurement, kept beside the first) and design
     (a run of some variations keeps the others' rows); every other row kept. Rows are ordered by model (the
-    embedded one first), dataset key (as they first appear, the old table's first), samples per group and design (the base, then
-    :data:`VARIATIONS`' order). Rows of a table written before the model was a column are the
+    embedded one first), dataset key (as they first appear, the old table's first), samples per group and design
+    (the base, then :data:`VARIATIONS`' order). Rows of a table written before the model was a column are the
     embedded model's."""
     if "model" not in old:
         old = old.copy()

@@ -15,6 +15,8 @@ from llmdisc.figures.figure_data import llm_cells
 from llmdisc.figures.plots import save_figure
 from llmdisc.human.analysis import cell_table as human_cell_table
 from llmdisc.scoring import score_probability_cells, write_table
+from llmdisc.discrimination.likelihood.joint import contrast_statistics
+from llmdisc.scoring.joint import joint_table
 from llmdisc.scoring.likelihood import likelihood_table
 
 KEYS = ("adult", "census-codes")
@@ -72,6 +74,22 @@ def _likelihood_records() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _joint_records() -> pd.DataFrame:
+    """Joint contrasts: real samples around +30 nats, GaussianCopula around 0 (lost its ties), CTGAN around +25."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for key in KEYS:
+        for source, role, shift in (("holdout", "test", 30), ("holdout", "reference", 30), ("train", "control", 30),
+                                    ("gaussian_copula", "test", 0), ("ctgan", "test", 25),
+                                    ("shuffled_columns", "test", 0)):
+            for i in range(8):
+                stats = contrast_statistics(float(rng.normal(shift, 5)), rng.normal(0, 5, 2), uniform=rng.random())
+                rows.append({"dataset_key": key, "backend": "transformers-bfloat16", "model": "m",
+                             "serialisation": "csv", "context": "none", "k": 2, "reference_rows": 20,
+                             "source": source, "role": role, "index": i, **stats})
+    return pd.DataFrame(rows)
+
+
 def _baselines() -> pd.DataFrame:
     """Notebook 05's long rows (:data:`RESULT_COLUMNS`) for C2ST AUCs with intervals, per key × synthesizer."""
     rows = []
@@ -108,6 +126,7 @@ def tables() -> dict[str, pd.DataFrame]:
             "llm_probability_cells": score_probability_cells(probability, permutations=50),
             "likelihood_cells": pd.concat([likelihood_table(_likelihood_records(), score=s, n_perm=50, n_boot=100)
                                            for s in ("mean_logprob", "min_k_logprob")], ignore_index=True),
+            "joint_cells": joint_table(_joint_records(), n_perm=50, n_boot=100),
             "baselines": _baselines(), "human_cells": _human_cells()}
 
 
@@ -144,8 +163,8 @@ class TestComparison:
         out = comparison.discriminator_comparison(tables)
         assert list(out.columns) == list(comparison.COLUMNS)
         assert set(out["discriminator"]) == set(comparison.DISCRIMINATORS)
-        assert set(out["source_table"]) == {"llm_cells", "llm_probability_cells", "likelihood_cells", "baselines",
-                                            "human_cells"}
+        assert set(out["source_table"]) == {"llm_cells", "llm_probability_cells", "likelihood_cells", "joint_cells",
+                                            "baselines", "human_cells"}
         verdict = out[(out["discriminator"] == "llm_verdict") & (out["dataset_key"] == "adult")
                       & (out["synthesizer"] == "ctgan")]
         assert sorted(verdict["condition"]) == ["C1", "C2"] and (verdict["n"] == 8).all()
@@ -170,6 +189,20 @@ class TestComparison:
         assert set(lk["synthesizer"]) == {"gaussian_copula", "ctgan", "shuffled_columns", "real_holdout"}
         assert len(lk) == 2 * 2 * 4  # auc and drs, per key × source: min_k_logprob rows left out
         assert lk.loc[lk["synthesizer"] == "real_holdout", "notes"].str.contains("real_vs_real").all()
+
+    def test_the_joint_contrast_names_how_the_table_was_written_and_reads_like_the_likelihood(self, tables) -> None:
+        out = comparison.discriminator_comparison(tables)
+        joint = out[out["discriminator"] == "joint"]
+        assert set(joint["synthesizer"]) == {"gaussian_copula", "ctgan", "shuffled_columns", "real_holdout"}
+        assert set(joint["condition"]) == {"csv, k 2, m 20"} and set(joint["statistic"]) == {"auc", "drs"}
+        cells = tables["joint_cells"].set_index(["dataset_key", "source"])
+        lost = joint[(joint["dataset_key"] == "adult") & (joint["synthesizer"] == "gaussian_copula")
+                     & (joint["statistic"] == "auc")].iloc[0]
+        assert lost["estimate"] == cells.loc[("adult", "gaussian_copula"), "auc"] < 0.1  # planted: ties lost
+        assert lost["scale_value"] == pytest.approx(2 * cells.loc[("adult", "gaussian_copula"), "separation"] - 1)
+        assert lost["notes"].startswith("AUC of contrast")
+        control = joint[(joint["synthesizer"] == "real_holdout") & (joint["statistic"] == "auc")]
+        assert control["notes"].str.contains("real_vs_real").all() and len(control) == 2
 
     def test_probability_auc_below_one_half_reads_as_separation_with_direction_lower(self, tables) -> None:
         out = comparison.discriminator_comparison(tables)
@@ -215,7 +248,7 @@ class TestComparison:
         write_table(tables["llm_cells"], "llm_cells", tmp_path / "tables")
         found, missing = comparison.load_inputs(tmp_path / "tables", tmp_path / "baselines")
         assert list(found) == ["llm_cells"]
-        assert missing == ["llm_probability_cells", "likelihood_cells", "human_cells",
+        assert missing == ["llm_probability_cells", "likelihood_cells", "joint_cells", "human_cells",
                            "baselines (results/baselines/*.csv or baselines_headline)"]
         (tmp_path / "baselines").mkdir()
         tables["baselines"].to_csv(tmp_path / "baselines" / "adult.csv", index=False)

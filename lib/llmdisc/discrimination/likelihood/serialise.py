@@ -18,7 +18,8 @@ Contexts (:data:`CONTEXTS`):
 * ``none`` — the text alone (its first token has nothing before it and is not scored).
 
 Every character of the sample text is a cell's (row, column), a column name (``header``) or layout (pipes, dashes,
-padding, newlines, ``is``, commas, quotes): :func:`character_owners` gives that map, from which token offsets are mapped back.
+padding, newlines, ``is``, commas): :func:`character_owners` gives that map, from which token offsets are mapped
+back. A CSV value's quotes belong to its cell.
 """
 
 from __future__ import annotations
