@@ -164,7 +164,7 @@ class LikelihoodConfig(_Section):
     """Also score the joint-structure contrast of the same samples (notebook 09, section 7)."""
     joint_serialisation: Literal["markdown", "great", "csv"] = "csv"
     """How the joint contrast writes the table: ``csv`` (the default: half Markdown's tokens on Adult at the same
-    power on its positive control, and the reference rows' text never changes with the sample, so they run once;
+    power there on its positive control, and the reference rows' text never changes with the sample, so they run once;
     ``results/tables/joint_design.csv``), ``markdown`` (as the LLM is shown the table) or ``great``."""
     joint_k: int = Field(2, ge=1)
     """Within-sample permutations per sample (each one more pass of the sample's rows)."""

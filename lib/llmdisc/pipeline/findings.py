@@ -330,6 +330,8 @@ def _cheapest_design(design: pd.DataFrame) -> list[str]:
     low end at 0.9 or more, per dataset of the embedded model, and the datasets where none does."""
     if "model" in design:
         design = design[design["model"] == DEFAULT_LIKELIHOOD_MODEL]
+    if design.empty:  # only opt-in models measured: nothing to say of the embedded one
+        return []
     rows = design[(design["auc_control_low"] >= 0.9) & (design["n_real"] >= 6)]
     found = []
     for dataset, group in rows.groupby("dataset_key", sort=False):

@@ -2,10 +2,10 @@
 
 From a base design (Markdown table alone, k = 2 permutations, m = 40 real reference rows) one factor varies at a
 time: k (1, 2, 4), the serialisation (``great``: ``column is value``; ``csv``: no padding), the context (inside
-the C1 prompt), m (0, 20, 40). For each dataset key and design: real holdout samples against shuffled-columns samples (the positive control:
-must separate) and, where asked, against real train samples (real vs real: must not). Designs that differ only in k
-share one run with the largest k (permutation j has the same seed whatever k: the first k' permutations of a k run
-*are* the k' run), so the k rows are exact, their cost estimated (:meth:`~llmdisc.discrimination.likelihood.joint.
+the C1 prompt), m (0, 20, 40). For each dataset key and design: real holdout samples against shuffled-columns
+samples (the positive control: must separate) and, where asked, against real train samples (real vs real: must
+not). Designs that differ only in k share one run with the largest k (permutation j has the same seed whatever k:
+the first k' permutations of a k run *are* the k' run), so the k rows are exact, their cost estimated (:meth:`~llmdisc.discrimination.likelihood.joint.
 JointScores.restrict`). The records stay under ``results/likelihood/joint/design/`` (resumable); the table goes to
 ``results/tables/joint_design.csv``.
 
@@ -50,8 +50,9 @@ class JointDesign:
 
 
 BASE_DESIGN = JointDesign()
-VARIATIONS: tuple[tuple[str, object], ...] = (("k", 1), ("k", 4), ("serialisation", "great"), ("serialisation", "csv"),
-                                              ("context", "c1_prompt"), ("reference_rows", 0), ("reference_rows", 20))
+VARIATIONS: tuple[tuple[str, object], ...] = (("k", 1), ("k", 4), ("serialisation", "great"),
+                                              ("serialisation", "csv"), ("context", "c1_prompt"),
+                                              ("reference_rows", 0), ("reference_rows", 20))
 """One factor at a time from :data:`BASE_DESIGN`."""
 
 

@@ -150,6 +150,9 @@ def test_bad_input_gets_errors_that_name_the_fix(scorer):
         markdown_text(pd.DataFrame({"a": ["x|y", "z"]}))
     with pytest.raises(DataError, match="newlines"):
         great_text(pd.DataFrame({"a": ["x\ny", "z"]}))
+    with pytest.raises(DataError, match="fix: replace newlines in that column"):  # a '|' is fine in CSV
+        csv_text(pd.DataFrame({"a": ["x|y", "z\nw"]}))
+    assert csv_text(pd.DataFrame({"a": ["x|y", "z"]})).text == "a\nx|y\nz"
     with pytest.raises(DataError, match="at least one row"):
         markdown_text(pd.DataFrame({"a": []}))
     with pytest.raises(ConfigError, match="serialisation"):

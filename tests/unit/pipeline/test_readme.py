@@ -146,3 +146,5 @@ def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_
     ]).to_csv(tmp_path / "joint_design.csv", index=False)
     assert ("above 0.9: on adult, `serialisation=csv` (3,557 tokens a sample, AUC 0.95); none on census-codes."
             in render_results_block(tmp_path))
+    pd.read_csv(tmp_path / "joint_design.csv").assign(model="qwen").to_csv(tmp_path / "joint_design.csv", index=False)
+    assert "Cheapest design" not in render_results_block(tmp_path)  # the embedded model not measured: no sentence

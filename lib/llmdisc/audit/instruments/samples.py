@@ -1,8 +1,8 @@
 """The sample instruments: what the embedded language model finds probable in 20-row samples.
 
 Both read the same forward passes (:class:`SamplePasses`, run once per audit): for each 20-row sample of every
-group, the table (as :data:`SERIALISATION`) of :data:`~llmdisc.audit.data.REFERENCE_ROWS` real reference rows followed
-by the sample's rows is scored by the embedded model (SmolLM2-135M through transformers, no network), only the
+group, the table (as :data:`SERIALISATION`) of :data:`~llmdisc.audit.data.REFERENCE_ROWS` real reference rows
+followed by the sample's rows is scored by the embedded model (SmolLM2-135M through transformers, no network), only the
 sample's tokens counted, and so are ``k`` seeded within-sample permutations of it (every column permuted
 independently within the same 20 rows; :mod:`llmdisc.discrimination.likelihood.joint`).
 
@@ -33,8 +33,9 @@ from llmdisc.errors import DataError
 SERIALISATION = "csv"
 """How the sample instruments write a table: CSV, unpadded, so a sample costs about half the Markdown table's
 tokens (Adult) and the reference rows' text, the same for every sample, runs once (Markdown pads each column to the
-widest value of the whole table, so a sample with a longer value changes it); its power on the positive control
-equals Markdown's (``results/tables/joint_design.csv``)."""
+widest value of the whole table, so a sample with a longer value changes it). On Adult it separated the positive
+control as Markdown did (``results/tables/joint_design.csv``); at 20 samples a group Census codes read 0.70 against
+Markdown's 0.67."""
 from llmdisc.audit.instruments.base import (
     GROUPS,
     POSITIVE,

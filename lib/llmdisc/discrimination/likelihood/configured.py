@@ -141,8 +141,9 @@ class ConfiguredJointRun:
 
 
 def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_rows: int = 40, column_k: int = 0,
-                         serialisation: str | None = None, dtype: str = "bfloat16", scorer: LikelihoodScorer | None = None,
-                         out_path: Path | str | None = None, progress=None) -> ConfiguredJointRun:  # noqa: ANN001
+                         serialisation: str | None = None, dtype: str = "bfloat16",
+                         scorer: LikelihoodScorer | None = None, out_path: Path | str | None = None,
+                         progress=None) -> ConfiguredJointRun:  # noqa: ANN001
     """The joint-structure contrast of the likelihood run's samples (:func:`~.joint_runs.run_joint`), the table
     alone with ``reference_rows`` real holdout rows before it, into ``results/likelihood/joint/<run>.jsonl``
     (resuming), and its manifest beside it.

@@ -78,12 +78,12 @@ class SampleText:
 def _check_values(sample: pd.DataFrame, serialisation: str) -> None:
     if sample.empty or sample.shape[1] == 0:
         raise DataError(f"the sample has shape {sample.shape}; fix: score a sample with at least one row and column")
-    bad = "|\n" if serialisation == "markdown" else "\n"
+    bad, named = ("|\n", "'|' and newlines") if serialisation == "markdown" else ("\n", "newlines")
     for column in sample.columns:
         texts = [str(column)] + [str(v) for v in sample[column].tolist()]
         if any(ch in text for text in texts for ch in bad):
             raise DataError(f"column {column!r} holds a value or name with {bad!r} characters, which break the "
-                            f"{serialisation} rows; fix: replace '|' and newlines in that column before scoring")
+                            f"{serialisation} rows; fix: replace {named} in that column before scoring")
 
 
 def _pipe_cells(line: str, n_columns: int, line_no: int) -> list[tuple[int, int]]:
