@@ -146,11 +146,12 @@ def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     replaced = [key in done for key in old[keys].itertuples(index=False, name=None)]
     table = pd.concat([old[[not r for r in replaced]], new], ignore_index=True)
     datasets = list(dict.fromkeys([*old["dataset_key"], *new["dataset_key"]]))  # the old table's order
-    labels = [label for label, _ in designs()]
-    order = {"model": lambda m: m != DEFAULT_LIKELIHOOD_MODEL, "dataset_key": lambda d: d.map(datasets.index),
-             "design": lambda d: d.map(lambda x: labels.index(x) if x in labels else len(labels))}
-    return table.sort_values(["model", "dataset_key", "n_real", "design"], kind="stable", ignore_index=True,
-                             key=lambda column: order[column.name](column) if column.name in order else column)
+    labels = {label: rank for rank, (label, _) in enumerate(designs())}
+    ranks = pd.DataFrame({"model": table["model"] != DEFAULT_LIKELIHOOD_MODEL,  # the embedded model first
+                          "dataset": table["dataset_key"].map(datasets.index), "n": table["n_real"],
+                          "design": table["design"].map(labels).fillna(len(labels))})
+    order = ranks.sort_values(list(ranks.columns), kind="stable").index
+    return table.loc[order].reset_index(drop=True)
 
 
 def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.DataFrame, seed: int) -> dict:

@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="likelihood model (default the embedded SmolLM2-135M; an opt-in model such as "
                              "qwen2.5-coder-0.5b-instruct-q4_k_m once its parts are installed)")
     parser.add_argument("--vary", nargs="+", default=None, metavar="DESIGN",
-                        help="the variations of the base design to run, space- or comma-separated (default all: "
-                             "k=1 k=4 serialisation=great serialisation=csv context=c1_prompt reference_rows=0 reference_rows=20; "
-                             "none: the base design alone)")
+                        help="the variations of the base design to run, space- or comma-separated, e.g. k=1 "
+                             "serialisation=csv (default all of the study's; a name it does not know is refused "
+                             "with the list; none: the base design alone)")
 
 
 def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]:
