@@ -122,6 +122,54 @@ def baseline_headlines(baselines_dir: Path | None = None) -> pd.DataFrame:
     return table.rename(columns={"dataset_key": "dataset", "synthesizer": "synthetic_method"})
 
 
+def likelihood_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """The table likelihood over every notebook-09 run present: ``likelihood_cells`` (per dataset × release and
+    control, both scores), ``likelihood_columns`` and ``likelihood_samples``; empty when no run is present.
+
+    Notebook 07 writes them (not each dataset's notebook 09), so the datasets' 09 runs can run side by side.
+
+    Args:
+        likelihood_dir: Folder of the records (default ``results/likelihood``; searched recursively, only the
+            table likelihood's records are read).
+        seed: Run seed of the intervals and permutation p-values.
+    """
+    from llmdisc.discrimination.likelihood.records import load_likelihood
+    from llmdisc.scoring import likelihood as likelihood_scoring
+
+    likelihood_dir = likelihood_dir or results_dir() / "likelihood"
+    every = load_likelihood(likelihood_dir) if likelihood_dir.is_dir() else pd.DataFrame()
+    every = every[~every["sample_id"].isna()] if len(every) else every
+    if every.empty:
+        return {}
+    return {"likelihood_cells": pd.concat([likelihood_scoring.likelihood_table(every, score=score, seed=seed)
+                                           for score in likelihood_scoring.SCORE_COLUMNS], ignore_index=True),
+            "likelihood_columns": likelihood_scoring.column_contributions(every),
+            "likelihood_samples": likelihood_scoring.samples_table(every)}
+
+
+def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """The joint-structure contrast over every notebook-09 run present.
+
+    Args:
+        likelihood_dir: Folder of notebook 09's records (default ``results/likelihood``); the joint records are the
+            ``*.jsonl`` of its ``joint/`` folder, not of ``joint/design/`` (the design study's, not runs).
+        seed: Run seed of the intervals and permutation p-values.
+
+    Returns:
+        ``(records, tables)``: one row per scored sample, and ``joint_cells`` and ``joint_columns`` by name (both
+        absent when no run is present).
+    """
+    from llmdisc.discrimination.likelihood.records import load_joint
+    from llmdisc.scoring import joint as joint_scoring
+
+    folder = (likelihood_dir or results_dir() / "likelihood") / "joint"
+    records = load_joint(folder, recursive=False) if folder.is_dir() else pd.DataFrame()
+    if records.empty:
+        return records, {}
+    return records, {"joint_cells": joint_scoring.joint_table(records, seed=seed),
+                     "joint_columns": joint_scoring.joint_column_table(records)}
+
+
 def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
     """Directional agreement of the LLM's DRS with each baseline metric, over the synthesizers.
 

@@ -131,6 +131,23 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "results/tables/llm_probability_cells.csv).",
         "Intervals, where drawn, are those of results/tables/llm_probability_cells.csv.",
         _DRS_READING),
+    "likelihood_scores": FigureCaption(
+        "Table likelihood: how probable the model finds each 20-row sample.",
+        "Per dataset × model panel, the mean token log-likelihood of each sample's table (nats per token), real "
+        "holdout first, then each release and both controls (columns shuffled; real train rows as real_vs_real); "
+        "x labels carry each group's AUC against real holdout.",
+        "n = samples per group (points); columns n_real, n_syn of results/tables/likelihood_cells.csv.",
+        "None drawn: the AUC's 95 % DeLong interval and permutation p are in results/tables/likelihood_cells.csv.",
+        "AUC 0.5: the release's tables are as probable as real ones; near 0: less probable (odd values); near 1: "
+        "more probable (collapsed, repetitive values). It reads values: the shuffled-columns control sits near 0.5."),
+    "likelihood_columns": FigureCaption(
+        "Which columns make a release's rows improbable.",
+        "Per dataset × model panel, the columns with the largest difference: each group's mean nats per row spent "
+        "on that column minus real holdout's, one colour per release or control.",
+        "n = samples per group, as in results/tables/likelihood_columns.csv.",
+        "None: means of the per-sample splits; the per-sample values are in the likelihood records.",
+        "0: the column costs as many nats as in real rows (as real_vs_real should, like an AUC of 0.5); above 0: "
+        "the group's values of that column are less probable than real ones."),
     "joint_contrast": FigureCaption(
         "Joint structure: does each 20-row sample hold together as real rows do?",
         "Per dataset panel, the contrast C = log P(sample) − mean log P(its values recombined within the same rows) "
@@ -215,7 +232,7 @@ RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = (
     ResearchQuestion("RQ12", "Which cues do models and people cite, and are the cited facts true of the rows shown?",
                      "10", "", (), "cues_validity"),
     ResearchQuestion("RQ13", "Does a release keep the combinations of values real rows have — do a row's values "
-                     "belong together — and which columns lost their ties?", "09", "7",
+                     "belong together — and which columns lost their ties?", "07", "5a",
                      ("joint_contrast", "joint_dependence"), "joint_cells"),
 )
 
@@ -223,10 +240,10 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
     "joint_cells": "Joint structure per dataset × release and control: AUC of the contrast C = log P(sample) − mean "
                    "log P(values recombined within the sample) against real holdout samples (DeLong 95 % interval, "
                    "permutation p), the reference-band decision (p_REAL, p_SYN, DRS), the KS test of the "
-                   "per-sample p-values' calibration (notebook 09 § 7).",
+                   "per-sample p-values' calibration (notebook 09 § 6).",
     "joint_columns": "Joint structure per column: each column's share of C, real holdout against each release "
                      "and control, and their difference (negative: the group lost that column's ties; notebook 09 "
-                     "§ 7).",
+                     "§ 6).",
     "llm_cells": "Our LLM trials scored per dataset × synthesizer × condition × provider/model: n, p_REAL and "
                  "p_SYN with Wilson 95 % intervals, DRS with its 95 % bootstrap interval (notebook 07).",
     "llm_probability_cells": "The verdict as a probability per cell: AUC of log P(SYNTHETIC) − log P(REAL) "

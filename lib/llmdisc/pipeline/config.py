@@ -78,10 +78,17 @@ class ModelConfig(_Section):
     base_url: str = ""
     """Service URL (OpenAI-compatible endpoints, Ollama host); empty = the provider's default."""
     concurrency: int = Field(1, ge=1, le=64)
-    label_backend: Literal["", "transformers", "transformers-bfloat16", "llamacpp"] = ""
+    label_backend: Literal["", "transformers", "transformers-bfloat16", "transformers-auto", "llamacpp"] = ""
     """``local`` only: how label scores are computed (``transformers``, float32, when empty;
-    ``transformers-bfloat16``, the same pass 1.7-1.8x faster; ``llamacpp``, forced tokens). Notebook 09 reads the
-    tables' stored token log-probabilities when ``likelihood.backend`` names the same transformers backend."""
+    ``transformers-bfloat16``, the same pass 1.7-1.8x faster on a CPU with native bfloat16 and ~4.7x slower on one
+    without; ``transformers-auto``, whichever of the two this CPU runs faster, resolved when the configuration is
+    read; ``llamacpp``, forced tokens). Notebook 09 reads the tables' stored token log-probabilities when
+    ``likelihood.backend`` names the same transformers backend."""
+
+    @field_validator("label_backend")
+    @classmethod
+    def _resolve_label_backend(cls, value: str) -> str:
+        return _resolve_backend(value)
 
     @model_validator(mode="after")
     def _label_backend_is_local(self) -> "ModelConfig":
@@ -89,6 +96,15 @@ class ModelConfig(_Section):
             raise ValueError(f"label_backend {self.label_backend!r} is for the local provider, not "
                              f"{self.provider!r}; fix: remove label_backend from this model")
         return self
+
+
+def _resolve_backend(backend: str) -> str:
+    """``transformers-auto`` → the transformers backend this CPU runs faster; other names unchanged."""
+    if backend != "transformers-auto":
+        return backend
+    from llmdisc.discrimination.likelihood.transformers_backend import resolve_backend  # imports torch: only here
+
+    return resolve_backend(backend)
 
 
 class ProtocolConfig(_Section):
@@ -156,12 +172,19 @@ class LikelihoodConfig(_Section):
     reference_samples: int = Field(0, ge=0)
     """Holdout samples setting the decision band; 0 = ``samples_per_class``."""
     model: str = "smollm2-135m-instruct-q4_1"
-    backend: Literal["transformers", "transformers-bfloat16", "llamacpp"] = "transformers"
-    """``transformers`` (float32), ``transformers-bfloat16`` (1.7-1.8x faster; reads the trials' stored tokens when
-    the local model's ``label_backend`` is the same) or ``llamacpp`` (forced tokens, slower)."""
+    backend: Literal["transformers", "transformers-bfloat16", "transformers-auto", "llamacpp"] = "transformers"
+    """``transformers`` (float32), ``transformers-bfloat16`` (1.7-1.8x faster where the CPU has native bfloat16),
+    ``transformers-auto`` (the faster of the two on this CPU, resolved when the configuration is read) or
+    ``llamacpp`` (forced tokens, slower). A transformers backend reads the trials' stored tokens when the local
+    model's ``label_backend`` resolves to the same."""
+
+    @field_validator("backend")
+    @classmethod
+    def _resolve_backend(cls, value: str) -> str:
+        return _resolve_backend(value)
     serialisation: Literal["markdown", "great", "csv"] = "markdown"
     joint: bool = True
-    """Also score the joint-structure contrast of the same samples (notebook 09, section 7)."""
+    """Also score the joint-structure contrast of the same samples (notebook 09, section 6)."""
     joint_serialisation: Literal["markdown", "great", "csv"] = "csv"
     """How the joint contrast writes the table: ``csv`` (the default: half Markdown's tokens on Adult at the same
     power there on its positive control, and the reference rows' text never changes with the sample, so they run once;

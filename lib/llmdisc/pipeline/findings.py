@@ -229,7 +229,7 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
                                      "together?")):
         cells = found[name]
         if not cells:
-            where = (" (`llmdisc run --config configs/joint.yaml` measures it, in about two hours on 2 cores; "
+            where = (" (a run with `likelihood.joint: true`, as in `configs/default.yaml`, measures it; "
                      "`llmdisc audit` reads it on a release by default)") if name == "joint" else ""
             lines.append(f"- **{question}** Not measured here{where}.")
             continue
@@ -343,4 +343,4 @@ def _cheapest_design(design: pd.DataFrame) -> list[str]:
         found.append(f"none on {', '.join(missing)}")
     return ["", "Cheapest design of the embedded model whose interval on the shuffled-columns control stays above "
             "0.9: " + "; ".join(found) + ". The runs and the audit write the table as CSV "
-            "(`likelihood.joint_serialisation`), with k = 2 and 20 reference rows (`configs/joint.yaml`)."]
+            "(`likelihood.joint_serialisation`), with k = 2 and 20 reference rows (`configs/default.yaml`)."]

@@ -63,8 +63,6 @@ class NotebookRun:
     """Root-relative globs of external input files (raw data, label files)."""
     output_globs: list[str] = field(default_factory=list)
     """Root-relative globs of the files this notebook produces (hashed into its run record)."""
-    exclusive: str = ""
-    """Runs with the same non-empty name never run side by side (they rewrite one shared file)."""
 
 
 def _suffix(*parts: object) -> str:
@@ -194,10 +192,9 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                 # after the key's trials: their label-score forward passes hold these samples' table tokens
                 depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"]
                 + [run for run in trial_runs if run.startswith(f"04_llm_trials__{key}__")],
-                # its own records only: the likelihood_* tables and figures cover every dataset's run, so each
-                # dataset's run rewrites them, and claiming them would make the other dataset's run look stale
-                output_globs=[f"results/likelihood/likelihood-{key}-*", f"results/likelihood/joint/joint-{key}-*"],
-                exclusive="likelihood_tables"))
+                # its own records only (07 writes the tables over every dataset's run), so the datasets' runs
+                # go side by side
+                output_globs=[f"results/likelihood/likelihood-{key}-*", f"results/likelihood/joint/joint-{key}-*"]))
             final_deps.append(run_id)
     if config.cue_analysis:
         # the paper's records and human labels, and its Census files its samples are rebuilt from
@@ -211,7 +208,9 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
     runs.append(NotebookRun(
         "07_figures", "07", NOTEBOOKS["07"], {"config_name": config.name, "seed": seed, "quick": quick},
         depends_on=final_deps, output_globs=["figures/*.png", "figures/*.pdf", "results/tables/llm_*",
-                                             "results/tables/baselines_*", "results/tables/discriminators_*"]))
+                                             "results/tables/baselines_*", "results/tables/discriminators_*",
+                                             "results/tables/likelihood_*", "results/tables/joint_cells.*",
+                                             "results/tables/joint_columns.*"]))
     return runs
 
 
@@ -373,8 +372,7 @@ def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False
         executed_dir: where executed copies and ``runs.json`` go.
         force: re-run every notebook even when its inputs are unchanged.
         workers: notebooks run side by side at most (1: one after another, in plan order). A run starts when
-            every run it depends on has finished and no run of the same ``exclusive`` name is running; among
-            those ready, the one heading the longest chain of expected work starts first
+            every run it depends on has finished; among those ready, the one heading the longest chain of expected work starts first
             (:func:`critical_path_seconds`; ties: the earliest in the plan).
         log: where progress lines go.
 
@@ -404,9 +402,7 @@ def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False
     failure: NotebookFailed | None = None
 
     def ready(run: NotebookRun) -> bool:
-        busy = {r.exclusive for r in running.values() if r.exclusive}
-        return (all(dep in finished or dep not in in_plan for dep in run.depends_on)
-                and not (run.exclusive and run.exclusive in busy))
+        return all(dep in finished or dep not in in_plan for dep in run.depends_on)
 
     def finish(run: NotebookRun, fingerprint: str, seconds: float) -> None:
         records.records[run.run_id] = {

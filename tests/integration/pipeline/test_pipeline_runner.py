@@ -141,25 +141,19 @@ def _interval(project: Path, name: str) -> dict:
 
 def test_two_workers_run_ready_notebooks_side_by_side_and_wait_for_dependencies(project, monkeypatch):
     monkeypatch.delenv("LLMDISC_LLM_THREADS", raising=False)
-    for name in ("left", "right", "after", "solo1", "solo2"):
+    for name in ("left", "right", "after"):
         _timed_notebook(project, name)
     plan = [NotebookRun("left", "02", "notebooks/left.ipynb", {"pause": 4.0}, output_globs=["out/left.json"]),
             NotebookRun("right", "02", "notebooks/right.ipynb", {"pause": 4.0}, output_globs=["out/right.json"]),
-            NotebookRun("after", "07", "notebooks/after.ipynb", {"pause": 0.0}, depends_on=["left", "right"]),
-            # the same exclusive name (one shared table): never side by side, though nothing orders them
-            # (stage 10: a short chain, so they start after the fits' longer one)
-            NotebookRun("solo1", "10", "notebooks/solo1.ipynb", {"pause": 2.0}, exclusive="tables"),
-            NotebookRun("solo2", "10", "notebooks/solo2.ipynb", {"pause": 2.0}, exclusive="tables")]
+            NotebookRun("after", "07", "notebooks/after.ipynb", {"pause": 0.0}, depends_on=["left", "right"])]
     lines: list[str] = []
     outcomes = run_plan(plan, project / "reports" / "executed" / "t", workers=2, log=lines.append)
-    assert [o["run_id"] for o in outcomes] == ["left", "right", "after", "solo1", "solo2"]
+    assert [o["run_id"] for o in outcomes] == ["left", "right", "after"]
     assert {o["status"] for o in outcomes} == {"ran"}
     left, right, after = (_interval(project, n) for n in ("left", "right", "after"))
     assert left["start"] < right["end"] and right["start"] < left["end"]  # they overlapped
     assert after["start"] >= max(left["end"], right["end"])
-    solo1, solo2 = _interval(project, "solo1"), _interval(project, "solo2")
-    assert solo1["end"] <= solo2["start"] or solo2["end"] <= solo1["start"]
-    assert {_interval(project, n)["threads"] for n in ("left", "right", "after", "solo1", "solo2")} == {"1"}
+    assert {_interval(project, n)["threads"] for n in ("left", "right", "after")} == {"1"}
     assert "LLMDISC_LLM_THREADS" not in os.environ  # set for the kernels only, then taken back
     # a second call skips everything: the records were written for every run
     again = run_plan(plan, project / "reports" / "executed" / "t", workers=2, log=lambda s: None)

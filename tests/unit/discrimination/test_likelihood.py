@@ -267,3 +267,30 @@ def test_the_token_cache_round_trips_nan_and_skips_a_corrupt_line(tmp_path):
     assert TokenCache(tmp_path, enabled=False).get(key) is None
     with pytest.raises(ValueError, match="3 token ids but 2"):
         cache.put(key, [1, 2, 3], [0.0, 0.0])
+
+
+def test_auto_precision_is_bfloat16_only_on_a_cpu_that_computes_it(monkeypatch):
+    import torch
+
+    from llmdisc.discrimination.likelihood import transformers_backend as tb
+    from llmdisc.pipeline.config import LikelihoodConfig, ModelConfig
+
+    def probes(amx, avx512_bf16):  # what torch reports about the CPU
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", amx, raising=False)
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", avx512_bf16, raising=False)
+
+    def broken():
+        raise RuntimeError("probe not built into this torch")
+
+    probes(lambda: False, lambda: False)  # AVX2 only: emulated bfloat16 would be ~4.7x slower
+    assert not tb.native_bfloat16() and tb.resolve_dtype("auto") == "float32"
+    assert tb.resolve_backend("transformers-auto") == "transformers"
+    assert LikelihoodConfig(backend="transformers-auto").backend == "transformers"
+    assert ModelConfig(provider="local", label_backend="transformers-auto").label_backend == "transformers"
+    probes(broken, lambda: True)  # a probe that fails says nothing; the other one decides
+    assert tb.native_bfloat16() and tb.resolve_dtype("auto") == "bfloat16"
+    assert tb.resolve_backend("transformers-auto") == "transformers-bfloat16"
+    assert ModelConfig(provider="local", label_backend="transformers-auto").label_backend == "transformers-bfloat16"
+    for fixed in ("transformers", "transformers-bfloat16", "llamacpp"):  # an explicit choice is never changed
+        assert tb.resolve_backend(fixed) == fixed
+    assert tb.resolve_dtype("float32") == "float32" and tb.resolve_dtype("bfloat16") == "bfloat16"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -171,3 +172,57 @@ def test_the_papers_own_records_carry_every_protocol_column() -> None:
     assert set(paper["label_method"]) == {""} and set(paper["scoring"]) == {"verdict"}
     cells = figure_data.llm_cells(paper, seed=0)
     assert len(cells) and set(PROTOCOL_COLUMNS) <= set(cells.columns)
+
+
+def _likelihood_and_joint_records(key: str, seed: int) -> tuple[list[dict], list[dict]]:
+    """Records as notebook 09 writes them for one dataset: real holdout (test and reference), train, a release that
+    is less probable and holds together less, and the shuffled-columns control (no joint structure)."""
+    from llmdisc.discrimination.likelihood.joint import contrast_statistics
+
+    rng = np.random.default_rng(seed)
+    likelihood, joint = [], []
+    groups = [("holdout", "test", 0.0, 30.0), ("holdout", "reference", 0.0, 30.0), ("train", "control", 0.0, 30.0),
+              ("ctgan", "test", -1.0, 10.0), ("shuffled_columns", "test", 0.0, 0.0)]
+    for source, role, shift, contrast in groups:
+        label = "REAL" if source in ("holdout", "train") else "SYNTHETIC"
+        for i in range(8):
+            common = {"sample_id": f"{key}-{source}-{role}-{i}", "dataset_key": key, "backend": "transformers",
+                      "model": "m", "context": "none", "source": source, "role": role, "true_label": label,
+                      "index": i}
+            value = float(rng.normal(shift, 0.3))
+            likelihood.append({**common, "model_digest": "d", "serialisation": "markdown", "sample_seed": i,
+                               "n_rows": 20, "prompt_tokens": 100, "n_tokens": 80, "total_logprob": value * 80,
+                               "mean_logprob": value - 1, "min_k_logprob": value - 4, "header_logprob": -3.0,
+                               "layout_logprob": -9.0, "seconds": 1.0, "column_logprob": {"age": 10 * value}})
+            stats = contrast_statistics(float(rng.normal(contrast, 5.0)), rng.normal(0.0, 5.0, 2),
+                                        uniform=float(rng.random()))
+            joint.append({**common, "serialisation": "csv", "k": 2, "reference_rows": 20, **stats,
+                          "column_contrast": {"age": stats["contrast"]}, "column_contrasts": {}})
+    return likelihood, joint
+
+
+def test_the_likelihood_and_joint_tables_cover_every_dataset_run_and_skip_the_design_study(tmp_path):
+    from llmdisc.discrimination.likelihood.records import write_records
+
+    folder = tmp_path / "likelihood"
+    assert figure_data.likelihood_tables(folder) == {}  # no run yet: nothing to write, nothing raised
+    assert figure_data.joint_tables(folder)[1] == {}
+    for seed, key in enumerate(("adult", "census-codes")):  # each dataset's notebook 09 writes its own files
+        likelihood, joint = _likelihood_and_joint_records(key, seed)
+        write_records(folder / f"likelihood-{key}.jsonl", likelihood)
+        write_records(folder / "joint" / f"joint-{key}.jsonl", joint)
+    write_records(folder / "joint" / "design" / "joint-design.jsonl",
+                  _likelihood_and_joint_records("census-labels", 9)[1])  # the design study: not a run
+
+    tables = figure_data.likelihood_tables(folder, seed=0)
+    assert set(tables) == {"likelihood_cells", "likelihood_columns", "likelihood_samples"}
+    cells = tables["likelihood_cells"].query("score == 'mean_logprob'")
+    assert set(cells["dataset_key"]) == {"adult", "census-codes"}  # the joint records are not read as likelihood
+    assert (cells.set_index(["dataset_key", "source"]).loc[("adult", "ctgan"), "auc"]) < 0.2
+
+    records, joint = figure_data.joint_tables(folder, seed=0)
+    assert set(joint) == {"joint_cells", "joint_columns"}
+    assert set(records["dataset_key"]) == {"adult", "census-codes"}  # design/ left out
+    joint_cells = joint["joint_cells"].set_index(["dataset_key", "source"])
+    assert joint_cells.loc[("adult", "shuffled_columns"), "auc"] < 0.1  # C near 0 against real rows' +30
+    assert 0.2 < joint_cells.loc[("adult", "real_vs_real"), "auc"] < 0.8  # train rows hold together as holdout rows

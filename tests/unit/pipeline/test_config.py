@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from llmdisc.discrimination.likelihood.transformers_backend import resolve_backend
 from llmdisc.errors import ConfigError
 from llmdisc.paths import project_root
 from llmdisc.pipeline.config import load_config
@@ -120,16 +121,18 @@ def test_the_default_run_scores_by_probability_with_enough_trials_in_every_cell(
     # no generated verdicts: one per cell and label gave n = 1 (no DRS), at ~6x a label score's cost
     assert trials.controls and trials.share_real_samples and trials.verdict_trials_per_label == 0
     assert config.likelihood.enabled and config.likelihood.samples_per_class >= 20
-    # notebook 09 reads the tables' token log-probabilities the trials' label pass stored: same backend
-    assert [m.label_backend for m in trials.models] == ["transformers-bfloat16"]
-    assert config.likelihood.backend == "transformers-bfloat16"
-    # the joint-structure statistic: not in the hour of the default run, in configs/joint.yaml (same grid, 20 or
-    # more samples per class, every release and both controls)
-    joint = load_config(project_root() / "configs" / "joint.yaml")
-    assert not config.likelihood.joint and joint.likelihood.joint and joint.likelihood.joint_k >= 2
-    assert joint.likelihood.samples_per_class >= 20 and not joint.readme
-    assert joint.model_dump(exclude={"name", "description", "likelihood", "readme"}) == \
-        config.model_dump(exclude={"name", "description", "likelihood", "readme"})
+    # notebook 09 reads the tables' token log-probabilities the trials' label pass stored: the same backend, the
+    # faster precision of this CPU (transformers-auto, resolved when the configuration is read)
+    assert [m.label_backend for m in trials.models] == [config.likelihood.backend]
+    assert config.likelihood.backend == resolve_backend("transformers-auto")
+    # the joint-structure statistic is part of the default run (issue 26): 20 or more samples a class, every
+    # release and both controls
+    assert config.likelihood.joint and config.likelihood.joint_k >= 2 and config.likelihood.samples_per_class >= 20
+    plan = {run.run_id: run for run in plan_run(config)}
+    # each dataset's 09 claims only its own records, so the two run side by side; 07 writes the shared tables
+    assert all("results/tables" not in glob for key in config.datasets
+               for glob in plan[f"09_likelihood__{key}"].output_globs)
+    assert {"results/tables/likelihood_*", "results/tables/joint_cells.*"} <= set(plan["07_figures"].output_globs)
     assert set(config.datasets) == {"adult", "census-codes"} and len(config.synthesis.synthesizers) == 3
 
 

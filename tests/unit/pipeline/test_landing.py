@@ -105,7 +105,7 @@ def test_a_question_whose_table_this_run_did_not_write_is_not_pointed_at(tmp_pat
     site = SiteMap(notebook_pages={"07": ["default/07_figures"], "09": ["default/09_likelihood__adult"]},
                    section_labels={("default/07_figures", "3"): "c2-section",
                                    ("default/07_figures", "2"): "verdict-section",
-                                   ("default/09_likelihood__adult", "7"): "joint-section",
+                                   ("default/07_figures", "5a"): "joint-section",
                                    ("default/09_likelihood__adult", "3"): "lik-section"},
                    table_files={"likelihood_cells": ["_tables/likelihood_cells.csv"],
                                 "llm_cells": ["_tables/llm_cells.csv"]})

@@ -83,7 +83,7 @@ class SamplePasses:
             from llmdisc.discrimination.likelihood.token_cache import TokenCache
             from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-            self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False), dtype="bfloat16")
+            self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False), dtype="auto")
         return self.scorer
 
     def resize(self, samples: int) -> None:

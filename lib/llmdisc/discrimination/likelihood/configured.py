@@ -20,7 +20,7 @@ from llmdisc.discrimination.likelihood.runs import (
     run_likelihood,
 )
 from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS
-from llmdisc.discrimination.likelihood.transformers_backend import BACKEND_DTYPES
+from llmdisc.discrimination.likelihood.transformers_backend import BACKEND_DTYPES, resolve_backend
 from llmdisc.errors import ConfigError
 from llmdisc.manifest import write_manifest
 
@@ -58,7 +58,7 @@ class LikelihoodRunConfig:
                                      ("context", self.context, CONTEXTS)):
             if value not in allowed:
                 raise ConfigError(f"{name}={value!r} is not known; fix: use one of {', '.join(allowed)}")
-        config = replace(self, synthesizers=tuple(self.synthesizers))
+        config = replace(self, synthesizers=tuple(self.synthesizers), backend=resolve_backend(self.backend))
         if self.quick:
             config = replace(config, synthesizers=config.synthesizers[:1], samples_per_class=2, reference_samples=2,
                              positive_control=False)
@@ -76,7 +76,7 @@ def open_scorer(model: str, backend: str, threads: int = 2) -> LikelihoodScorer:
     if backend in BACKEND_DTYPES:
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-        return TransformersScorer(model, threads=threads, dtype=BACKEND_DTYPES[backend])
+        return TransformersScorer(model, threads=threads, dtype=BACKEND_DTYPES[resolve_backend(backend)])
     if backend == "llamacpp":
         from llmdisc.discrimination.likelihood.llamacpp_backend import LlamaCppScorer
 
@@ -141,7 +141,7 @@ class ConfiguredJointRun:
 
 
 def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_rows: int = 40, column_k: int = 0,
-                         serialisation: str | None = None, dtype: str = "bfloat16",
+                         serialisation: str | None = None, dtype: str = "auto",
                          scorer: LikelihoodScorer | None = None, out_path: Path | str | None = None,
                          progress=None) -> ConfiguredJointRun:  # noqa: ANN001
     """The joint-structure contrast of the likelihood run's samples (:func:`~.joint_runs.run_joint`), the table
@@ -155,8 +155,8 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
         column_k: Permutations per column of C_j (0 = not measured).
         serialisation: How the table is written (``csv``, ``markdown`` or ``great``); None = the likelihood run's
             (``config.serialisation``).
-        dtype: Precision of the transformers scorer (``bfloat16``, the default, is 2.4× faster than ``float32`` on
-            this machine's CPU; a contrast is a difference of two log-probabilities of the same length, so the
+        dtype: Precision of the transformers scorer (``auto``, the default: ``bfloat16`` where the CPU computes it
+            natively, 2.4× faster than ``float32`` there, else ``float32``; a contrast is a difference of two log-probabilities of the same length, so the
             precision's offset cancels in it); ignored with the llama.cpp backend or a given ``scorer``.
         scorer: An open scorer (default: the configuration's).
         out_path: The records file (default ``results/likelihood/joint/joint-<dataset>-...-s<seed>.jsonl``).
@@ -173,7 +173,8 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
 
         scorer = TransformersScorer(config.model, threads=config.threads, dtype=dtype)
     scorer = scorer or open_scorer(config.model, config.backend, config.threads)
-    name = (f"joint-{config.dataset_key}-{config.model}-{config.backend}-{config.serialisation}-k{k}-m{reference_rows}"
+    backend = getattr(scorer, "backend", config.backend)  # the precision that ran (``auto`` resolves per CPU)
+    name = (f"joint-{config.dataset_key}-{config.model}-{backend}-{config.serialisation}-k{k}-m{reference_rows}"
             f"-s{config.seed}" + ("-quick" if config.quick else ""))
     out = Path(out_path) if out_path is not None else default_joint_path(name)
     summary = run_joint(specs, {config.dataset_key: tables}, scorer, out, k=k, reference_rows=reference_rows,

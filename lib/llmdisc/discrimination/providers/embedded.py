@@ -132,7 +132,7 @@ DEFAULT_THREADS = 2
 TOP_LOGPROBS = 40
 """Alternatives listed at the first answer position (for the metadata's prefix masses; scores do not need them)."""
 DEFAULT_CONTEXT = 8192
-LABEL_BACKENDS = ("transformers", "transformers-bfloat16", "llamacpp")
+LABEL_BACKENDS = ("transformers", "transformers-bfloat16", "transformers-auto", "llamacpp")
 """Ways the local provider computes label scores (see the module docstring)."""
 LABEL_METHODS = {"transformers": "transformers-float32", "transformers-bfloat16": "transformers-bfloat16",
                  "llamacpp": None}
@@ -211,7 +211,8 @@ class EmbeddedProvider(Provider):
             then depend on the previous request; off by default).
         label_backend: How label scores are computed: ``transformers`` (default; one float32 forward pass that
             also gives the prompt tokens' log-probabilities), ``transformers-bfloat16`` (the same pass in bfloat16:
-            1.7-1.8x faster on a CPU with AVX-512 bf16, label log-probabilities within ~0.25 nats of float32's) or
+            1.7-1.8x faster on a CPU with AVX-512 bf16 or AMX, ~4.7x slower on one without; label log-probabilities
+            within ~0.25 nats of float32's), ``transformers-auto`` (whichever of the two this CPU runs faster) or
             ``llamacpp`` (forced tokens); see the module docstring.
         token_cache_dir: Where the transformers route stores each prompt's token log-probabilities (default the
             project's ``<cache>/likelihood-tokens``); ``llmdisc audit`` points it into the audit folder, so
@@ -230,6 +231,10 @@ class EmbeddedProvider(Provider):
         if label_backend not in LABEL_BACKENDS:
             raise ProviderConfigError(f"label_backend={label_backend!r} is not known; fix: use one of "
                                       f"{', '.join(LABEL_BACKENDS)}")
+        if label_backend == "transformers-auto":  # the faster precision of this CPU; scores carry the one used
+            from llmdisc.discrimination.likelihood.transformers_backend import resolve_backend
+
+            label_backend = resolve_backend(label_backend)
         self.label_backend = label_backend
         self.custom_weights = gguf_path is not None
         self.token_cache_dir = Path(token_cache_dir) if token_cache_dir is not None else None
