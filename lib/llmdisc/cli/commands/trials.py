@@ -42,7 +42,8 @@ _RUN_FLAGS: tuple[tuple[str, dict], ...] = (
     ("--cache-mode", dict(default=None, help="fill, offline (no calls, a miss is an error) or refresh")),
     ("--base-url", dict(default=None, help="service URL (openai/gemini base URL, ollama host)")),
     ("--label-backend", dict(default=None, help="local provider: transformers (float32, default), "
-                             "transformers-bfloat16 (faster) or llamacpp (forced tokens)")),
+                             "transformers-bfloat16 (faster on a CPU with native bfloat16), transformers-auto "
+                             "(the faster of the two here) or llamacpp (forced tokens)")),
     ("--replay-path", dict(default=None, metavar="PATH", help="replay provider: recorded trials file or folder")),
     ("--requests-per-minute", dict(type=float, default=None, help="call budget; 0 = unlimited")),
     ("--max-attempts", dict(type=int, default=None, help="attempts per trial for retryable failures (default 5)")),

@@ -117,7 +117,7 @@ def test_a_gguf_path_model_needs_the_llamacpp_route(provider, tmp_path):
 
 
 def test_an_unknown_label_backend_is_refused():
-    with pytest.raises(ProviderConfigError, match="label_backend='vllm' is not known.*transformers, transformers-bfloat16, llamacpp"):
+    with pytest.raises(ProviderConfigError, match="label_backend='vllm' is not known.*transformers, transformers-bfloat16, transformers-auto, llamacpp"):
         EmbeddedProvider(label_backend="vllm")
 
 
