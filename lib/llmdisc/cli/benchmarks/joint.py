@@ -1,10 +1,12 @@
 """``llmdisc bench joint``: the joint-structure contrast's cost per sample against its k + 1 table passes.
 
-For each number of reference rows m (``--reference-rows``, default 0 and 40) and each way of running the k + 1
-variants (``batch``: one right-padded batch after the shared prefix cache; ``sequential``: one after another after
-it), in a fresh child process (its own peak memory, an empty prefix cache): real Adult holdout samples (a generated
-table when ``data/processed/adult`` is absent) scored by :func:`~llmdisc.discrimination.likelihood.joint.
-joint_contrast` with k permutations, the Markdown table alone. The first sample pays for the shared prefix (header
+For each number of reference rows m (``--reference-rows``, default 0 and 20: none, and the default run's) and each
+way of running the k + 1 variants (``batch``: one right-padded batch after the shared prefix cache; ``sequential``:
+one after another after it), in a fresh child process (its own peak memory, an empty prefix cache): real Adult
+holdout samples (a generated table when ``data/processed/adult`` is absent) scored by
+:func:`~llmdisc.discrimination.likelihood.joint.joint_contrast` with k permutations, the table alone as CSV (the
+default run's serialisation; ``--serialisation``), at the precision the default run resolves on this CPU
+(``--dtype auto``). The first sample pays for the shared prefix (header
 and reference rows); the next ones reuse it. In the same child, the plain forward pass of one whole text (the
 sample after its reference rows, as one table) gives the machine's prompt-processing speed.
 
@@ -30,8 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=3, help="samples per configuration (default 3)")
     parser.add_argument("--rows", type=int, default=20, help="rows per sample (default 20)")
     parser.add_argument("--k", type=int, default=2, help="permutations per sample (default 2)")
-    parser.add_argument("--reference-rows", type=int, nargs="+", default=[0, 40], metavar="M",
-                        help="reference rows shown before the sample (default: 0 40)")
+    parser.add_argument("--reference-rows", type=int, nargs="+", default=[0, 20], metavar="M",
+                        help="reference rows shown before the sample (default: 0 20)")
+    parser.add_argument("--serialisation", default="csv", choices=["csv", "markdown", "great"],
+                        help="how the table is written (default csv, as the default run)")
+    parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                        help="precision (default auto: bfloat16 where the CPU computes it natively, else float32)")
     parser.add_argument("--modes", nargs="+", default=["batch", "sequential"], choices=["batch", "sequential"],
                         help="how the k + 1 variants run after the shared prefix")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
@@ -44,7 +50,8 @@ def _table():  # noqa: ANN202
     return likelihood_table()
 
 
-def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, seed: int, queue) -> None:  # noqa: ANN001
+def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, seed: int,  # noqa: ANN001
+             serialisation: str, dtype: str, queue) -> None:
     import torch
 
     from llmdisc.discrimination.likelihood.joint import joint_contrast, joint_text
@@ -52,25 +59,25 @@ def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, s
     from llmdisc.discrimination.samples import sample_rows
 
     table, source = _table()
-    scorer = TransformersScorer(threads=threads)
+    scorer = TransformersScorer(threads=threads, dtype=dtype)
     scorer.batch_variants = mode == "batch"
     reference = sample_rows(table, m, seed=seed - 1)[0] if m else None
     seconds, tokens_run, prompt = [], [], []
     for i in range(samples):
         sample, _ = sample_rows(table, rows, seed=seed + i)
         begin = time.perf_counter()
-        scores = joint_contrast(scorer, sample, k=k, seed=seed + i, reference=reference)
+        scores = joint_contrast(scorer, sample, k=k, seed=seed + i, reference=reference, serialisation=serialisation)
         seconds.append(time.perf_counter() - begin)
         tokens_run.append(scores.tokens_run)
         prompt.append(scores.prompt_tokens)
-    text = joint_text(scorer, sample, reference=reference).text
+    text = joint_text(scorer, sample, reference=reference, serialisation=serialisation).text
     ids = scorer.tokenize(text)[0]
     torch.set_num_threads(threads)
     begin = time.perf_counter()
     scorer.logits(ids)
     plain = time.perf_counter() - begin
-    queue.put({"m": m, "mode": mode, "source": source, "seconds": seconds, "tokens_run": tokens_run,
-               "prompt_tokens": prompt, "plain_seconds": plain, "plain_tokens": len(ids),
+    queue.put({"m": m, "mode": mode, "dtype": scorer.dtype, "source": source, "seconds": seconds,
+               "tokens_run": tokens_run, "prompt_tokens": prompt, "plain_seconds": plain, "plain_tokens": len(ids),
                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
@@ -97,19 +104,20 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for m in args.reference_rows:
         for mode in args.modes:
-            r = _child(_measure, m, mode, args.samples, args.rows, args.k, args.threads, args.seed)
-            print(f"m={m} / {mode}: {r['seconds']} s per sample, {r['tokens_run']} tokens run, plain pass "
+            r = _child(_measure, m, mode, args.samples, args.rows, args.k, args.threads, args.seed,
+                       args.serialisation, args.dtype)
+            print(f"m={m} / {mode} / {args.serialisation} / {r['dtype']}: {r['seconds']} s per sample, {r['tokens_run']} tokens run, plain pass "
                   f"{r['plain_tokens']} tokens in {r['plain_seconds']:.1f} s, peak {r['peak_mib']:.0f} MiB", flush=True)
             tok_s = r["plain_tokens"] / r["plain_seconds"]
             passes = (args.k + 1) * r["plain_seconds"] * mean(r["prompt_tokens"]) / r["plain_tokens"]
             limit = (args.k + 1) * mean(r["prompt_tokens"]) / tok_s
             steady = mean(r["seconds"][1:]) if len(r["seconds"]) > 1 else r["seconds"][0]
-            rows.append([m, mode, r["source"], args.rows, args.k, f"{60 * len(r['seconds']) / sum(r['seconds']):.2f}",
+            rows.append([m, mode, args.serialisation, r["dtype"], r["source"], args.rows, args.k, f"{60 * len(r['seconds']) / sum(r['seconds']):.2f}",
                          f"{mean(r['seconds']):.1f}", f"{steady:.1f}", f"{passes:.1f}", f"{limit:.1f}",
                          f"{steady / limit:.2f}", f"{mean(r['tokens_run']):.0f}", f"{mean(r['prompt_tokens']):.0f}",
                          f"{tok_s:.0f}", f"{r['peak_mib']:.0f}"])
     print()
-    print(tabulate(rows, headers=["m", "mode", "table", "rows", "k", "samples/min", "s/sample", "s/sample after 1st",
+    print(tabulate(rows, headers=["m", "mode", "serialisation", "dtype", "table", "rows", "k", "samples/min", "s/sample", "s/sample after 1st",
                                   "k+1 passes s", "prefill limit s", "ratio to limit", "tokens run/sample",
                                   "text tokens", "plain tok/s", "peak RSS MiB"]))
     print("\nThe k + 1 passes: the plain forward pass of the whole text, scaled to its tokens, times k + 1; the "
