@@ -99,7 +99,7 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
     if fail_above is not None:
         ax.axvline(fail_above, color="#b3261e", ls="--", lw=1.2, label=f"--fail-above {fail_above:g}")
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([i["title"] + ("" if i.get("controls_passed") else "\n(failed its controls)") for i in rows],
+    ax.set_yticklabels([i["title"] + ("" if i.get("controls_passed") else f"\n({_controls_word(i)})") for i in rows],
                        fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(-0.02, 1.02)  # a D of 0 or 1 (common) is drawn whole, not cut by the frame
@@ -108,6 +108,11 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
     ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
+
+
+def _controls_word(instrument: dict[str, Any]) -> str:
+    """Why an instrument's release figure is not read: its controls failed, or were measured on too few units."""
+    return "failed its controls" if instrument.get("controls_judged", True) else "too few samples to judge its controls"
 
 
 def _fmt(value: Any, digits: int = 2) -> str:
@@ -171,10 +176,11 @@ def render_html(result: dict[str, Any], sections: dict[str, str] | None = None) 
     for inst in result["instruments"]:
         release = inst["comparisons"].get("release") or {}
         d = release.get("D")
-        summary.append([inst["title"], inst["status"], "yes" if inst["controls_passed"] else "no",
+        summary.append([inst["title"], inst["status"],
+                        "yes" if inst["controls_passed"] else "no" if inst.get("controls_judged", True) else "too few to judge",
                         "–" if d is None else f"{d:.2f} [{_fmt(release.get('D_low'))}, {_fmt(release.get('D_high'))}]",
                         ("yes" if release.get("separated") else "no") if inst["controls_passed"]
-                        else "not read: controls failed", format_seconds(inst["seconds"])])
+                        else f"not read: {_controls_word(inst)}", format_seconds(inst["seconds"])])
     parts += ["<h2>Instruments</h2>",
               _table(["instrument", "status", "passed its controls", "release D [95 % CI]", "tells the release apart",
                       "time"], summary)]

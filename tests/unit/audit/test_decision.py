@@ -230,3 +230,20 @@ def test_only_an_instrument_with_enough_units_vouches_for_a_pass_but_a_small_one
                                           "release apart from real data, but none has enough units to vouch")
     # without a gate every deciding instrument bounds D, as before
     assert decide([rows, samples], fail_above=None).bound_by == "joint"
+
+
+def test_the_report_tells_controls_measured_on_too_few_units_from_failed_ones() -> None:
+    from llmdisc.audit.instruments.base import MIN_UNITS
+    from llmdisc.audit.report import _controls_word
+
+    few = Reading(instrument="joint", title="Joint", unit="20-row samples", status="stopped", comparisons={
+        RELEASE: Comparison(RELEASE, 1.0, 1.0, 1.0, None, 3, 3),
+        POSITIVE: Comparison(POSITIVE, 0.0, 0.0, 0.0, None, MIN_UNITS - 1, MIN_UNITS - 1),
+        NEGATIVE: Comparison(NEGATIVE, 0.5, 0.2, 0.8, None, MIN_UNITS, MIN_UNITS)})
+    cut = few.as_dict()
+    assert not cut["controls_passed"] and not cut["controls_judged"]
+    assert _controls_word(cut) == "too few samples to judge its controls"
+    blind = _reading("x", release=(0.5,), positive=(0.5, 0.4, 0.6)).as_dict()  # enough units, misses the control
+    assert not blind["controls_passed"] and blind["controls_judged"]
+    assert _controls_word(blind) == "failed its controls"
+    assert _reading("y", release=(0.5,)).as_dict()["controls_judged"]

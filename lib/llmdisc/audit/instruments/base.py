@@ -171,10 +171,12 @@ class Reading:
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view with the control check."""
         passed, reasons = control_check(self)
+        # a control measured on too few units is unjudged, not failed: the report says which
+        judged = all(c.enough for g, c in self.comparisons.items() if g in (POSITIVE, NEGATIVE) and c.auc is not None)
         return {"instrument": self.instrument, "title": self.title, "unit": self.unit, "status": self.status,
                 "reason": self.reason, "seconds": round(self.seconds, 1),
                 "comparisons": {g: c.as_dict() for g, c in self.comparisons.items()},
-                "controls_passed": passed, "control_reasons": reasons, "findings": list(self.findings),
+                "controls_passed": passed, "controls_judged": judged, "control_reasons": reasons, "findings": list(self.findings),
                 "details": self.details}
 
 
