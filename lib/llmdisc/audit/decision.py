@@ -34,7 +34,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from llmdisc.audit.instruments.base import MIN_UNITS, RELEASE, Comparison, Reading, auc_text, control_check
+from llmdisc.audit.instruments.base import (MIN_UNITS, RELEASE, Comparison, Reading, auc_text, control_check,
+                                           units_text)
 
 OUTCOMES = ("pass", "fail", "inconclusive", "conclusive")
 """``conclusive`` = decided, without a gate to pass or fail."""
@@ -61,11 +62,11 @@ def can_vouch(comparison: Comparison, threshold: float) -> bool:
     :data:`VOUCH_Z` × the AUC's standard error under no difference (Mann–Whitney: √((n₁ + n₂ + 1) / (12 n₁ n₂)))
     is at most ``threshold``. At 0.5 that takes 22 units per side (20-row samples); 1,000 rows per side vouch
     down to 0.08."""
-    n1, n2 = int(comparison.n_real), int(comparison.n_other)
+    n1, n2 = comparison.units  # samples that share rows count for what they are worth
     return min(n1, n2) >= 1 and _spread_at_chance(n1, n2) <= threshold
 
 
-def _spread_at_chance(n1: int, n2: int) -> float:
+def _spread_at_chance(n1: float, n2: float) -> float:
     """2 × :data:`VOUCH_Z` × the Mann–Whitney AUC's standard error under no difference, on D's scale."""
     return 2 * VOUCH_Z * math.sqrt((n1 + n2 + 1) / (12 * n1 * n2))
 
@@ -144,7 +145,7 @@ def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision
                 vouching.append(reading.instrument)
         else:
             need = units_to_vouch(fail_above)
-            reasons.append(f"{reading.title}: {release.n_real} vs {release.n_other} {reading.unit} are too few to "
+            reasons.append(f"{reading.title}: {units_text(release)} {reading.unit} are too few to "
                            f"vouch for D below {fail_above:g} ("
                            + (f"it takes {need} per side" if need else "no number of units can") +
                            "); it can only find the release out")

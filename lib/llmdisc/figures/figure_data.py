@@ -152,7 +152,8 @@ def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> tuple[
 
     Args:
         likelihood_dir: Folder of notebook 09's records (default ``results/likelihood``); the joint records are the
-            ``*.jsonl`` of its ``joint/`` folder, not of ``joint/design/`` (the design study's, not runs).
+            ``*.jsonl`` of its ``joint/`` folder, not of its subfolders (``design/``, ``calibration/``: the benches'
+            records, not runs).
         seed: Run seed of the intervals and permutation p-values.
 
     Returns:

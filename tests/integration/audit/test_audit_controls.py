@@ -31,8 +31,10 @@ def adult_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from llmdisc.data.datasets import load_dataset
 
     root = tmp_path_factory.mktemp("adult_controls")
-    real = load_dataset("adult", n_rows=300, seed=1)
-    marked = load_dataset("adult", n_rows=300, seed=2)
+    # 1,600 rows: each group's 5 samples are drawn from about 780 rows, so they count as independent
+    # (fewer rows and they share rows: worth fewer than 5 a side, too few to judge a control)
+    real = load_dataset("adult", n_rows=1600, seed=1)
+    marked = load_dataset("adult", n_rows=1600, seed=2)
     marked["workclass"] = SYNTH_MARK + marked["workclass"]
     paths = {"real": root / "real.csv", "marked": root / "marked.parquet"}
     real.to_csv(paths["real"], index=False)

@@ -247,3 +247,40 @@ def test_the_report_tells_controls_measured_on_too_few_units_from_failed_ones() 
     assert not blind["controls_passed"] and blind["controls_judged"]
     assert _controls_word(blind) == "failed its controls"
     assert _reading("y", release=(0.5,)).as_dict()["controls_judged"]
+
+
+def test_samples_drawn_from_a_small_table_count_for_the_rows_they_share() -> None:
+    from llmdisc.audit.decision import can_vouch
+    from llmdisc.audit.instruments.samples import effective_samples, shared_rows_comparison, shared_rows_note
+    from llmdisc.errors import DataError
+
+    # a group mean's variance σ²·n·(f + (1 − f)/s), f = n / pool: checked against its closed form
+    assert effective_samples(20, 97, 20) == pytest.approx(1 / (20 / 97 + (1 - 20 / 97) / 20))
+    assert effective_samples(20, 97, 20) < 97 / 20  # never more than the pool's disjoint samples
+    assert effective_samples(20, 20, 20) == 1.0  # every sample is the whole pool
+    assert effective_samples(20, 1_000_000, 20) == pytest.approx(20, rel=1e-3)  # a large pool: independent
+    with pytest.raises(DataError, match="each must be at least 1"):
+        effective_samples(0, 97, 20)
+
+    drawn = Comparison(NEGATIVE, 0.28, 0.10, 0.46, 0.01, 20, 10)
+    assert shared_rows_comparison(drawn, 30_000, 30_000, 20) is drawn  # nearly independent: unchanged
+    shared = shared_rows_comparison(drawn, 97, 97, 20)
+    e1, e2 = shared.effective
+    assert (e1, e2) == (pytest.approx(effective_samples(20, 97, 20)), pytest.approx(effective_samples(10, 97, 20)))
+    factor = ((1 / e1 + 1 / e2) / (1 / 20 + 1 / 10)) ** 0.5
+    assert shared.auc_low == pytest.approx(max(0.0, 0.28 - 0.18 * factor))
+    assert shared.auc_high == pytest.approx(0.28 + 0.18 * factor)
+    assert shared.p_value > drawn.p_value and shared.auc == drawn.auc
+    assert not shared.enough and not shared.separated  # worth fewer than MIN_UNITS a side
+    reading = _reading("joint", release=(0.5,))
+    reading.unit = "20-row samples"
+    reading.comparisons[NEGATIVE] = shared
+    view = reading.as_dict()
+    assert not view["controls_passed"] and not view["controls_judged"]  # unjudged, not "biased"
+    assert "(sharing rows: worth 4.1 vs 3.5)" in view["control_reasons"][0]
+    assert view["comparisons"][NEGATIVE]["effective_real"] == pytest.approx(e1, abs=0.01)
+    # the gate reads what the samples are worth: 30 samples from 600-row pools do not vouch at 0.5
+    big = Comparison(RELEASE, 0.5, 0.4, 0.6, 0.9, 30, 30)
+    assert can_vouch(big, 0.5) and not can_vouch(shared_rows_comparison(big, 600, 600, 20), 0.5)
+    note = shared_rows_note({NEGATIVE: (e1, e2)}, {"real": 97, NEGATIVE: 97}, 20, 20)
+    assert "real class 97" in note and "4.1 vs 3.5" in note and "3,420 rows" in note

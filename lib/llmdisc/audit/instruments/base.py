@@ -106,6 +106,10 @@ class Comparison:
         n_real, n_other: units (rows or samples) behind the AUC.
         extra: instrument-specific figures (a DRS, exact-copy rates, ...), JSON-friendly.
         one_sided: only an AUC above 0.5 is a finding (see :func:`discrimination`).
+        effective: ``(real, other)``, what the units are worth as independent units when they are not (20-row
+            samples drawn from a small table share rows:
+            :func:`~llmdisc.audit.instruments.samples.effective_samples`); None = they are independent. The
+            interval is then already widened to them, and :attr:`enough` and the gate read them.
     """
 
     group: str
@@ -117,6 +121,12 @@ class Comparison:
     n_other: int
     extra: dict[str, Any] = field(default_factory=dict)
     one_sided: bool = False
+    effective: tuple[float, float] | None = None
+
+    @property
+    def units(self) -> tuple[float, float]:
+        """``(real, other)`` independent units: :attr:`effective` where set, else ``n_real``, ``n_other``."""
+        return self.effective if self.effective is not None else (float(self.n_real), float(self.n_other))
 
     @property
     def discrimination(self) -> tuple[float | None, float | None, float | None]:
@@ -125,8 +135,8 @@ class Comparison:
 
     @property
     def enough(self) -> bool:
-        """True with at least :data:`MIN_UNITS` units on each side."""
-        return min(int(self.n_real), int(self.n_other)) >= MIN_UNITS
+        """True with at least :data:`MIN_UNITS` independent units on each side (:attr:`units`)."""
+        return min(self.units) >= MIN_UNITS
 
     @property
     def separated(self) -> bool:
@@ -141,7 +151,9 @@ class Comparison:
         return {"group": self.group, "auc": _num(self.auc), "auc_low": _num(self.auc_low),
                 "auc_high": _num(self.auc_high), "p_value": _num(self.p_value), "n_real": int(self.n_real),
                 "n_other": int(self.n_other), "D": d, "D_low": low, "D_high": high, "separated": self.separated,
-                **({"one_sided": True} if self.one_sided else {}), **self.extra}
+                **({"one_sided": True} if self.one_sided else {}),
+                **({"effective_real": round(self.effective[0], 2), "effective_other": round(self.effective[1], 2)}
+                   if self.effective is not None else {}), **self.extra}
 
 
 @dataclass
@@ -219,7 +231,16 @@ def auc_text(comparison: Comparison) -> str:
         return "AUC undefined"
     interval = ("" if comparison.auc_low is None or comparison.auc_high is None
                 else f" (95 % CI {comparison.auc_low:.2f}–{comparison.auc_high:.2f})")
-    return f"AUC {comparison.auc:.2f}{interval}, n = {comparison.n_real} vs {comparison.n_other}"
+    return f"AUC {comparison.auc:.2f}{interval}, n = {units_text(comparison)}"
+
+
+def units_text(comparison: Comparison, separator: str = " vs ") -> str:
+    """``20 vs 20``, or ``20 vs 10 (sharing rows: worth 4.1 vs 4.1)`` when the units are not independent."""
+    text = f"{comparison.n_real}{separator}{comparison.n_other}"
+    if comparison.effective is not None:
+        real, other = comparison.effective
+        text += f" (sharing rows: worth {real:.1f}{separator}{other:.1f})"
+    return text
 
 
 @dataclass
@@ -368,7 +389,7 @@ def comparison_table(reading: Reading) -> str:
         d, low, high = c.discrimination
         rows.append("<tr>" + "".join(f"<td{' class=num' if k else ''}>{html.escape(v)}</td>" for k, v in enumerate([
             GROUP_NAMES[group], f"{_f(c.auc)} [{_f(c.auc_low)}, {_f(c.auc_high)}]",
-            f"{_f(d)} [{_f(low)}, {_f(high)}]", p_text(c.p_value), f"{c.n_real} / {c.n_other}"])) + "</tr>")
+            f"{_f(d)} [{_f(low)}, {_f(high)}]", p_text(c.p_value), units_text(c, " / ")])) + "</tr>")
     if not rows:
         return ""
     head = "".join(f"<th>{h}</th>" for h in ("compared with real", "AUC [95 % CI]", "D [95 % CI]", "p",

@@ -16,13 +16,18 @@ independently within the same 20 rows; :mod:`llmdisc.discrimination.likelihood.j
   well above. Its positive control (columns shuffled) is what it is built to detect.
 
 The real class is :data:`~.base.RELEASE`'s counterpart: samples of the real-class rows. Units are samples, so
-the intervals are wider than the row instruments'; ``--samples`` sets how many per group.
+the intervals are wider than the row instruments'; ``--samples`` sets how many per group. Samples drawn from a
+small table share rows: they count for what they are worth as independent samples (:func:`effective_samples`;
+215 real rows give about 4 a group), their intervals are widened to that (:func:`shared_rows_comparison`), and a
+control worth fewer than :data:`~.base.MIN_UNITS` a side is not judged.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +42,9 @@ widest value of the whole table, so a sample with a longer value changes it). On
 control as Markdown did (``results/tables/joint_design.csv``); at 20 samples a group Census codes read 0.70 against
 Markdown's 0.67."""
 from llmdisc.audit.instruments.base import (
+    GROUP_NAMES,
     GROUPS,
+    MIN_UNITS,
     POSITIVE,
     RELEASE,
     AuditData,
@@ -56,6 +63,66 @@ samples the run scores, so it reuses them."""
 MIN_CONTROL_SAMPLES = 10
 """Fewest samples a control gets (unless ``samples`` itself is smaller)."""
 TOP_COLUMNS = 3
+SHARED_ROWS_TOLERANCE = 0.9
+"""Samples worth less than this share of their number as independent ones are treated as sharing rows (their
+interval widened, :attr:`~.base.Comparison.effective` set); above it the overlap is negligible."""
+
+
+def effective_samples(samples: int, pool_rows: int, n_rows: int) -> float:
+    """How many independent samples ``samples`` draws of ``n_rows`` rows from one pool of ``pool_rows`` rows are
+    worth, for a group mean of a score that adds up over rows (C and log P nearly do).
+
+    The samples of a group share the pool's rows, so the group's mean varies with the pool (a random set of
+    ``pool_rows`` rows) as well as with the draws: its variance is σ²·n_rows·(f + (1 − f)/samples), f = n_rows /
+    pool_rows, against σ²·n_rows/samples for independent samples. Hence 1 / (f + (1 − f) / samples): ≈ ``samples``
+    for a large pool, never more than ``pool_rows / n_rows`` (97 rows give at most 4.85 samples' worth whatever
+    the number drawn), 1 when a sample is the whole pool.
+
+    Raises:
+        DataError: a count below 1.
+    """
+    if min(samples, pool_rows, n_rows) < 1:
+        raise DataError(f"samples={samples}, pool_rows={pool_rows}, n_rows={n_rows}: each must be at least 1; fix: "
+                        "count the samples scored and the rows of the table they were drawn from")
+    f = min(1.0, n_rows / pool_rows)
+    return 1.0 / (f + (1.0 - f) / samples)
+
+
+def shared_rows_note(effective: dict[str, tuple[float, float]], pools: dict[str, int], n_rows: int,
+                     samples: int) -> str:
+    """The report's sentence on samples that share rows: the pools, what the samples are worth, the fix."""
+    names = {"real": "real class", **GROUP_NAMES}
+    # the pool at which effective_samples reaches SHARED_ROWS_TOLERANCE × samples (rounded: 0.9 / 0.1 is not 9)
+    per_pool = math.ceil(round(n_rows * (samples - 1) * SHARED_ROWS_TOLERANCE / (1 - SHARED_ROWS_TOLERANCE), 6))
+    worth = "; ".join(f"against the {names[g]}: {e[0]:.1f} vs {e[1]:.1f}" for g, e in effective.items())
+    return (f"The {n_rows}-row samples share rows (rows drawn from: "
+            + ", ".join(f"{names[g]} {n}" for g, n in pools.items())
+            + f"), so they count for fewer independent samples ({worth}); their intervals are widened to that, "
+            f"and a control worth fewer than {MIN_UNITS} a side is not judged. Fix: audit a larger real table "
+            f"(each group needs about {per_pool:,} rows for {samples} samples to count as nearly independent).")
+
+
+def shared_rows_comparison(comparison: Comparison, real_pool: int, other_pool: int, n_rows: int) -> Comparison:
+    """``comparison`` as its samples are worth when they share rows (:func:`effective_samples`): its AUC interval
+    widened by √((1/e₁ + 1/e₂) / (1/n₁ + 1/n₂)) about the AUC (clipped to [0, 1]), its p-value the normal one of
+    the AUC's standard error under no difference at the effective sizes (label permutations assume independent
+    samples), :attr:`~.base.Comparison.effective` set. Unchanged when both groups are worth at least
+    :data:`SHARED_ROWS_TOLERANCE` of their number."""
+    from scipy import stats
+
+    n1, n2 = comparison.n_real, comparison.n_other
+    if comparison.auc is None or min(n1, n2) < 1:
+        return comparison
+    e1, e2 = effective_samples(n1, real_pool, n_rows), effective_samples(n2, other_pool, n_rows)
+    if min(e1 / n1, e2 / n2) >= SHARED_ROWS_TOLERANCE:
+        return comparison
+    factor = math.sqrt((1 / e1 + 1 / e2) / (1 / n1 + 1 / n2))
+    auc = comparison.auc
+    low = None if comparison.auc_low is None else max(0.0, auc - (auc - comparison.auc_low) * factor)
+    high = None if comparison.auc_high is None else min(1.0, auc + (comparison.auc_high - auc) * factor)
+    se_null = math.sqrt((e1 + e2 + 1) / (12 * e1 * e2))
+    p_value = float(2 * stats.norm.sf(abs(auc - 0.5) / se_null))
+    return replace(comparison, auc_low=low, auc_high=high, p_value=p_value, effective=(e1, e2))
 
 
 class SamplePasses:
@@ -276,10 +343,16 @@ class _SampleInstrument(Instrument):
                 continue
             labels = np.r_[np.zeros(len(real)), np.ones(int(ok.sum()))]
             test = auc_test(labels, np.r_[real, values[ok]], seed=derive_seed(data.seed, "audit", self.name, group))
-            reading.comparisons[group] = Comparison(
+            comparison = Comparison(
                 group, test.auc.value, test.auc.ci_low, test.auc.ci_high, test.p_value, len(real), int(ok.sum()),
                 extra={"mean_real": float(real.mean()), "mean_other": float(values[ok].mean()),
                        **self.extra(records["real"], records[group])})
+            reading.comparisons[group] = shared_rows_comparison(comparison, len(data.text["real"]),
+                                                                len(data.text[group]), self.passes.n_rows)
+        shared = {g: c.effective for g, c in reading.comparisons.items() if c.effective is not None}
+        if shared:
+            reading.details["notes"].append(shared_rows_note(shared, {g: len(data.text[g]) for g in ("real",) + GROUPS},
+                                                             self.passes.n_rows, max(self.passes.counts.values())))
         reading.findings = self.findings(records, reading)
         reading.seconds = time.perf_counter() - start
         return reading
