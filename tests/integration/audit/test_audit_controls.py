@@ -194,3 +194,32 @@ def test_a_provider_without_token_probabilities_is_refused_before_any_trial(
     err = capsys.readouterr().err
     assert "cannot score labels" in err and "In llmdisc audit: pass --scoring verdict" in err
     assert not list((tmp_path / "a").glob("trials/*.jsonl"))
+
+
+def test_on_a_small_table_the_samples_share_rows_and_a_perfect_ranker_cannot_judge_its_controls(
+        tmp_path: Path) -> None:
+    from llmdisc.data.datasets import load_dataset
+
+    # 300 real rows: 30 reference rows, then 135 a group, so 5 samples of 20 rows are worth about 3 independent ones
+    files = {"real": tmp_path / "real.csv", "marked": tmp_path / "marked.parquet"}
+    load_dataset("adult", n_rows=300, seed=1).to_csv(files["real"], index=False)
+    marked = load_dataset("adult", n_rows=300, seed=2)
+    marked["workclass"] = SYNTH_MARK + marked["workclass"]
+    marked.to_parquet(files["marked"], index=False)
+    with OpenAIWireServer() as server:
+        _audit(files, tmp_path / "recording", "--provider", "openai", "--base-url", server.base_url,
+               "--trials-per-label", "5", "--scoring", "verdict")
+    recording = _read(tmp_path / "recording")
+    path = tmp_path / "recording" / "trials" / _llm(recording)["details"]["trials_file"]
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    replay = _replay_file(records, tmp_path / "perfect.jsonl", perfect)
+    assert _replayed(files, tmp_path / "small", replay) == EXIT_INCONCLUSIVE
+    audit = _read(tmp_path / "small")
+    reading = _llm(audit)
+    assert reading["controls_passed"] is False and reading["controls_judged"] is False  # unjudged, not failed
+    positive = reading["comparisons"]["shuffled_columns"]
+    assert positive["auc"] == 1.0 and positive["separated"] is False and positive["effective_real"] < 5
+    assert all("sharing rows: worth" in r for r in reading["control_reasons"])
+    assert any("share rows (rows drawn from: real class 135" in n for n in reading["details"]["notes"])
+    html = (tmp_path / "small" / "report.html").read_text(encoding="utf-8")
+    assert "too few samples to judge its controls" in html and "sharing rows: worth" in html
