@@ -33,7 +33,7 @@ from llmdisc.audit.instruments.base import (
     comparison_table,
     findings_list,
 )
-from llmdisc.audit.instruments.samples import shared_rows_comparison, shared_rows_note
+from llmdisc.audit.instruments.samples import account_for_shared_rows
 
 SECONDS_PER_TRIAL = {"local": 8.0, "ollama": 3.0, "openai": 2.0, "gemini": 4.0, "replay": 0.01}
 """Planning estimate of one trial's seconds per provider (the local figure measured on 2 cores, C1)."""
@@ -150,8 +150,7 @@ class LLMInstrument(Instrument):
             if row.get("probability"):
                 extra.update({k: row["probability"].get(k) for k in
                               ("batch_drs", "batch_drs_ci_low", "batch_drs_ci_high", "raw_drs", "auc_direction")})
-            reading.comparisons[group] = shared_rows_comparison(Comparison(group, *auc, *n, extra=extra),
-                                                                len(data.text["real"]), len(data.text[group]), N_ROWS)
+            reading.comparisons[group] = Comparison(group, *auc, *n, extra=extra)
         trials = result["trials"]
         release = trials[(trials["synthetic_method"] == RELEASE) & (trials["condition"] == self.condition)]
         reading.details = {
@@ -166,10 +165,7 @@ class LLMInstrument(Instrument):
                       " the paper's DRS = min(p_REAL, p_SYN) of the verdicts is in audit.json (0 for a model that "
                       "always says one label, 0.5 for a coin)"],
         }
-        shared = {g: c.effective for g, c in reading.comparisons.items() if c.effective is not None}
-        if shared:
-            reading.details["notes"].append(shared_rows_note(
-                shared, {g: len(data.text[g]) for g in ("real",) + GROUPS}, N_ROWS, self.trials.trials_per_label))
+        account_for_shared_rows(reading, data, N_ROWS, self.trials.trials_per_label)
         reading.seconds = time.perf_counter() - start
         return reading
 

@@ -125,6 +125,18 @@ def shared_rows_comparison(comparison: Comparison, real_pool: int, other_pool: i
     return replace(comparison, auc_low=low, auc_high=high, p_value=p_value, effective=(e1, e2))
 
 
+def account_for_shared_rows(reading: Reading, data: AuditData, n_rows: int, samples: int) -> None:
+    """Replace each of ``reading``'s comparisons by :func:`shared_rows_comparison` (pools: the rows of the real
+    class and of the group in ``data.text``) and, where any changed, add :func:`shared_rows_note` to its notes.
+    ``samples`` = the samples drawn per group (for the note's fix)."""
+    pools = {g: len(data.text[g]) for g in ("real",) + GROUPS}
+    for group, comparison in reading.comparisons.items():
+        reading.comparisons[group] = shared_rows_comparison(comparison, pools["real"], pools[group], n_rows)
+    shared = {g: c.effective for g, c in reading.comparisons.items() if c.effective is not None}
+    if shared:
+        reading.details.setdefault("notes", []).append(shared_rows_note(shared, pools, n_rows, samples))
+
+
 class SamplePasses:
     """The model passes both sample instruments read, computed once per audit and cached in the audit folder.
 
@@ -343,16 +355,11 @@ class _SampleInstrument(Instrument):
                 continue
             labels = np.r_[np.zeros(len(real)), np.ones(int(ok.sum()))]
             test = auc_test(labels, np.r_[real, values[ok]], seed=derive_seed(data.seed, "audit", self.name, group))
-            comparison = Comparison(
+            reading.comparisons[group] = Comparison(
                 group, test.auc.value, test.auc.ci_low, test.auc.ci_high, test.p_value, len(real), int(ok.sum()),
                 extra={"mean_real": float(real.mean()), "mean_other": float(values[ok].mean()),
                        **self.extra(records["real"], records[group])})
-            reading.comparisons[group] = shared_rows_comparison(comparison, len(data.text["real"]),
-                                                                len(data.text[group]), self.passes.n_rows)
-        shared = {g: c.effective for g, c in reading.comparisons.items() if c.effective is not None}
-        if shared:
-            reading.details["notes"].append(shared_rows_note(shared, {g: len(data.text[g]) for g in ("real",) + GROUPS},
-                                                             self.passes.n_rows, max(self.passes.counts.values())))
+        account_for_shared_rows(reading, data, self.passes.n_rows, max(self.passes.counts.values()))
         reading.findings = self.findings(records, reading)
         reading.seconds = time.perf_counter() - start
         return reading
