@@ -11,7 +11,9 @@ Storage: JSONL shards ``<dir>/<first two hex digits of the key>.jsonl`` under ``
 project root (``LLMDISC_CACHE_DIR`` overrides). Each line is ``{"key": ..., "value": {...}, "stored": ...}``;
 a later line for the same key supersedes an earlier one (that is how ``refresh`` overwrites). A corrupt
 line is skipped and counted (:attr:`ResponseCache.corrupt_lines`), never a crash: the cache is an
-optimisation.
+optimisation. :class:`ShardedJsonlStore` is that store for any JSON value, and the likelihood score and token
+caches use it too: every append holds a file lock, is fsynced, and starts on a fresh line when a killed writer
+left a torn one, so the torn line alone is lost.
 
 Modes:
     ``fill`` (default): read hits, store new responses.
@@ -22,13 +24,15 @@ Modes:
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import json
 import os
 import threading
 import warnings
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, Completion, GenerateConfig, LabelScores, PromptRequest
@@ -151,22 +155,47 @@ def request_cache_key(
     )
 
 
-def _ends_mid_line(path: Path) -> bool:
-    """True when ``path`` exists, is non-empty and its last byte is not a newline."""
+@contextmanager
+def locked_append(path: Path) -> Iterator[int]:
+    """Open ``path`` for appending and hold an exclusive ``flock`` on it until the block ends.
+
+    Args:
+        path: a shard file (created if missing; its folder must exist).
+
+    Yields:
+        The file descriptor, read-write in append mode: ``os.write`` lands at the end, ``os.pread`` reads anywhere.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            if fh.tell() == 0:
-                return False
-            fh.seek(-1, os.SEEK_END)
-            return fh.read(1) != b"\n"
-    except OSError:
-        return False
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the kernel releases it on close, and when the holder is killed
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to ``path`` under its lock, then fsync it.
+
+    A writer killed mid-line leaves a last line without its newline; a newline goes first then, so that the torn
+    line stays alone (and is skipped on read) instead of swallowing this one.
+
+    Args:
+        path: the shard file.
+        line: the bytes of one line, ending in ``\\n``.
+    """
+    with locked_append(path) as fd:
+        end = os.fstat(fd).st_size
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            line = b"\n" + line
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
 
 
 @dataclass
 class CacheStats:
-    """Counters of one :class:`ResponseCache` since it was opened."""
+    """Counters of one store since it was opened."""
 
     hits: int = 0
     misses: int = 0
@@ -174,17 +203,111 @@ class CacheStats:
     corrupt_lines: int = 0
 
 
-@dataclass
-class _Shard:
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+class ShardedJsonlStore:
+    """JSON values by sha256 key in ``<path>/<first two hex digits>.jsonl`` shards, safe against killed writers.
+
+    Each line is ``{"key": ..., "value": ..., "stored": <UTC time>}``; a later line for a key supersedes an earlier
+    one. Appends go through :func:`append_line`: a file lock (processes sharing the folder never interleave lines),
+    a torn last line kept on its own, fsync. Reads skip and count a line that does not parse, never raise: a store
+    is an optimisation. A shard is read once, then kept in memory with this store's own appends. Thread-safe.
+
+    Args:
+        path: folder of the shards (created on the first append).
+        enabled: False: every lookup misses and every store is dropped.
+        accept: predicate on a value; a line whose value fails it counts as corrupt (None: any JSON value).
+        warn_as: the store's name in a :class:`~llmdisc.errors.LlmdiscWarning` on a shard with corrupt lines
+            (None: skip them silently).
+    """
+
+    def __init__(self, path: Path | str, *, enabled: bool = True, accept: Callable[[Any], bool] | None = None,
+                 warn_as: str | None = None) -> None:
+        self.path = Path(path)
+        self.enabled = enabled
+        self.stats = CacheStats()
+        self._accept = accept
+        self._warn_as = warn_as
+        self._shards: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def shard_path(self, key: str) -> Path:
+        """The shard file that holds ``key``."""
+        return self.path / f"{key[:2]}.jsonl"
+
+    def _entries(self, name: str) -> dict[str, Any]:
+        """The entries of shard ``name`` (read from disk on first use; call with the lock held)."""
+        entries = self._shards.get(name)
+        if entries is not None:
+            return entries
+        entries, corrupt, file = {}, 0, self.path / f"{name}.jsonl"
+        if file.exists():
+            with open(file, "rb") as handle:
+                fcntl.flock(handle, fcntl.LOCK_SH)  # a line another process is appending is read whole, not torn
+                for raw in handle:  # binary lines split on b"\n" only, as they were written
+                    if not raw.strip():
+                        continue
+                    try:
+                        item = json.loads(raw.decode("utf-8"))
+                        key, value = item["key"], item["value"]
+                        if not isinstance(key, str) or (self._accept is not None and not self._accept(value)):
+                            raise ValueError("not an entry")
+                    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                        corrupt += 1
+                        continue
+                    entries[key] = value
+        self.stats.corrupt_lines += corrupt
+        if corrupt and self._warn_as:
+            warnings.warn(f"{self._warn_as} shard {relative_to_root(file)}: {corrupt} corrupt line(s) skipped; "
+                          "they count as misses and are rewritten on the next store", LlmdiscWarning, stacklevel=4)
+        self._shards[name] = entries
+        return entries
+
+    def read(self, key: str) -> Any:
+        """The value stored under ``key``, or None (a miss; always None when disabled). Counts hits and misses."""
+        with self._lock:
+            value = self._entries(key[:2]).get(key) if self.enabled else None
+            if value is None:
+                self.stats.misses += 1
+            else:
+                self.stats.hits += 1
+        return value
+
+    def write(self, key: str, value: Any) -> None:
+        """Append ``value`` under ``key`` (superseding any earlier value), durably; nothing when disabled.
+
+        Args:
+            key: 64 hex characters (its first two name the shard).
+            value: a JSON-serialisable value (NaN is written as Python's ``NaN`` and read back as NaN).
+        """
+        if not self.enabled:
+            return
+        line = json.dumps({"key": key, "value": value,
+                           "stored": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
+                          ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self._lock:
+            entries = self._entries(key[:2])
+            self.path.mkdir(parents=True, exist_ok=True)
+            append_line(self.shard_path(key), line.encode("utf-8"))
+            entries[key] = value
+            self.stats.writes += 1
+
+    def __len__(self) -> int:
+        """Number of distinct keys stored on disk (reads every shard)."""
+        with self._lock:
+            for shard in sorted(self.path.glob("*.jsonl")) if self.path.is_dir() else ():
+                self._entries(shard.stem)
+            return sum(len(entries) for entries in self._shards.values())
+
+
+def _is_response(value: Any) -> bool:
+    """True for a stored completion or label scores (what :class:`ResponseCache` writes)."""
+    return isinstance(value, dict) and ("text" in value or "label_scores" in value)
 
 
 class ResponseCache:
-    """A directory of JSONL shards mapping :func:`cache_key` to completed responses.
+    """Completed responses by :func:`cache_key`, in a :class:`ShardedJsonlStore` (one line per store).
 
-    Thread-safe within one process (a lock guards shard loading and appends); several processes may
-    share a directory, since each store is one ``write`` of one line in append mode and a later line
-    for the same key simply supersedes an earlier one.
+    Several threads and processes may share a directory: appends are locked and fsynced, and a later line for the
+    same key supersedes an earlier one.
 
     Args:
         path: cache directory (created on first write); None: :func:`default_cache_dir`.
@@ -199,62 +322,24 @@ class ResponseCache:
             raise ConfigError(f"cache mode {mode!r} is unknown; fix: use one of {', '.join(CACHE_MODES)}")
         self.path = Path(path) if path is not None else default_cache_dir()
         self.mode = mode
-        self.stats = CacheStats()
-        self._shards: dict[str, _Shard] = {}
-        self._lock = threading.Lock()
+        self._store = ShardedJsonlStore(self.path, accept=_is_response, warn_as="response cache")
+        self.stats = self._store.stats
 
     @property
     def corrupt_lines(self) -> int:
         """Number of unreadable lines skipped so far."""
         return self.stats.corrupt_lines
 
-    def _shard_path(self, key: str) -> Path:
-        return self.path / f"{key[:2]}.jsonl"
-
-    def _load_shard(self, key: str) -> _Shard:
-        prefix = key[:2]
-        shard = self._shards.get(prefix)
-        if shard is not None:
-            return shard
-        shard = _Shard()
-        path = self._shard_path(key)
-        corrupt = 0
-        if path.exists():
-            with open(path, "rb") as fh:
-                for raw in fh:
-                    try:
-                        line = json.loads(raw.decode("utf-8"))
-                        entry_key, value = line["key"], line["value"]
-                        if not (isinstance(entry_key, str) and isinstance(value, dict)
-                                and ("text" in value or "label_scores" in value)):
-                            raise ValueError("not a cache entry")
-                    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-                        corrupt += 1
-                        continue
-                    shard.entries[entry_key] = value
-        if corrupt:
-            self.stats.corrupt_lines += corrupt
-            warnings.warn(f"response cache shard {relative_to_root(path)}: {corrupt} corrupt line(s) "
-                          "skipped; they count as misses and are rewritten on the next store", LlmdiscWarning,
-                          stacklevel=3)
-        self._shards[prefix] = shard
-        return shard
-
     def _lookup(self, key: str) -> dict[str, Any] | None:
         if self.mode == "refresh":
             self.stats.misses += 1
             return None
-        with self._lock:
-            value = self._load_shard(key).entries.get(key)
-        if value is None:
-            self.stats.misses += 1
-            if self.mode == "offline":
-                raise CacheMissError(
-                    f"offline cache mode: no stored response for key {key[:16]}… in "
-                    f"{relative_to_root(self.path)}; fix: run once with cache mode 'fill' (needs the "
-                    "provider), or point LLMDISC_CACHE_DIR at the cache that holds this run's answers")
-            return None
-        self.stats.hits += 1
+        value = self._store.read(key)
+        if value is None and self.mode == "offline":
+            raise CacheMissError(
+                f"offline cache mode: no stored response for key {key[:16]}… in "
+                f"{relative_to_root(self.path)}; fix: run once with cache mode 'fill' (needs the "
+                "provider), or point LLMDISC_CACHE_DIR at the cache that holds this run's answers")
         return value
 
     def get_label_scores(self, key: str) -> LabelScores | None:
@@ -325,29 +410,12 @@ class ResponseCache:
         })
 
     def _append(self, key: str, value: dict[str, Any]) -> None:
-        """Append one ``{"key", "value", "stored"}`` line to the key's shard (supersedes earlier ones)."""
-        line = json.dumps({"key": key, "value": value,
-                           "stored": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
-                          ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self._lock:
-            shard = self._load_shard(key)
-            self.path.mkdir(parents=True, exist_ok=True)
-            shard_path = self._shard_path(key)
-            if _ends_mid_line(shard_path):
-                line = "\n" + line  # a torn last line (killed writer) must not swallow this entry
-            with open(shard_path, "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-            shard.entries[key] = value
-            self.stats.writes += 1
+        """Store one value under ``key`` (supersedes earlier ones)."""
+        self._store.write(key, value)
 
     def __len__(self) -> int:
         """Number of distinct keys stored on disk (loads every shard)."""
-        with self._lock:
-            if self.path.is_dir():
-                for shard_file in self.path.glob("*.jsonl"):
-                    self._load_shard(shard_file.stem.ljust(2, "0"))
-            return sum(len(s.entries) for s in self._shards.values())
+        return len(self._store)
 
     def describe(self) -> dict[str, Any]:
         """Mode, root-relative directory and counters, for manifests and logs."""

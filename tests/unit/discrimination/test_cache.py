@@ -1,8 +1,14 @@
-"""Tests of llmdisc.discrimination.cache: the key covers every part, miss then hit, modes, corrupt lines, no secrets."""
+"""Tests of llmdisc.discrimination.cache: the key covers every part, miss then hit, modes, corrupt lines, no secrets,
+and the shard store's durability against killed and concurrent writers (real child processes)."""
 
 from __future__ import annotations
 
 import json
+import math
+import signal
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -10,12 +16,15 @@ import pytest
 from llmdisc.discrimination.cache import (
     CACHE_DIR_ENV,
     ResponseCache,
+    ShardedJsonlStore,
     cache_key,
     cache_key_parts,
     default_cache_dir,
     public_base_url,
     request_cache_key,
 )
+from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+from llmdisc.discrimination.likelihood.token_cache import TokenCache
 from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
 
@@ -168,3 +177,160 @@ def test_default_dir_follows_environment(tmp_path: Path, monkeypatch: pytest.Mon
     assert ResponseCache().path == tmp_path / "elsewhere"
     monkeypatch.delenv(CACHE_DIR_ENV)
     assert default_cache_dir().name == ".llmdisc-cache"
+
+
+# --- the shard store under killed and concurrent writers -------------------------------------------------------
+
+def _key(i: int) -> str:
+    """A key in shard ``ab``: every entry of these tests shares one shard file."""
+    return "ab" + format(i, "062x")
+
+
+# Each flavour: (open a store at a folder, put entry i under a key, read entry i back).
+FLAVOURS = {
+    "store": (ShardedJsonlStore, lambda s, k, i: s.write(k, {"i": i}), lambda s, k: s.read(k)["i"]),
+    "response": (ResponseCache, lambda s, k, i: s.put(k, completion(str(i))), lambda s, k: int(s.get(k).text)),
+    "score": (ScoreCache, lambda s, k, i: s.put(k, {"i": i}), lambda s, k: s.get(k)["i"]),
+    "token": (TokenCache, lambda s, k, i: s.put(k, [i], [-0.5]), lambda s, k: s.get(k)[0][0]),
+}
+
+# Takes the shard's lock, writes the start of a line and dies by SIGKILL before its newline.
+TORN_CHILD = """
+import os, signal, sys
+from pathlib import Path
+from llmdisc.discrimination.cache import locked_append
+with locked_append(Path(sys.argv[1])) as fd:
+    os.write(fd, b'{"key":"ab' + b'f' * 62 + b'","value":{"te')
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+# Appends 1 MiB entries for ever, printing each key once its write has returned.
+LOOP_CHILD = """
+import itertools, sys
+from llmdisc.discrimination.cache import ShardedJsonlStore
+store, pad = ShardedJsonlStore(sys.argv[1]), "x" * int(sys.argv[2])
+for i in itertools.count():
+    key = "ab" + format(i, "062x")
+    store.write(key, {"i": i, "pad": pad})
+    print(key, flush=True)
+"""
+
+# Holds the shard's lock with half a line written, then finishes the line.
+HOLDING_CHILD = """
+import os, sys, time
+from pathlib import Path
+from llmdisc.discrimination.cache import locked_append
+line = b'{"key":"ab' + b'e' * 62 + b'","value":{"i":"child"}}\\n'
+with locked_append(Path(sys.argv[1])) as fd:
+    os.write(fd, line[:20])
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+    os.write(fd, line[20:])
+"""
+
+# Waits for the go file, then appends its entries to the same shard as its sibling.
+BATCH_CHILD = """
+import sys, time
+from pathlib import Path
+from llmdisc.discrimination.cache import ShardedJsonlStore
+folder, tag, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+store = ShardedJsonlStore(folder / "store")
+print("ready", flush=True)
+while not (folder / "go").exists():
+    time.sleep(0.01)
+for i in range(n):
+    store.write("ab" + tag + format(i, "061x"), {"i": i, "pad": tag * 65536})
+"""
+
+
+def _python(code: str, *args: object) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], stdout=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("flavour", sorted(FLAVOURS))
+def test_a_writer_killed_mid_line_loses_only_its_own_line(tmp_path: Path, flavour: str) -> None:
+    # Setup: three entries, then a child process killed while its line is half written.
+    make, put, get = FLAVOURS[flavour]
+    store = make(tmp_path)
+    for i in range(3):
+        put(store, _key(i), i)
+    shard = tmp_path / "ab.jsonl"
+    child = _python(TORN_CHILD, shard)
+    assert child.wait(timeout=60) == -signal.SIGKILL
+    assert not shard.read_bytes().endswith(b"\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LlmdiscWarning)  # the response cache names the torn line it skips
+        # Run: a fresh store (as after a restart) appends; the kernel released the child's lock when it died.
+        put(make(tmp_path), _key(3), 3)
+        # Assert: the new entry and every earlier one read back; only the torn line is lost.
+        reopened = make(tmp_path)
+        assert [get(reopened, _key(i)) for i in range(4)] == [0, 1, 2, 3]
+    assert reopened.stats.corrupt_lines == 1
+
+
+def test_a_writer_killed_while_appending_in_a_loop_loses_no_acknowledged_entry(tmp_path: Path) -> None:
+    # Setup: a child appending 1 MiB entries, killed wherever it is (mid-write, mid-fsync or between appends).
+    child = _python(LOOP_CHILD, tmp_path, 1 << 20)
+    try:
+        acknowledged = [child.stdout.readline().strip() for _ in range(3)]
+    finally:
+        child.send_signal(signal.SIGKILL)
+        rest, _ = child.communicate(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    acknowledged += [key for key in rest.split("\n") if len(key) == 64]
+    assert len(acknowledged) >= 3 and all(len(key) == 64 for key in acknowledged)
+    # Run
+    ShardedJsonlStore(tmp_path).write("ab" + "f" * 62, {"i": "parent"})
+    # Assert: the parent's entry and every entry the child saw written are read back whole.
+    reopened = ShardedJsonlStore(tmp_path)
+    assert reopened.read("ab" + "f" * 62) == {"i": "parent"}
+    for key in acknowledged:
+        assert reopened.read(key) == {"i": int(key[2:], 16), "pad": "x" * (1 << 20)}
+    assert reopened.stats.corrupt_lines <= 1 and len(reopened) >= len(acknowledged) + 1
+
+
+@pytest.mark.parametrize("action", ["write", "read"])
+def test_the_store_waits_while_another_process_holds_the_lock_mid_line(tmp_path: Path, action: str) -> None:
+    # Setup: a child holds the shard's lock with half a line written. Without the lock a writer would take that
+    # half line for a torn one (and the child's rest would be glued to its line), a reader would skip it.
+    store = ShardedJsonlStore(tmp_path)
+    store.write(_key(0), {"i": 0})
+    child = _python(HOLDING_CHILD, tmp_path / "ab.jsonl", 0.5)
+    assert child.stdout.readline() == "holding\n"
+    # Run: each blocks until the child's line is whole.
+    if action == "write":
+        store.write(_key(1), {"i": 1})
+    else:
+        assert ShardedJsonlStore(tmp_path).read("ab" + "e" * 62) == {"i": "child"}
+    assert child.wait(timeout=60) == 0
+    # Assert
+    reopened = ShardedJsonlStore(tmp_path)
+    assert [reopened.read(k) for k in (_key(0), "ab" + "e" * 62)] == [{"i": 0}, {"i": "child"}]
+    assert reopened.read(_key(1)) == ({"i": 1} if action == "write" else None)
+    assert reopened.stats.corrupt_lines == 0
+
+
+def test_two_processes_appending_at_once_never_interleave_lines(tmp_path: Path) -> None:
+    # Setup: two children ready to append 64 KiB entries to the same shard.
+    children = [_python(BATCH_CHILD, tmp_path, tag, 40) for tag in "cd"]
+    assert [child.stdout.readline() for child in children] == ["ready\n", "ready\n"]
+    # Run
+    (tmp_path / "go").touch()
+    assert [child.wait(timeout=120) for child in children] == [0, 0]
+    # Assert: 80 whole lines, every one an entry.
+    lines = (tmp_path / "store" / "ab.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 81
+    assert {json.loads(line)["key"][2] for line in lines[:-1]} == {"c", "d"}
+    reopened = ShardedJsonlStore(tmp_path / "store")
+    assert len(reopened) == 80 and reopened.stats.corrupt_lines == 0
+
+
+def test_old_shards_without_a_stored_time_still_load(tmp_path: Path) -> None:
+    # Score and token caches wrote ``{"key", "value"}`` lines with default separators before they shared the store.
+    (tmp_path / "ab.jsonl").write_text(json.dumps({"key": _key(0), "value": {"scores": {"mean": -1.5}}}) + "\n")
+    cache = ScoreCache(tmp_path)
+    assert cache.get(_key(0)) == {"scores": {"mean": -1.5}}
+    cache.put(_key(1), {"scores": {"mean": float("nan")}})
+    reopened = ScoreCache(tmp_path)
+    assert reopened.get(_key(0)) == {"scores": {"mean": -1.5}} and math.isnan(reopened.get(_key(1))["scores"]["mean"])
+    assert (reopened.stats.hits, reopened.stats.misses, len(reopened)) == (2, 0, 2)

@@ -7,8 +7,9 @@ weights' sha256; a likelihood run (notebook 09) that scores a sample inside the 
 table's tokens from here instead of running the model again (:meth:`~.base.LikelihoodScorer.token_logprobs`).
 
 Storage: ``<cache>/likelihood-tokens/<first two hex digits>.jsonl`` (``$LLMDISC_CACHE_DIR`` or ``.llmdisc-cache/``),
-one ``{"key", "value": {"token_ids", "logprobs"}}`` per line, NaN stored as null; a corrupt line is skipped (the
-cache is an optimisation: a miss runs the model).
+one ``{"key", "value": {"token_ids", "logprobs"}}`` per line, NaN stored as null, in a
+:class:`~llmdisc.discrimination.cache.ShardedJsonlStore` (locked, fsynced appends; a corrupt or torn line is skipped:
+the cache is an optimisation, a miss runs the model).
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from llmdisc.discrimination.cache import default_cache_dir
-from llmdisc.discrimination.likelihood.score_cache import ShardedJsonlStore
+from llmdisc.discrimination.cache import ShardedJsonlStore, default_cache_dir
 from llmdisc.manifest import sha256_json
 
 
 def token_key(*, text: str, backend: str, model_digest: str) -> str:
     """sha256 of what the token log-probabilities of ``text`` depend on (canonical JSON)."""
     return sha256_json({"text": text, "backend": backend, "model_digest": model_digest})
+
+
+def _is_tokens(value: object) -> bool:
+    """True for a stored ``{"token_ids", "logprobs"}`` value (anything else reads as a miss)."""
+    return isinstance(value, dict) and all(isinstance(value.get(part), list) for part in ("token_ids", "logprobs"))
 
 
 class TokenCache(ShardedJsonlStore):
@@ -36,18 +41,18 @@ class TokenCache(ShardedJsonlStore):
 
     def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
         super().__init__(Path(path) if path is not None else default_cache_dir() / "likelihood-tokens",
-                         enabled=enabled)
+                         enabled=enabled, accept=_is_tokens)
 
     def get(self, key: str) -> tuple[list[int], list[float]] | None:
         """``(token_ids, logprobs)`` stored under ``key`` (NaN where none was computed), or None."""
-        value = self._get(key)
+        value = self.read(key)
         if value is None:
             return None
         return list(value["token_ids"]), [math.nan if v is None else float(v) for v in value["logprobs"]]
 
     def put(self, key: str, token_ids: list[int], logprobs: list[float]) -> None:
-        """Store one text's tokens (appended to its shard, flushed)."""
+        """Store one text's tokens (appended to its shard under its lock, fsynced)."""
         if len(token_ids) != len(logprobs):
             raise ValueError(f"{len(token_ids)} token ids but {len(logprobs)} log-probabilities")
-        self._put(key, {"token_ids": [int(t) for t in token_ids],
-                        "logprobs": [None if not math.isfinite(v) else float(v) for v in logprobs]})
+        self.write(key, {"token_ids": [int(t) for t in token_ids],
+                         "logprobs": [None if not math.isfinite(v) else float(v) for v in logprobs]})
