@@ -7,10 +7,14 @@ confidence box, a confidence of 150, a second tab on the same step; after each S
 step opens at its top with a line naming the answer saved, and that no page names the release under test.
 The other serves the real Adult (15 columns) and Census (11 columns, codes and labels) tables and checks,
 at 1300 px, that every column of the sample is on screen without scrolling and shows the sample's values.
+On every page all three read, the main area begins with the title, and no code or developer note of
+``app.py`` is visible (issue 39 item 8: Streamlit's "magic" wrote three bare strings above the title).
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import os
 import re
 import signal
@@ -19,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tokenize
 import urllib.request
 from pathlib import Path
 from contextlib import contextmanager
@@ -44,6 +49,64 @@ SCREENSHOT = ARTEFACTS / "llmdisc_label_app_c2.png"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 """Streamlit's root element once the script run is over: before that, the previous step's widgets may
 still be on the page (stale), and a click on them would be lost when the new step replaces them."""
+TITLE = "Real or synthetic?"
+"""The page's title (``st.title``): the first thing in its main area, on every step."""
+APP_SCRIPT = Path(protocol.__file__).with_name("app.py")
+CODE_SHOWN = re.compile(r"\bst\.\w|session_state|\{step\}|\w\(\)|\w_key\b|Scrolls the page|wrote nothing|"
+                        r"llmdisc:\w")
+"""Code identifiers and words of the app's developer notes, never on the annotator's page."""
+
+
+def _developer_text(script: Path = APP_SCRIPT) -> list[str]:
+    """Every piece of ``script`` an annotator must never see, each line as a page would show it.
+
+    Its code lines (comments cut off) and every line of its comments, docstrings and bare strings, with
+    quotes, ``#`` and Markdown backticks stripped and whitespace collapsed; lines of 20 characters or fewer
+    are left out. Lines inside the other string literals (the page's own words) are not code.
+    """
+    source = script.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    bare = {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)}
+    notes: list[str] = []
+    in_literal: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) or isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in bare:
+                notes += node.value.splitlines()
+            in_literal.update(range(node.lineno, node.end_lineno + 1))
+    comment_at: dict[int, int] = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            notes.append(token.string)
+            comment_at[token.start[0]] = token.start[1]
+    code = [lines[number - 1][:comment_at.get(number)] for number in range(1, len(lines) + 1)
+            if number not in in_literal]
+    shown = (" ".join(line.replace("`", "").strip().strip("#\"'").split()) for line in [*code, *notes])
+    return sorted({line for line in shown if len(line) > 20})
+
+
+DEVELOPER_TEXT = _developer_text()
+
+
+def _assert_no_developer_text(text: str, where: str) -> None:
+    found = CODE_SHOWN.search(text)
+    assert not found, f"{where} shows code or a developer note: {found.group(0)!r} in {text[:600]!r}"
+    flat = " ".join(text.split())
+    shown = [line for line in DEVELOPER_TEXT if line in flat]
+    assert not shown, f"{where} shows lines of app.py: {shown}"
+
+
+def _page_text(page, where: str) -> str:  # type: ignore[no-untyped-def]
+    """The visible text of the page, checked: its main area begins with the title (nothing of the script above
+    it), and nothing of ``app.py``'s code or developer notes is visible anywhere on it."""
+    main = page.locator('[data-testid="stMain"]').inner_text().strip()
+    assert main.startswith(TITLE), f"{where}: the main area begins with {main[:300]!r}, not the title"
+    text = page.locator("body").inner_text()
+    _assert_no_developer_text(text, where)
+    return text
 
 
 def _wait_idle(page, text: str, timeout: int = 30_000) -> None:  # type: ignore[no-untyped-def]
@@ -131,7 +194,7 @@ def _answer(page, step: int, verdict: str, confidence: int,  # type: ignore[no-u
             texts: list[str]) -> None:
     """Answer the step on screen (1-based ``step`` of 2 * PAIRS) and wait for the next one."""
     _wait_idle(page, f"Step {step} of {2 * PAIRS}")
-    texts.append(page.locator("body").inner_text())
+    texts.append(_page_text(page, f"step {step}"))
     page.locator('[data-testid="stRadio"]').get_by_text(verdict, exact=True).click()
     page.get_by_role("spinbutton").fill(str(confidence))
     page.get_by_role("button", name="Save answer and continue").click()
@@ -155,6 +218,8 @@ def test_a_session_survives_a_closed_browser_and_shows_feedback_only_at_the_end(
             page = browser.new_page(viewport={"width": 1300, "height": 1000})
             page.goto(server["url"])
             _wait_idle(page, f"Step 1 of {2 * PAIRS}", timeout=60_000)
+            page.screenshot(path=str(ARTEFACTS / "llmdisc_label_app_step1_1300.png"))  # a laptop's first view
+            _page_text(page, "step 1 as opened")
             # Nothing is preset: saving with a verdict but no confidence is refused and writes nothing.
             page.locator('[data-testid="stRadio"]').get_by_text("REAL", exact=True).click()
             page.get_by_role("button", name="Save answer and continue").click()
@@ -175,7 +240,7 @@ def test_a_session_survives_a_closed_browser_and_shows_feedback_only_at_the_end(
             for step in range(4, 2 * PAIRS + 1):
                 _answer(page, step, "SYNTHETIC" if step % 3 else "REAL", 40 + step, seen)
             _wait_idle(page, "mean_confidence")  # the summary table itself, not only its title
-            final = page.locator("body").inner_text()
+            final = _page_text(page, "the summary")
             (ARTEFACTS / "llmdisc_label_app_final.txt").write_text(final, encoding="utf-8")
             page.screenshot(path=str(ARTEFACTS / "llmdisc_label_app_final.png"), full_page=True)
         finally:
@@ -238,7 +303,7 @@ def _save_and_land_on_top(page, step: int, texts: list[str]) -> None:  # type: i
     except Exception:
         pytest.fail(f"after Save of step {step} the page stays scrolled: {page.evaluate(SCROLLED_JS)}")
     where = page.evaluate(SCROLLED_JS)
-    texts.append(page.locator("body").inner_text())
+    texts.append(_page_text(page, f"step {step + 1} after Save"))
     assert notice.is_visible() and notice.bounding_box()["y"] >= 0
     boxes = ("title", "step_heading", "first_row") if step < 2 * PAIRS else ("title",)
     for name in boxes:
@@ -261,7 +326,7 @@ def test_save_opens_the_next_step_on_top_and_checks_what_an_annotator_types(
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(served["url"])
             _wait_idle(page, f"Step 1 of {2 * PAIRS}", timeout=60_000)
-            texts.append(page.locator("body").inner_text())
+            texts.append(_page_text(page, "step 1 as opened"))
             assert not SYNTHESIZER_NAMES.search(page.title())
 
         # Enter in the confidence box saves nothing (it used to submit the form before the notes).
@@ -297,7 +362,7 @@ def test_save_opens_the_next_step_on_top_and_checks_what_an_annotator_types(
         assert stale.get_by_text("Step 1 (sample 1, C1) was already answered in another tab").is_visible()
         assert stale.get_by_text(f"Step 2 of {2 * PAIRS}").is_visible()
         assert stale.get_by_role("spinbutton").input_value() == ""  # nothing carried over from step 1
-        texts.append(stale.locator("body").inner_text())
+        texts.append(_page_text(stale, "step 2 of the stale tab"))
         answers = protocol.read_session(path)
         assert len(answers) == 1 and list(answers["confidence"]) == [70]
 
@@ -415,6 +480,7 @@ def test_every_column_of_a_real_sample_is_on_screen_at_1300_px(wide_server: dict
             page.goto(wide_server["url"])
             _wait_idle(page, "Step 1 of 4", timeout=60_000)
             page.screenshot(path=str(ARTEFACTS / f"llmdisc_label_app_{wide_server['key']}_{WIDTH}.png"))
+            _page_text(page, "step 1")
             c1 = page.evaluate(LAYOUT_JS, selector)
             exact = page.locator('[data-testid="stExpander"]').get_by_text("Exact text the model receives")
             exact.click()
@@ -433,6 +499,7 @@ def test_every_column_of_a_real_sample_is_on_screen_at_1300_px(wide_server: dict
             page.locator(f".{table_view.METADATA_CLASS}").wait_for()
             page.evaluate(TO_TABLE_TOP_JS, selector)  # the page stays scrolled down at the Save button
             c2 = page.evaluate(LAYOUT_JS, selector)
+            _page_text(page, "step 2")
             metadata = page.evaluate("""selector => { const pre = document.querySelector(selector);
                 const r = pre.getBoundingClientRect();
                 return {text: pre.innerText, client: pre.clientWidth, scroll: pre.scrollWidth,

@@ -395,6 +395,21 @@ class TestPage:
         app = AppTest.from_file(str(Path(protocol.__file__).with_name("app.py")), default_timeout=60)
         return app.run()
 
+    def test_streamlit_magic_writes_nothing_of_the_script_to_the_page(self) -> None:
+        """Issue 39 item 8: a bare string under a constant (a note for developers) was written above the
+        title. Streamlit's own magic pass over app.py must add no ``st.write`` (``transparent_write``)."""
+        import ast
+
+        from streamlit.runtime.scriptrunner import magic
+
+        path = Path(protocol.__file__).with_name("app.py")
+        tree = magic.add_magic(path.read_text(encoding="utf-8"), str(path))
+        written = [f"line {node.lineno}: {ast.unparse(node.args[0])[:80] if node.args else ''}"
+                   for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                   and node.func.attr == "transparent_write"]
+        assert not written, f"Streamlit magic would write these to the page (make them # comments): {written}"
+
     def test_unset_confidence_is_refused_and_nothing_is_saved(self, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
         app = self._app(tmp_path, monkeypatch)

@@ -80,10 +80,16 @@ def whole_table_metadata(dataset: str, synthesizer: str, real_path: str, synthet
     return metadata_block(real if which == "real" else synthetic, include_row_count=False)
 
 
+# No bare string or other bare expression anywhere in this script, not even a note under a constant:
+# Streamlit's "magic" writes each one to the page (above the title, at module level), so notes are comments.
+# tests/unit/human/test_label_session.py compiles this file with Streamlit's magic to check it.
+
+# st.session_state key (one per browser tab) of the line shown once at the top of the next step.
 NOTICE = "llmdisc:notice"
-"""``st.session_state`` key (one per browser tab) of the line shown once at the top of the next step."""
+# st.session_state key of (step key, messages): why the last Save of that step wrote nothing.
 PROBLEMS = "llmdisc:problems"
-"""``st.session_state`` key of ``(step key, messages)``: why the last Save of that step wrote nothing."""
+# Scrolls the page back to its heading: Streamlit keeps the scroll position of the previous step, whose Save
+# button sits at the foot. The {step} placeholder makes the script differ per step, so that it runs for each.
 TO_TOP_JS = """<script>/* {step} */
 (() => {{
   const toTop = () => {{
@@ -95,8 +101,6 @@ TO_TOP_JS = """<script>/* {step} */
   for (const ms of [50, 150, 400]) setTimeout(toTop, ms);
 }})();
 </script>"""
-"""Scrolls the page back to its heading: Streamlit keeps the scroll position of the previous step, whose
-Save button sits at the foot. ``{step}`` makes the script differ per step, so that it runs for each."""
 
 
 def step_name(index: int, pair: protocol.PairPlan, condition: str) -> str:
@@ -238,6 +242,7 @@ def main() -> None:
     if problems is not None and problems[0] == step_key:
         for problem in problems[1]:
             st.error(problem)  # by the Save button, where the annotator is looking
+
 
 if __name__ == "__main__":
     main()
