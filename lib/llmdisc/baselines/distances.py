@@ -13,7 +13,8 @@ training data has DCRs smaller than fresh real records do.
 
 The paper's "record linkage" is kept as it was (labelled ``paper``): Euclidean nearest neighbour on
 standard-scaled numeric columns, success = share of distances below their own mean + 1 SD. Its threshold is
-relative to itself, so it returns about 84 % on any roughly normal set of distances (PROTOCOL §8 row 8).
+relative to itself, so it returns about 84 % on any roughly normal set of distances (docs/protocol.md §8
+row 8).
 """
 
 from __future__ import annotations

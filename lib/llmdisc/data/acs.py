@@ -36,7 +36,7 @@ CENSUS_COLUMNS: tuple[str, ...] = (
     "relationship", "hours_per_week", "sex", "race", "income_above_50k",
 )  # fmt: skip
 CENSUS_TARGET = "income_above_50k"
-#: PUMS variable -> our column name (PROTOCOL §2); the label is PINCP > 50,000.
+#: PUMS variable -> our column name (docs/protocol.md §2); the label is PINCP > 50,000.
 ACS_RENAME: dict[str, str] = {
     "AGEP": "age", "COW": "class_of_worker", "SCHL": "education", "MAR": "marital_status",
     "OCCP": "occupation", "POBP": "place_of_birth", "RELP": "relationship", "WKHP": "hours_per_week",

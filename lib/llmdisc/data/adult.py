@@ -18,7 +18,7 @@ import pandas as pd
 from llmdisc.errors import ChecksumError, DataError
 from llmdisc.paths import data_dir, relative_to_root
 
-ADULT_COLUMNS: tuple[str, ...] = (  # PROTOCOL §2 order, as in adult.names
+ADULT_COLUMNS: tuple[str, ...] = (  # docs/protocol.md §2: the order of adult.names
     "age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
     "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "native_country",
     "income",

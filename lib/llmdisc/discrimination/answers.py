@@ -1,6 +1,6 @@
 """The discriminator's answer: its schema (sent to providers) and a parser that never raises.
 
-The LLM answers with one JSON object (PROTOCOL §1): ``verdict`` (REAL | SYNTHETIC), ``confidence``
+The LLM answers with one JSON object (docs/protocol.md §1): ``verdict`` (REAL | SYNTHETIC), ``confidence``
 (integer 0–100), ``reasoning`` (text), ``red_flags`` and ``supporting_evidence`` (lists of text).
 
 :data:`ANSWER_JSON_SCHEMA` caps every length (``maxLength``, ``maxItems``): small models loop to the token

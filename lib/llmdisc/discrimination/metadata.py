@@ -1,4 +1,4 @@
-"""The C2 metadata block: distributional statistics of a table as deterministic text (PROTOCOL §4).
+"""The C2 metadata block: distributional statistics of a table as deterministic text (docs/protocol.md §4).
 
 Reproduces the paper's ``metadata.py`` (``extract_metadata`` + ``metadata_to_text``) line for line:
 shape; missing values per column (or "No missing values detected."); per column ``dtype``, unique

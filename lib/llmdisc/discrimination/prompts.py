@@ -1,4 +1,4 @@
-"""The prompts: the paper's texts (flaws included) and a neutral variant (PROTOCOL §4, §8 row 3).
+"""The prompts: the paper's texts (flaws included) and a neutral variant (docs/protocol.md §4, §8 row 3).
 
 Templates are package files (``llmdisc/discrimination/templates/*.txt``), read as UTF-8 and filled with ``str.format``.
 

@@ -1,4 +1,4 @@
-"""Retries and the request budget of the trial runner: the one retry loop of llmdisc (STYLE §4).
+"""Retries and the request budget of the trial runner: the one retry loop of llmdisc.
 
 Providers only *classify* failures (:mod:`llmdisc.discrimination.providers.errors`); this module decides what to
 retry (transient errors, 429, no server yet), how long to wait (the service's Retry-After when given,

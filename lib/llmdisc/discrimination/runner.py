@@ -3,7 +3,7 @@
 For each :class:`~llmdisc.discrimination.samples.TrialSpec` the runner builds the prompt
 (:func:`llmdisc.discrimination.trial_inputs.prepare_prompt`), looks the call up in the response cache, otherwise
 asks the provider — with at most ``min(concurrency, provider.max_connections)`` calls in flight, a
-requests-per-minute budget, and retries in ONE place (providers only classify failures, STYLE §4) —
+requests-per-minute budget, and retries in ONE place (providers only classify failures) —
 parses the answer (:func:`llmdisc.discrimination.answers.parse_answer`) and appends the record to
 ``results/trials/<run>.jsonl``, flushed and fsynced at once.
 

@@ -1,4 +1,4 @@
-"""Which rows each trial shows, and the balanced queue of trials (PROTOCOL §1, §8 rows 1 and 5).
+"""Which rows each trial shows, and the balanced queue of trials (docs/protocol.md §1, §8 rows 1 and 5).
 
 The paper's code drew the *same* 20 rows in every trial of a cell (``df.sample(20, random_state=42)``),
 so at temperature 0 its "trials" repeated one prompt. Here every trial gets its own seed, derived from

@@ -1,4 +1,4 @@
-"""Analysis of human label files: the paper's pilot (PROTOCOL §7) and sessions of llmdisc's app.
+"""Analysis of human label files: the paper's pilot (docs/protocol.md §7) and sessions of llmdisc's app.
 
 Reads any folder (or list) of label CSVs in the schema of :mod:`llmdisc.human.label_app.schema`, recursively,
 skipping the paper's ``*_export-*`` summary exports; checks every row; de-duplicates answers on

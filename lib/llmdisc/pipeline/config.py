@@ -108,7 +108,7 @@ def _resolve_backend(backend: str) -> str:
 
 
 class ProtocolConfig(_Section):
-    """How samples are drawn and prompted: the paper's protocol or ours (PROTOCOL.md §8)."""
+    """How samples are drawn and prompted: the paper's protocol or ours (docs/protocol.md §8)."""
 
     variant: Literal["paper", "neutral"] = "neutral"
     """``paper``: the paper's prompt text, flaws included; ``neutral``: no synthesizer names, no row counts."""

@@ -1,4 +1,4 @@
-"""The paper's analyses (PROTOCOL §5) and the paired C1/C2 test, on trial tables.
+"""The paper's analyses (docs/protocol.md §5) and the paired C1/C2 test, on trial tables.
 
 * :func:`fair_cells` - cells (dataset × synthesizer × condition) where every model has >= 8 valid trials.
 * :func:`matched_n_sample` - in each fair cell every model down-sampled to the smallest N, exactly as the
@@ -262,8 +262,8 @@ def permutation_test(trials: pd.DataFrame, *, seed: int | None = PERMUTATION_SEE
     Returns:
         A dict: n_c1, n_c2, drs_c1, drs_c2, delta (C2 - C1, fraction), perm_effective_n (shuffles where both
         DRS exist), perm_null_q025/q975, p_one_sided_ge = (#{Δ* >= Δ} + 1)/(n + 1), p_two_sided =
-        (#{|Δ*| >= |Δ|} + 1)/(n + 1) (also as ``p_value``, PROTOCOL's p), n_perm and seed. p is NaN when the
-        observed Δ is undefined.
+        (#{|Δ*| >= |Δ|} + 1)/(n + 1) (also as ``p_value``, the paper's p), n_perm and seed. p is NaN when
+        the observed Δ is undefined.
     """
     if n_perm < 1:
         raise ConfigError(f"n_perm must be >= 1, got {n_perm}; fix: use e.g. n_perm=3000")

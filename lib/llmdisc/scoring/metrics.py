@@ -3,7 +3,7 @@
 A *cell* is ``dataset × synthetic_method × condition × provider × model`` (:data:`CELL_COLUMNS`); scores are
 never pooled across providers or models. Inputs are trial tables (one row per trial, the columns of the
 trial record in ``docs/ARCHITECTURE.md``); every rate is returned as a fraction in [0, 1] with its Wilson
-interval and its n, DRS with a seeded bootstrap interval (PROTOCOL §1, §8 item 9).
+interval and its n, DRS with a seeded bootstrap interval (docs/protocol.md §1, §8 row 9).
 
 Invalid and error trials are never dropped silently: they are excluded from the rates and counted in
 ``n_excluded`` of every cell.
@@ -170,7 +170,7 @@ def drs_from_counts(n_real: int, correct_real: int, n_syn: int, correct_syn: int
 
 
 def disclosure_risk_score(true_labels: Any, predicted_labels: Any) -> float:
-    """Disclosure Risk Score of a set of verdicts (PROTOCOL §1).
+    """Disclosure Risk Score of a set of verdicts (docs/protocol.md §1).
 
     Args:
         true_labels: sequence of ``REAL``/``SYNTHETIC``, the truth of each sample.

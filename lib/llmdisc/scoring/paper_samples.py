@@ -1,10 +1,11 @@
 """The rows the paper's trials were shown, rebuilt as the paper drew them and verified against its records.
 
 The paper's prompt builder showed ``table.sample(n=20, random_state=42).sort_index()`` of the whole source
-table (its ``prompt_builder.py``; PROTOCOL §8 row 1): every trial of one dataset × label saw the same 20 rows
-(the REAL trials of every synthesizer one real sample; the SYNTHETIC trials of a synthesizer one sample of its
-release), and a C2 prompt added the metadata block of that whole table. :func:`draw_paper_sample` repeats the
-draw. Repeating it on a file proves nothing by itself: the file may not be the one the trials saw (the paper's
+table (its ``prompt_builder.py``; docs/protocol.md §8 row 1): every trial of one dataset × label saw the same
+20 rows (the REAL trials of every synthesizer one real sample; the SYNTHETIC trials of a synthesizer one
+sample of its release), and a C2 prompt added the metadata block of that whole table.
+:func:`draw_paper_sample` repeats the draw.
+Repeating it on a file proves nothing by itself: the file may not be the one the trials saw (the paper's
 committed Census releases may be later regenerations). :func:`verify_paper_samples` therefore checks each
 rebuilt sample against what the trials' own records show of it:
 
@@ -49,7 +50,8 @@ from llmdisc.scoring.cue_validity import (
 
 PAPER_SAMPLE_ROWS = 20
 PAPER_SAMPLE_SEED = 42
-"""The paper's draw: ``sample(n=20, random_state=42).sort_index()`` of the whole table (PROTOCOL §8 row 1)."""
+"""The paper's draw: ``sample(n=20, random_state=42).sort_index()`` of the whole table (docs/protocol.md §8
+row 1)."""
 TRIAL_KEY = ("source", "run_id", "trial_id", "line_no")
 CELL = ("dataset", "dataset_key", "synthetic_method", "true_label", "provider", "model", "condition")
 SAMPLE_EVIDENCE_KINDS = ("row_values", "listed_values", "single_value", "every_row", "range")

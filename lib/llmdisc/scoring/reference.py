@@ -1,6 +1,6 @@
 """The paper's own trials, as this project's trial records.
 
-Two sources (PROTOCOL §5; the reference folder of :func:`llmdisc.paths.reference_dir`, filled by
+Two sources (docs/protocol.md §5; the reference folder of :func:`llmdisc.paths.reference_dir`, filled by
 ``llmdisc data fetch-reference``):
 
 * :func:`import_paper_trials` reads files in the paper's ``llm_results_*.jsonl`` format (fields trial_id,

@@ -4,7 +4,7 @@ The request is ``POST /v1beta/models/{model}:generateContent`` with ``systemInst
 and ``generationConfig`` (``temperature``, ``seed``, ``maxOutputTokens``, ``responseMimeType:
 application/json`` and ``responseJsonSchema`` = the answer's plain JSON Schema). The model version the
 response reports (``modelVersion``) is recorded. The model asked for is the only one ever called: the
-paper's code silently retried failures on another model and logged them as the first (PROTOCOL §8
+paper's code silently retried failures on another model and logged them as the first (docs/protocol.md §8
 row 6); here a failure is an error for the trial runner to retry on the *same* model or record.
 
 ``max_tokens`` caps the *answer*. Gemini 2.5 models think by default and count the thinking tokens

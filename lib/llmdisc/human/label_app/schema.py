@@ -1,7 +1,7 @@
 """The label-file schema shared by the labelling app (writer) and :mod:`llmdisc.human.analysis` (reader).
 
 One CSV row is one answer of one annotator to one sample under one condition. The first 13 columns
-are the paper's (PROTOCOL §7); the last four are ours and make each answer reproducible and auditable
+are the paper's (docs/protocol.md §7); the last four are ours and make each answer reproducible and auditable
 (which rows were shown, drawn with which seed, which metadata, how long the annotator looked).
 A file with the paper's columns only is a file of the paper's app, whose protocol differed (it told the
 annotator whether the C1 answer was right before C2); :func:`protocol_of_columns` tells them apart.

@@ -1,4 +1,4 @@
-"""The labelling protocol as plain functions (PROTOCOL §7, fixed as §8 row 4 asks); the UI is ``app.py``.
+"""The labelling protocol as plain functions (docs/protocol.md §7, fixed as §8 row 4 asks); UI: ``app.py``.
 
 A session is ``n_pairs`` pairs, exactly half of them REAL and half SYNTHETIC, in a seeded order. Each
 pair is one fresh seeded 20-row sample, answered first as C1 (table only), then as C2 (table + metadata).

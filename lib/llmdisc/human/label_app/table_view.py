@@ -1,6 +1,6 @@
 """What the annotator sees: the sample and the C2 metadata block as HTML that fits the page width.
 
-The LLM reads every column of a sample at once, so the annotator must too (PROTOCOL §7, §8 row 4): a
+The LLM reads every column of a sample at once, so the annotator must too (docs/protocol.md §7, §8 row 4): a
 monospaced code block of the Markdown is cut at the right edge of a laptop screen (at 1300 px, Adult showed
 6 of its 15 columns). Here the sample is an HTML table whose cells are the very strings of
 :func:`llmdisc.discrimination.prompts.render_table` (both come from ``tabulate``'s one formatting step on the
