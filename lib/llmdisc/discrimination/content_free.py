@@ -78,8 +78,11 @@ async def score_content_free(provider: Provider, real: pd.DataFrame, *, dataset_
                              conditions: Sequence[str], variant: str, metadata_source: str, n_rows: int,
                              cache: ResponseCache | None, config: GenerateConfig = GenerateConfig(),
                              identity: dict[str, Any] | None = None,
-                             max_attempts: int = 5) -> list[ContentFreeScore]:
+                             max_attempts: int = 5, budget: RequestBudget | None = None) -> list[ContentFreeScore]:
     """Score the content-free prompt of each condition (cached like trials; a failure raises).
+
+    ``budget`` is the request budget the calls draw from (the run's, so a requests-per-minute limit holds
+    across the trials and this pass); None: unlimited.
 
     Returns:
         One :class:`ContentFreeScore` per condition, in the order given.
@@ -96,7 +99,8 @@ async def score_content_free(provider: Provider, real: pd.DataFrame, *, dataset_
         hit = scores is not None
         if scores is None:
             scores, _ = await call_with_retries(provider, request, config, max_attempts=max_attempts,
-                                                budget=RequestBudget(None), seed=0, method="label_scores")
+                                                budget=budget or RequestBudget(None), seed=0,
+                                                method="label_scores")
             if cache is not None:
                 cache.put_label_scores(key, scores)
         fields = score_fields(scores)

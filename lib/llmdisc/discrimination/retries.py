@@ -3,7 +3,8 @@
 Providers only *classify* failures (:mod:`llmdisc.discrimination.providers.errors`); this module decides what to
 retry (transient errors, 429, no server yet), how long to wait (the service's Retry-After when given,
 else exponential back-off with seeded jitter) and how often to call (a requests-per-minute token
-bucket). :func:`call_with_retries` is what :mod:`llmdisc.discrimination.runner` calls per trial.
+bucket, :class:`RequestBudget`, one per endpoint and model in a process: :func:`shared_budget`).
+:func:`call_with_retries` is what :mod:`llmdisc.discrimination.runner` calls per trial.
 """
 
 from __future__ import annotations
@@ -92,6 +93,35 @@ class RequestBudget:
             await self._sleep(wait)
             return wait
         return 0.0
+
+
+_SHARED_BUDGETS: dict[tuple[Any, ...], RequestBudget] = {}
+
+
+def shared_budget(endpoint: tuple[Any, ...], requests_per_minute: float | None) -> RequestBudget:
+    """The request budget of one endpoint and model in this process, shared by every run that calls it.
+
+    A service's quota is per model (and key), not per run: a configuration's runs (its datasets and protocols,
+    one after another in ``llmdisc trials run --config``) and the content-free pass after each run draw from one
+    budget, so the spacing holds across them. ``llmdisc run`` runs each trial notebook in its own kernel and
+    never runs two of one rate-limited model side by side (:func:`llmdisc.pipeline.runs.plan_run`).
+
+    Args:
+        endpoint: what identifies the quota, e.g. ``(provider, model, base_url)``.
+        requests_per_minute: the budget (> 0), or None for no limit (a fresh unlimited budget).
+
+    Returns:
+        The :class:`RequestBudget`, the same object for the same endpoint and budget.
+
+    Raises:
+        ConfigError: ``requests_per_minute`` is 0 or negative.
+    """
+    if requests_per_minute is None:
+        return RequestBudget(None)
+    key = (*endpoint, float(requests_per_minute))
+    if key not in _SHARED_BUDGETS:
+        _SHARED_BUDGETS[key] = RequestBudget(requests_per_minute)
+    return _SHARED_BUDGETS[key]
 
 
 async def call_with_retries(provider: Provider, request: PromptRequest, config: GenerateConfig, *,

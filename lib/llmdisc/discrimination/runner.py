@@ -37,7 +37,7 @@ from llmdisc.discrimination.records import (
     read_trial_file,
     write_trial_file_atomically,
 )
-from llmdisc.discrimination.retries import RequestBudget, call_with_retries
+from llmdisc.discrimination.retries import RequestBudget, call_with_retries, shared_budget
 from llmdisc.discrimination.samples import TrialSpec
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscError, ProviderError
 from llmdisc.manifest import read_manifest, sha256_json, write_manifest
@@ -45,8 +45,8 @@ from llmdisc.paths import relative_to_root, results_dir
 
 T = TypeVar("T")
 
-__all__ = ["RunAborted", "RunSummary", "TrialRecord", "default_out_path", "load_trials", "run_name",
-           "run_trials", "run_trials_sync"]
+__all__ = ["RunAborted", "RunSummary", "TrialRecord", "default_out_path", "endpoint_budget", "load_trials",
+           "run_name", "run_trials", "run_trials_sync"]
 
 
 class RunAborted(ProviderError):
@@ -254,7 +254,15 @@ async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
         invalid_reason=None if parsed.valid else parsed.invalid_reason, raw_text=completion.text)
 
 
-def _public_identity(provider: Provider) -> dict[str, Any]:
+def endpoint_budget(identity: Mapping[str, Any], requests_per_minute: float | None) -> RequestBudget:
+    """The request budget of a provider's endpoint and model (its public ``identity()``), shared in this process
+    (:func:`~llmdisc.discrimination.retries.shared_budget`); None or 0: unlimited."""
+    endpoint = (identity.get("provider"), identity.get("model"), identity.get("base_url"))
+    return shared_budget(endpoint, requests_per_minute or None)
+
+
+def public_identity(provider: Provider) -> dict[str, Any]:
+    """A provider's ``identity()`` with its base URL stripped of credentials, as the runner records and keys it."""
     identity = dict(provider.identity())
     identity["base_url"] = public_base_url(identity.get("base_url"))
     return identity
@@ -314,7 +322,9 @@ async def run_trials(
             ``<run>.manifest.json`` is written beside it.
         cache: response cache (None: no caching).
         concurrency: most calls in flight (also capped by ``provider.max_connections``).
-        requests_per_minute: provider call budget (None: unlimited); retries count.
+        requests_per_minute: provider call budget (None: unlimited); retries count, and every run of this
+            process that calls the same provider, model and base URL draws from the same budget
+            (:func:`endpoint_budget`).
         max_attempts: attempts per trial for retryable failures (1 = no retry).
         generate_config: temperature, seed, max tokens.
         n_rows: rows per sample.
@@ -359,7 +369,7 @@ async def run_trials(
     out_path.parent.mkdir(parents=True, exist_ok=True)
     run_id = out_path.stem
     manifest_path = out_path.with_name(f"{run_id}.manifest.json")
-    identity = _public_identity(provider)
+    identity = public_identity(provider)
     scoring_modes = sorted({spec.scoring for spec in specs})
     answer_config = {"provider_identity": identity, "variant": variant, "metadata_source": metadata_source,
                      "n_rows": int(n_rows), "generate_config": asdict(generate_config)}
@@ -399,7 +409,8 @@ async def run_trials(
     write_run_manifest("running")  # before any trial: a resumed file always has its configuration beside it
     ctx = _Context(provider=provider, identity=identity, tables=tables, variant=variant,
                    metadata_source=metadata_source, cache=cache, config=generate_config, n_rows=int(n_rows),
-                   max_attempts=int(max_attempts), budget=RequestBudget(requests_per_minute), run_id=run_id,
+                   max_attempts=int(max_attempts), budget=endpoint_budget(identity, requests_per_minute),
+                   run_id=run_id,
                    metadata_cache=MetadataCache(), config_name=config_name or UNRECORDED_CONFIG)
     bar = tqdm(total=len(todo), desc=run_id[:40], unit="trial", disable=not progress, mininterval=1.0)
     failures_in_a_row, last_failure = 0, ""

@@ -18,6 +18,7 @@ from llmdisc import CONDITIONS, SYNTHESIZERS
 from llmdisc.discrimination.cache import ResponseCache, public_base_url
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
 from llmdisc.discrimination.runner import RunSummary, default_out_path, run_name, run_sync, run_trials
+from llmdisc.discrimination.samples import TrialSpec
 from llmdisc.errors import ConfigError
 from llmdisc.parameters import as_choice, as_items
 
@@ -47,6 +48,9 @@ class TrialRunConfig:
     """``fill``, ``offline`` (no provider call; a miss is an error) or ``refresh``."""
     base_url: str = ""
     """Service URL for ``openai``/``gemini`` (empty = the provider's default); ``ollama`` uses it as host."""
+    api_key_env: str = ""
+    """For ``openai``: the environment variable holding the key (``GROQ_API_KEY`` for Groq); empty =
+    ``OPENAI_API_KEY``."""
     replay_path: str = ""
     """For ``replay``: the recorded trials file or folder to answer from."""
     label_backend: str = ""
@@ -55,7 +59,9 @@ class TrialRunConfig:
     quick: bool = False
     """Smoke-test size: first synthesizer, first condition, one trial per label."""
     requests_per_minute: float = 0.0
-    """Provider call budget; 0 = unlimited."""
+    """Provider call budget (a service's quota, e.g. a free tier's); 0 = unlimited. Every run of this process that
+    calls the same provider, model and base URL shares it
+    (:func:`~llmdisc.discrimination.runner.endpoint_budget`)."""
     max_attempts: int = 5
     n_rows: int = 20
     scoring: str = "verdict"
@@ -142,23 +148,58 @@ def load_trial_tables(dataset_key: str, synthesizers: Sequence[str], *, controls
 
 
 def open_provider(name: str, model: str = "", base_url: str = "", replay_path: str = "",
-                  label_backend: str = "") -> Provider:
+                  label_backend: str = "", api_key_env: str = "") -> Provider:
     """``get_provider(name, model or default, base_url=...)``; ``base_url`` is ``host`` for ollama.
 
     Raises:
         ConfigError: unknown provider, or an option it does not take (e.g. a base URL or a label backend for
-            anything but ``local``).
+            anything but ``local``, a key variable for anything but ``openai``).
     """
     from llmdisc.discrimination.providers.registry import get_provider
 
     options: dict[str, Any] = {}
     if base_url:
         options["host" if name == "ollama" else "base_url"] = base_url
+    if api_key_env:
+        options["api_key_env"] = api_key_env
     if replay_path:
         options["path"] = replay_path
     if label_backend:
         options["label_backend"] = label_backend
     return get_provider(name, model or None, **options)
+
+
+def trial_queue(config: TrialRunConfig) -> list[TrialSpec]:
+    """The trials one configured run asks for (``quick`` applied), in the runner's order; reads no data.
+
+    Cells are the synthesizers, then the two controls when ``controls`` is on; C2 cells get
+    ``trials_per_label_c2`` trials per label when it is set.
+
+    Returns:
+        The :class:`~llmdisc.discrimination.samples.TrialSpec` list
+        (:func:`~llmdisc.discrimination.samples.build_trial_queue`).
+
+    Raises:
+        ConfigError: an unknown scoring mode or a negative ``requests_per_minute``.
+    """
+    from llmdisc.discrimination.label_scores import SCORING_MODES
+    from llmdisc.discrimination.samples import build_trial_queue
+    from llmdisc.synthesis.controls import CONTROLS
+
+    config = config.effective()
+    if config.requests_per_minute < 0:
+        raise ConfigError(f"requests_per_minute={config.requests_per_minute}; fix: give 0 (no limit) or more")
+    if config.scoring not in SCORING_MODES:
+        raise ConfigError(f"scoring={config.scoring!r} is not known; fix: use one of {', '.join(SCORING_MODES)}")
+    cells = list(config.synthesizers) + (list(CONTROLS) if config.controls else [])
+    counts: Any = config.trials_per_label
+    if config.trials_per_label_c2 and "C2" in config.conditions:
+        counts = {c: (config.trials_per_label_c2 if c == "C2" else config.trials_per_label)
+                  for c in config.conditions}
+    return build_trial_queue([config.dataset_key], cells, list(config.conditions), counts,
+                             run_seed=config.seed, sampling=config.sampling, scoring=config.scoring,
+                             verdict_trials_per_label=config.verdict_trials_per_label,
+                             share_real_samples=config.share_real_samples)
 
 
 def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None, progress: bool = True,
@@ -174,34 +215,19 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
     Returns:
         The :class:`~llmdisc.discrimination.runner.RunSummary` (``out_path`` and ``manifest_path`` say where things went).
     """
-    from llmdisc.discrimination.samples import build_trial_queue
+    from llmdisc.discrimination.content_free import score_content_free, write_content_free
+    from llmdisc.discrimination.runner import endpoint_budget, public_identity
 
     config = config.effective()
-    if config.requests_per_minute < 0:
-        raise ConfigError(f"requests_per_minute={config.requests_per_minute}; fix: give 0 (no limit) or more")
-    from llmdisc.discrimination.content_free import score_content_free, write_content_free
-    from llmdisc.discrimination.label_scores import SCORING_MODES
-    from llmdisc.synthesis.controls import CONTROLS
-
-    if config.scoring not in SCORING_MODES:
-        raise ConfigError(f"scoring={config.scoring!r} is not known; fix: use one of {', '.join(SCORING_MODES)}")
+    specs = trial_queue(config)
     tables, files = load_trial_tables(config.dataset_key, config.synthesizers, controls=config.controls,
                                       seed=config.seed)
-    cells = list(config.synthesizers) + (list(CONTROLS) if config.controls else [])
-    counts: Any = config.trials_per_label
-    if config.trials_per_label_c2 and "C2" in config.conditions:
-        counts = {c: (config.trials_per_label_c2 if c == "C2" else config.trials_per_label)
-                  for c in config.conditions}
-    specs = build_trial_queue([config.dataset_key], cells, list(config.conditions), counts,
-                              run_seed=config.seed, sampling=config.sampling, scoring=config.scoring,
-                              verdict_trials_per_label=config.verdict_trials_per_label,
-                              share_real_samples=config.share_real_samples)
     cache = cache if cache is not None else ResponseCache(mode=config.cache_mode)
     generate = GenerateConfig()
 
     async def main() -> RunSummary:
         provider = open_provider(config.provider, config.model, config.base_url, config.replay_path,
-                                 config.label_backend)
+                                 config.label_backend, config.api_key_env)
         try:
             name = run_name([config.dataset_key], config.provider, provider.model, config.variant,
                             config.metadata_source, config.sampling, config.seed, n_rows=config.n_rows,
@@ -221,7 +247,8 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
                 write_content_free(target, await score_content_free(
                     provider, real, dataset_key=config.dataset_key, conditions=config.conditions,
                     variant=config.variant, metadata_source=config.metadata_source, n_rows=config.n_rows,
-                    cache=cache, config=generate, max_attempts=config.max_attempts))
+                    cache=cache, config=generate, max_attempts=config.max_attempts,
+                    budget=endpoint_budget(public_identity(provider), config.requests_per_minute)))
             return summary
         finally:
             await provider.aclose()

@@ -69,6 +69,37 @@ class SynthesisConfig(_Section):
     _synthesizers = field_validator("synthesizers", mode="before")(_items_validator("synthesizers"))
 
 
+class EstimateConfig(_Section):
+    """What the plan printed before any call assumes of one model (``llmdisc run --plan``;
+    :class:`~llmdisc.discrimination.call_plan.CallCosts`). Prices are the service's, with the date they were read:
+    check them before a paid run."""
+
+    seconds_per_call: float = Field(0.0, ge=0)
+    """Seconds one call takes, answer included; 0 = unknown."""
+    answer_tokens: int = Field(300, ge=1)
+    """Tokens of one generated verdict (the JSON answer)."""
+    thinking_tokens: int = Field(0, ge=0)
+    """Thinking tokens a call is expected to add (billed as output)."""
+    max_thinking_tokens: int = Field(0, ge=0)
+    """The most thinking tokens a call can add (the cost's upper bound); 0 = none beyond ``thinking_tokens``."""
+    usd_per_million_input_tokens: float = Field(0.0, ge=0)
+    usd_per_million_output_tokens: float = Field(0.0, ge=0)
+    prices_as_of: str = Field("", pattern=r"^(\d{4}-\d{2}(-\d{2})?)?$")
+    """When the prices were read, ``YYYY-MM`` or ``YYYY-MM-DD``; required with a price."""
+
+    @model_validator(mode="after")
+    def _prices_have_a_date(self) -> "EstimateConfig":
+        if (self.usd_per_million_input_tokens or self.usd_per_million_output_tokens) and not self.prices_as_of:
+            raise ValueError("a price needs the date it was read; fix: add prices_as_of: YYYY-MM-DD")
+        return self
+
+    def call_costs(self) -> Any:
+        """This estimate as :class:`~llmdisc.discrimination.call_plan.CallCosts`."""
+        from llmdisc.discrimination.call_plan import CallCosts
+
+        return CallCosts(**self.model_dump())
+
+
 class ModelConfig(_Section):
     """One discriminator: a provider and a model (never pooled with another in any table or figure)."""
 
@@ -77,7 +108,15 @@ class ModelConfig(_Section):
     """Model id; empty = the provider's default."""
     base_url: str = ""
     """Service URL (OpenAI-compatible endpoints, Ollama host); empty = the provider's default."""
+    api_key_env: str = Field("", pattern=r"^([A-Za-z_][A-Za-z0-9_]*)?$")
+    """``openai`` only: the environment variable holding the key (``GROQ_API_KEY`` for Groq); empty =
+    ``OPENAI_API_KEY``. Keys are read from the environment only, never from a configuration."""
     concurrency: int = Field(1, ge=1, le=64)
+    requests_per_minute: float | None = Field(None, gt=0)
+    """The most calls a minute (the service's quota: the paper lost 409 of 860 calls to HTTP 429); retries count.
+    None = no limit. Runs of this model never go side by side, so the budget is the model's, not each run's."""
+    estimate: EstimateConfig = Field(default_factory=EstimateConfig)
+    """What the plan printed before any call assumes: prices, seconds a call, answer and thinking tokens."""
     label_backend: Literal["", "transformers", "transformers-bfloat16", "transformers-auto", "llamacpp"] = ""
     """``local`` only: how label scores are computed (``transformers``, float32, when empty;
     ``transformers-bfloat16``, the same pass 1.7-1.8x faster on a CPU with native bfloat16 and ~4.7x slower on one
@@ -95,7 +134,16 @@ class ModelConfig(_Section):
         if self.label_backend and self.provider != "local":
             raise ValueError(f"label_backend {self.label_backend!r} is for the local provider, not "
                              f"{self.provider!r}; fix: remove label_backend from this model")
+        if self.api_key_env and self.provider != "openai":
+            raise ValueError(f"api_key_env {self.api_key_env!r} is for the openai provider, not {self.provider!r} "
+                             "(gemini reads GEMINI_API_KEY or GOOGLE_API_KEY); fix: remove api_key_env from this "
+                             "model")
         return self
+
+    def describe(self) -> str:
+        """``provider model [at base_url]``, as messages name a model."""
+        where = f" at {self.base_url}" if self.base_url else ""
+        return f"{self.provider} {self.model or '(default model)'}{where}"
 
 
 def _resolve_backend(backend: str) -> str:
@@ -234,6 +282,47 @@ class RunConfig(_Section):
     default run; every other configuration leaves it alone, though it rewrites ``results/tables``)."""
 
     _datasets = field_validator("datasets", mode="before")(_items_validator("dataset_keys"))
+
+
+def trial_providers(config: RunConfig) -> list[str]:
+    """The providers of a configuration's trial models, each once, in order."""
+    return list(dict.fromkeys(model.provider for model in config.trials.models))
+
+
+def select_provider(config: RunConfig, provider: str | None) -> RunConfig:
+    """The configuration with only the trial models of ``provider`` (None: unchanged).
+
+    Raises:
+        ConfigError: no model of the configuration has that provider; the message lists its models.
+    """
+    if provider is None:
+        return config
+    models = [model for model in config.trials.models if model.provider == provider]
+    if not models:
+        listed = "; ".join(model.describe() for model in config.trials.models)
+        raise ConfigError(f"configuration {config.name} has no trial model of provider {provider!r} (its models: "
+                          f"{listed}); fix: pass --provider {' or '.join(trial_providers(config))}")
+    return config.model_copy(update={"trials": config.trials.model_copy(update={"models": models})})
+
+
+def require_one_provider(config: RunConfig) -> None:
+    """Refuse a run that would call several providers: each has its own quota, cost and time.
+
+    Raises:
+        ConfigError: the trial models name more than one provider; the message names them and the fix.
+    """
+    providers = trial_providers(config)
+    if len(providers) > 1:
+        listed = "; ".join(model.describe() for model in config.trials.models)
+        flags = ", ".join(f"--provider {p}" for p in providers)
+        raise ConfigError(f"configuration {config.name} lists trial models of {len(providers)} providers ({listed}); "
+                          f"a run calls one provider, so that its quota, cost and time are its own; fix: add one of "
+                          f"{flags} (--plan prints each one's calls, cost and time and calls nothing)")
+
+
+def call_costs(config: RunConfig) -> dict[tuple[str, str, str], Any]:
+    """``(provider, model, base_url) -> CallCosts`` of every trial model (its ``estimate``)."""
+    return {(m.provider, m.model, m.base_url): m.estimate.call_costs() for m in config.trials.models}
 
 
 def _format_validation_error(exc: ValidationError, source: str) -> str:

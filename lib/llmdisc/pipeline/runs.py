@@ -26,7 +26,7 @@ from typing import Any, Callable
 from llmdisc.errors import ConfigError, LlmdiscError
 from llmdisc.manifest import package_versions, sha256_file, sha256_json
 from llmdisc.paths import project_root, reference_dir, relative_to_root
-from llmdisc.pipeline.config import RunConfig
+from llmdisc.pipeline.config import RunConfig, require_one_provider
 from llmdisc.synthesis.releases import paper_releases_for
 
 NOTEBOOKS = {
@@ -129,8 +129,10 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
         depends_on=[f"01_data_prep__{prompt_key}", f"02_synthesis__{prompt_key}"],
         output_globs=[f"results/prompts/{prompt_key}/*"]))
     trials = config.trials
+    last_limited: dict[tuple[str, str, str], str] = {}  # a rate-limited model's latest run: the next waits on it
     for key in config.datasets:
         for model in trials.models:
+            endpoint = (model.provider, model.model, model.base_url)
             for protocol in trials.protocols:
                 run_id = "04_llm_trials__" + _suffix(key, model.provider, model.model, protocol.variant,
                                                      protocol.metadata_source, protocol.sampling,
@@ -146,12 +148,17 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                      "scoring": protocol.scoring, "trials_per_label_c2": trials.trials_per_label_c2,
                      "verdict_trials_per_label": trials.verdict_trials_per_label,
                      "controls": trials.controls, "share_real_samples": trials.share_real_samples,
-                     "label_backend": model.label_backend, "config_name": config.name},
-                    depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"],
+                     "label_backend": model.label_backend, "config_name": config.name,
+                     "requests_per_minute": model.requests_per_minute or 0.0, "api_key_env": model.api_key_env},
+                    # a model with a requests-per-minute budget runs one run at a time: the quota is the model's
+                    depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"]
+                    + ([last_limited[endpoint]] if endpoint in last_limited else []),
                     # trials.run_name: <key>__<provider>-<model>__<variant>-<source>-<sampling>__s<seed>__<hash>
                     output_globs=[f"results/trials/{key}__{model.provider}-*__{protocol.variant}-"
                                   f"{protocol.metadata_source}-{protocol.sampling}__s{seed}__*"]))
                 trial_runs.append(run_id)
+                if model.requests_per_minute:
+                    last_limited[endpoint] = run_id
     for key in config.datasets:
         run_id = f"05_baselines__{key}"
         runs.append(NotebookRun(
@@ -212,6 +219,23 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                                              "results/tables/likelihood_*", "results/tables/joint_cells.*",
                                              "results/tables/joint_columns.*"]))
     return runs
+
+
+def trial_settings(config: RunConfig) -> list[Any]:
+    """The :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig` of each trial run of the plan (stage 04)."""
+    from llmdisc.discrimination.trial_runs import TrialRunConfig
+
+    return [TrialRunConfig(**run.parameters) for run in plan_run(config) if run.stage == "04"]
+
+
+def call_plan(config: RunConfig) -> list[Any]:
+    """What the configuration's trials will ask of each provider and model: calls, tokens, cost and time
+    (:func:`llmdisc.discrimination.call_plan.plan_calls`; :func:`~llmdisc.discrimination.call_plan.format_plan`
+    prints it). Reads no data, opens no provider, needs no key."""
+    from llmdisc.discrimination.call_plan import plan_calls
+    from llmdisc.pipeline.config import call_costs
+
+    return plan_calls(trial_settings(config), call_costs(config))
 
 
 def _hash_globs(patterns: list[str]) -> dict[str, str]:
@@ -337,8 +361,15 @@ THREAD_ENVS = ("LLMDISC_TORCH_THREADS", "LLMDISC_LLM_THREADS", "OMP_NUM_THREADS"
 def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | None = None,
                  workers: int | None = None, log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """Execute the plan of ``config`` (see :func:`run_plan`); ``only`` restricts it to stages like ``["01"]``;
-    ``workers`` overrides the configuration's."""
+    ``workers`` overrides the configuration's.
+
+    Raises:
+        ConfigError: the plan runs trials (stage 04) of models of more than one provider
+            (:func:`~llmdisc.pipeline.config.require_one_provider`; ``select_provider`` picks one).
+    """
     plan = [r for r in plan_run(config) if only is None or r.stage in only]
+    if any(run.stage == "04" for run in plan):
+        require_one_provider(config)
     return run_plan(plan, project_root() / "reports" / "executed" / config.name, force=force,
                     workers=config.workers if workers is None else workers, log=log)
 

@@ -1,8 +1,8 @@
 """The machinery shared by the loopback wire servers: a threaded HTTP server, a request log, scripted faults.
 
-A :class:`WireServer` listens on ``127.0.0.1`` at a free port (port 0), records every request it receives
-(:attr:`WireServer.requests`) and answers the generation endpoint of its protocol from a *responder*
-(a callable from :class:`WireChat` to answer text). Faults queued with :meth:`WireServer.add_faults`
+A :class:`WireServer` listens on ``127.0.0.1`` at a free port (port 0), records every request it receives with
+the time it arrived (:attr:`WireServer.requests`) and answers the generation endpoint of its protocol from a
+*responder* (a callable from :class:`WireChat` to answer text). Faults queued with :meth:`WireServer.add_faults`
 are consumed one per generation request, in order, before answering normally again:
 
 - :meth:`Fault.rate_limit` — HTTP 429 with ``Retry-After`` (Gemini: a ``RetryInfo`` detail instead, as Google sends);
@@ -89,6 +89,8 @@ class RecordedRequest:
     """Header names lower-cased."""
     body: Any
     """The JSON body parsed, or None (no body, or not JSON)."""
+    received_s: float = 0.0
+    """When the request had been read (:func:`time.monotonic`, seconds): tests measure the spacing of calls."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         path = self.path.split("?", 1)[0]
-        record = RecordedRequest(self.command, path, {k.lower(): v for k, v in self.headers.items()}, body)
+        record = RecordedRequest(self.command, path, {k.lower(): v for k, v in self.headers.items()}, body,
+                                 received_s=time.monotonic())
         self.server.wire._record(record)
         self.server.wire._dispatch(self, record)
 

@@ -73,10 +73,18 @@ def test_a_flag_beside_a_config_overrides_it_and_out_needs_one_run() -> None:
 
 def test_paper_config_gives_a_run_per_dataset_model_and_protocol() -> None:
     settings = run_settings(parse("trials", "run", "--config", "configs/paper.yaml"))
-    assert len(settings) == 2 * 2 * 2
+    assert len(settings) == 2 * 3 * 2  # described for the plan; a run picks one provider (test_run_plan.py)
     assert {(s.variant, s.metadata_source, s.sampling) for s in settings} == {
         ("paper", "source", "fixed"), ("neutral", "real", "fresh")}
     assert {s.config_name for s in settings} == {"paper"}
+    # --provider picks the config's models of that provider, with their quota and key variable
+    groq = run_settings(parse("trials", "run", "--config", "configs/paper.yaml", "--provider", "openai"))
+    assert len(groq) == 2 * 2 and {(s.provider, s.model, s.api_key_env) for s in groq} == {
+        ("openai", "llama-3.1-8b-instant", "GROQ_API_KEY")}
+    assert {s.requests_per_minute for s in groq} == {2.0}
+    # a provider the config does not list overrides every run's, as any flag beside --config does
+    replay = run_settings(parse("trials", "run", "--config", "configs/default.yaml", "--provider", "replay"))
+    assert {s.provider for s in replay} == {"replay"}
 
 
 def test_defaults_without_a_config() -> None:

@@ -80,6 +80,72 @@ def test_paper_plan_runs_each_protocol_for_each_dataset_and_model():
     assert fixed and all(r.parameters["variant"] == "paper" for r in fixed)
 
 
+def test_the_paper_study_has_controls_and_20_samples_a_class_in_every_cell():
+    config = load_config(project_root() / "configs" / "paper.yaml")
+    trials = config.trials
+    assert trials.controls  # the positive and negative control cells, as the default run has them
+    assert trials.trials_per_label >= 20 and (trials.trials_per_label_c2 == 0 or trials.trials_per_label_c2 >= 20)
+    assert list(trials.conditions) == ["C1", "C2"]
+    assert {(p.variant, p.metadata_source, p.sampling) for p in trials.protocols} == {
+        ("paper", "source", "fixed"), ("neutral", "real", "fresh")}
+    for run in (r for r in plan_run(config) if r.stage == "04"):
+        assert run.parameters["controls"] and run.parameters["trials_per_label"] >= 20
+    # one entry per provider (a run picks one), the paper's models, and every remote service with its quota and
+    # its prices dated
+    assert [(m.provider, m.model) for m in trials.models] == [
+        ("ollama", "llama3.1:8b"), ("gemini", "gemini-2.5-flash"), ("openai", "llama-3.1-8b-instant")]
+    for model in trials.models:
+        assert model.estimate.seconds_per_call > 0
+        if model.provider != "ollama":
+            assert model.requests_per_minute and model.estimate.prices_as_of
+            assert model.estimate.usd_per_million_input_tokens > 0
+    groq = trials.models[2]
+    assert groq.base_url == "https://api.groq.com/openai/v1" and groq.api_key_env == "GROQ_API_KEY"
+
+
+def test_requests_per_minute_and_prices_are_checked(tmp_path):
+    path = tmp_path / "bad.yaml"
+    for model, message in (
+            ("{provider: gemini, requests_per_minute: 0}", "requests_per_minute: Input should be greater than 0"),
+            ("{provider: gemini, estimate: {usd_per_million_input_tokens: 0.3}}", "needs the date it was read"),
+            ("{provider: gemini, estimate: {prices_as_of: June}}", "prices_as_of"),
+            ("{provider: gemini, api_key_env: GROQ_API_KEY}", "api_key_env 'GROQ_API_KEY' is for the openai")):
+        path.write_text(f"name: bad\ntrials:\n  models: [{model}]\n")
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config(path)
+
+
+def test_a_rate_limited_model_runs_one_run_at_a_time_with_its_key_variable(tmp_path):
+    path = tmp_path / "limited.yaml"
+    path.write_text("name: limited\ndatasets: [adult, census-codes]\ntrials:\n  models:\n"
+                    "    - {provider: openai, model: m, api_key_env: GROQ_API_KEY, requests_per_minute: 30}\n"
+                    "    - {provider: local}\n")
+    trials = [r for r in plan_run(load_config(path)) if r.stage == "04"]
+    limited = [r for r in trials if r.parameters["provider"] == "openai"]
+    assert [r.parameters["requests_per_minute"] for r in trials] == [30.0, 0.0, 30.0, 0.0]
+    assert {r.parameters["api_key_env"] for r in limited} == {"GROQ_API_KEY"}
+    assert limited[0].run_id in limited[1].depends_on  # never side by side: the quota is the model's
+    assert not any(r.run_id in other.depends_on for r in trials for other in trials if r.parameters["provider"]
+                   == "local")
+
+
+def test_a_run_calls_one_provider(tmp_path):
+    from llmdisc.pipeline.config import require_one_provider, select_provider
+    from llmdisc.pipeline.runs import run_pipeline
+
+    paper = load_config(project_root() / "configs" / "paper.yaml")
+    with pytest.raises(ConfigError, match="--provider ollama, --provider gemini, --provider openai"):
+        require_one_provider(paper)
+    with pytest.raises(ConfigError, match="--provider ollama"):
+        run_pipeline(paper, only=["04"])  # refused before any notebook is looked at
+    gemini = select_provider(paper, "gemini")
+    require_one_provider(gemini)
+    assert [m.model for m in gemini.trials.models] == ["gemini-2.5-flash"]
+    assert {r.parameters["provider"] for r in plan_run(gemini) if r.stage == "04"} == {"gemini"}
+    with pytest.raises(ConfigError, match="no trial model of provider 'local'"):
+        select_provider(paper, "local")
+
+
 def test_plan_order_respects_dependencies():
     config = load_config(project_root() / "configs" / "default.yaml")
     plan = plan_run(config)

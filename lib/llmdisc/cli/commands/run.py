@@ -11,27 +11,39 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "run", help="run the numbered notebooks over a configuration's grid (skips unchanged stages)")
     parser.add_argument("--config", default="configs/default.yaml", help="YAML run configuration")
+    parser.add_argument("--provider", default=None, metavar="NAME",
+                        help="run the trials of this provider's models only (a configuration listing several "
+                        "providers, configs/paper.yaml, needs it: a run calls one provider)")
     parser.add_argument("--force", action="store_true", help="re-run every notebook, changed or not")
     parser.add_argument("--only", nargs="+", default=[], metavar="STAGE",
                         help="stages to run, space- or comma-separated, e.g. --only 01 02 (default: all)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="notebooks run side by side, each on one CPU thread (default: the config's workers)")
     parser.add_argument("--no-html", action="store_true", help="skip rendering reports/html")
-    parser.add_argument("--plan", action="store_true", help="print the notebook runs and exit")
+    parser.add_argument("--plan", action="store_true",
+                        help="print the notebook runs and the trials' provider calls, tokens, cost and time, then "
+                        "exit: nothing is called and no key is needed")
     parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from llmdisc.parameters import cli_items
-    from llmdisc.pipeline.config import load_config
-    from llmdisc.pipeline.runs import plan_run, run_pipeline
+    from llmdisc.discrimination.call_plan import format_plan
+    from llmdisc.parameters import as_choice, cli_items
+    from llmdisc.pipeline.config import load_config, require_one_provider, select_provider
+    from llmdisc.pipeline.runs import call_plan, plan_run, run_pipeline
 
-    config = load_config(args.config)
+    provider = as_choice(args.provider, "--provider", "providers") if args.provider else None
+    config = select_provider(load_config(args.config), provider)
+    only = list(cli_items(args.only)) or None
     if args.plan:
         for run in plan_run(config):
             print(f"{run.run_id}: {run.notebook} {run.parameters}")
+        print(format_plan(call_plan(config)))
         return 0
-    only = list(cli_items(args.only)) or None
+    runs_trials = only is None or "04" in only
+    if runs_trials:
+        require_one_provider(config)  # before anything runs
+        print(format_plan(call_plan(config)), flush=True)
     started = time.perf_counter()
     outcomes = run_pipeline(config, force=args.force, only=only, workers=args.workers)
     if not args.no_html:

@@ -2,8 +2,11 @@
 
 ``trials run --config configs/default.yaml`` runs a configuration's stage 04 as ``llmdisc run`` does: every
 dataset × model × protocol of its ``trials`` section, with its synthesizers and seed; a flag given beside
-``--config`` overrides that value for every run. List flags (``--synthesizers``, ``--conditions``) take
-space- or comma-separated items (``--conditions C1 C2`` = ``--conditions C1,C2``).
+``--config`` overrides that value for every run, except ``--provider``, which picks the configuration's models of
+that provider (a run calls one provider: a configuration listing several, ``configs/paper.yaml``, needs it).
+Before the first call it prints the provider calls, tokens, cost and time of the runs; ``--plan`` prints only
+that (no key, no network). List flags (``--synthesizers``, ``--conditions``) take space- or comma-separated items
+(``--conditions C1 C2`` = ``--conditions C1,C2``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ _RUN_FLAGS: tuple[tuple[str, dict], ...] = (
     ("--dataset-key", dict(default=None, help="adult, census-codes or census-labels (default adult; with "
                            "--config: the config's datasets)")),
     ("--synthesizers", dict(**_LIST, default=None, help="cells to run (default all three)")),
-    ("--provider", dict(default=None, help="local, ollama, gemini, openai or replay (default local)")),
+    ("--provider", dict(default=None, help="local, ollama, gemini, openai or replay (default local; with --config: "
+                        "the config's models of this provider)")),
     ("--model", dict(default=None, help="model id (default: the provider's default model)")),
     ("--trials-per-label", dict(type=int, default=None, help="trials per true label per cell (default 2)")),
     ("--trials-per-label-c2", dict(type=int, default=None,
@@ -41,6 +45,8 @@ _RUN_FLAGS: tuple[tuple[str, dict], ...] = (
     ("--concurrency", dict(type=int, default=None, help="calls in flight (default 1)")),
     ("--cache-mode", dict(default=None, help="fill, offline (no calls, a miss is an error) or refresh")),
     ("--base-url", dict(default=None, help="service URL (openai/gemini base URL, ollama host)")),
+    ("--api-key-env", dict(default=None, metavar="NAME", help="openai provider: the environment variable holding "
+                           "the key (default OPENAI_API_KEY; GROQ_API_KEY for Groq)")),
     ("--label-backend", dict(default=None, help="local provider: transformers (float32, default), "
                              "transformers-bfloat16 (faster on a CPU with native bfloat16), transformers-auto "
                              "(the faster of the two here) or llamacpp (forced tokens)")),
@@ -53,10 +59,12 @@ _RUN_FLAGS: tuple[tuple[str, dict], ...] = (
     ("--quick", dict(action="store_true", help="smoke test: 1 synthesizer, 1 condition, 1 trial per label")),
     ("--out", dict(default=None, help="run file (default results/trials/<run name>.jsonl; one run only)")),
     ("--no-progress", dict(action="store_true", help="hide the progress bar")),
+    ("--plan", dict(action="store_true", help="print the runs' provider calls, tokens, cost and time, then exit: "
+                    "nothing is called and no key is needed")),
 )
 """``llmdisc trials run`` flags: notebook 04's parameters plus the runner's own settings."""
 
-_CLI_ONLY = {"config", "out", "no_progress"}
+_CLI_ONLY = {"config", "out", "no_progress", "plan"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -78,28 +86,37 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: parser.print_help() or 0)
 
 
-def _from_config(path: str, dataset_key: str | None = None) -> list[dict[str, Any]]:
+def _from_config(path: str, dataset_key: str | None = None, provider: str | None = None,
+                 ) -> tuple[list[dict[str, Any]], dict[tuple[str, str, str], Any]]:
     """A configuration's stage 04: the notebook parameters ``llmdisc run`` gives each of its runs (one per
-    dataset × model × protocol; only ``dataset_key``'s runs when given, as if the configuration listed it alone)."""
-    from llmdisc.pipeline.config import load_config
+    dataset × model × protocol; only ``dataset_key``'s runs when given, as if the configuration listed it alone;
+    only ``provider``'s models when given and the configuration has any), and the ``CallCosts`` of its models."""
+    from llmdisc.pipeline.config import call_costs, load_config, select_provider, trial_providers
     from llmdisc.pipeline.runs import plan_run
 
     config = load_config(path)
     if dataset_key is not None:
         config = config.model_copy(update={"datasets": [dataset_key]})
-    return [dict(run.parameters) for run in plan_run(config) if run.stage == "04"]
+    if provider is not None and provider in trial_providers(config):
+        config = select_provider(config, provider)  # else --provider overrides every run's provider
+    return [dict(run.parameters) for run in plan_run(config) if run.stage == "04"], call_costs(config)
 
 
 def run_settings(args: argparse.Namespace) -> list[Any]:
     """The :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig` of each run the flags describe.
 
     Precedence: a flag given on the command line, then the ``--config`` file's value, then the default of
-    :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig`. List flags accept space- and comma-separated
-    items.
+    :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig`. With ``--config``, ``--provider`` picks the
+    configuration's models of that provider when it has any (else it overrides every run's provider). List flags
+    accept space- and comma-separated items.
 
     Raises:
         ConfigError: a value outside its vocabulary, or ``--out`` with more than one run.
     """
+    return _settings_and_costs(args)[0]
+
+
+def _settings_and_costs(args: argparse.Namespace) -> tuple[list[Any], dict[tuple[str, str, str], Any]]:
     from llmdisc.discrimination.trial_runs import TrialRunConfig
     from llmdisc.errors import ConfigError
     from llmdisc.parameters import as_items
@@ -112,20 +129,38 @@ def run_settings(args: argparse.Namespace) -> list[Any]:
     if not given.get("quick"):
         given.pop("quick", None)
     key = given.pop("dataset_key", None)
-    runs = _from_config(args.config, key) if args.config else [{"dataset_key": key or "adult"}]
+    costs: dict[tuple[str, str, str], Any] = {}
+    if args.config:
+        runs, costs = _from_config(args.config, key, given.get("provider"))
+        if given.get("provider") in {run["provider"] for run in runs}:
+            given.pop("provider")  # picked, not overridden
+    else:
+        runs = [{"dataset_key": key or "adult"}]
     settings = [TrialRunConfig(**{**run, **given}) for run in runs]
     if args.out and len(settings) > 1:
         raise ConfigError(f"--out names one run file but the flags describe {len(settings)} runs; fix: drop --out "
                           "(each run gets results/trials/<run name>.jsonl) or narrow --config with --dataset-key, "
                           "--provider/--model and --variant/--metadata-source/--sampling/--scoring")
-    return settings
+    return settings, costs
 
 
 def _run(args: argparse.Namespace) -> int:
+    from llmdisc.discrimination.call_plan import format_plan, plan_calls
     from llmdisc.discrimination.trial_runs import run_configured
+    from llmdisc.errors import ConfigError
     from llmdisc.paths import relative_to_root
 
-    for config in run_settings(args):
+    settings, costs = _settings_and_costs(args)
+    print(format_plan(plan_calls(settings, costs)), flush=True)
+    if args.plan:
+        return 0
+    providers = sorted({config.provider for config in settings})
+    if len(providers) > 1:
+        raise ConfigError(f"these runs call {len(providers)} providers ({', '.join(providers)}); a run calls one "
+                          "provider, so that its quota, cost and time are its own; fix: add one of "
+                          f"{', '.join('--provider ' + p for p in providers)} (the plan above gives each one's calls, "
+                          "cost and time)")
+    for config in settings:
         summary = run_configured(config, out_path=args.out, progress=not args.no_progress)
         print(f"run {summary.run_id}: {summary.n_run} trial(s) run, {summary.n_skipped} already recorded "
               f"({summary.n_cache_hits} from the cache); file: {summary.file_counts}")

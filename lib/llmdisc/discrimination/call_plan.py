@@ -1,0 +1,301 @@
+"""What trial runs will ask of their provider, before they ask: calls, tokens, cost and time.
+
+:func:`count_calls` counts the provider calls of one configured run on an empty response cache: one per
+distinct call the cache keys (a trial's verdict, its label scores, or both), so the repeats the cache answers
+are not counted (the paper's fixed sample asks one question per cell and label; REAL samples shared by the
+cells of a dataset are asked once), plus the content-free pass and the log-probability check of a run that
+scores labels. :func:`plan_calls` sums runs per provider and model and prices them with each model's
+:class:`CallCosts` (the configuration's ``trials.models[].estimate``: prices with their date, seconds a call,
+answer and thinking tokens); :func:`format_plan` writes the lines ``llmdisc run`` and ``llmdisc trials run``
+print before any call, and alone with ``--plan``. Nothing here reads data, opens a provider or needs a key.
+
+Token counts are estimates: the prompts' are :data:`PROMPT_TOKENS`, measured on this project's prompts; the
+answers' come from the configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from llmdisc.discrimination.providers.openai_compat import LABEL_ANSWER_TOKENS
+from llmdisc.discrimination.providers.registry import DEFAULT_MODELS
+from llmdisc.discrimination.trial_runs import TrialRunConfig, trial_queue
+
+__all__ = ["CallCosts", "CallCount", "ModelPlan", "PROMPT_TOKENS", "count_calls", "format_plan", "plan_calls",
+           "prompt_tokens", "total_calls"]
+
+PROMPT_TOKENS: dict[tuple[str, str], int] = {
+    ("adult", "C1"): 2100, ("adult", "C2"): 3800,
+    ("census-codes", "C1"): 1500, ("census-codes", "C2"): 3100,
+    ("census-labels", "C1"): 2300, ("census-labels", "C2"): 3500,
+}
+"""Prompt tokens of one trial call (system text, user text and answer schema) by dataset key and condition:
+the largest of 8 prompts of the real table (the ``paper`` and ``neutral`` prompts, 4 samples each), measured
+with :func:`~llmdisc.discrimination.prompts.estimate_tokens` and rounded up to a hundred (December 2026). That
+estimate follows the SmolLM2 tokenizer; Llama 3.1's and Gemini's differ by some tens of percent. A key not
+listed counts as the largest prompt of its condition."""
+
+LOCAL_PROVIDERS = ("local", "ollama", "replay")
+"""Providers that run on the user's own machine or answer from files: no price per token."""
+
+
+@dataclass(frozen=True)
+class CallCosts:
+    """What a model's calls are assumed to cost and take (``trials.models[].estimate`` of a configuration).
+
+    Attributes:
+        seconds_per_call: seconds one call takes, answer included; 0 = unknown.
+        answer_tokens: tokens of one generated verdict (the JSON answer).
+        thinking_tokens: thinking tokens a call is expected to add (billed as output), 0 for a model that
+            does not think.
+        max_thinking_tokens: the most thinking tokens a call can add (the provider's cap), for the upper
+            bound of the cost; 0 = no bound beyond ``thinking_tokens``.
+        usd_per_million_input_tokens: the service's price of a million prompt tokens (US$).
+        usd_per_million_output_tokens: the service's price of a million generated tokens (US$).
+        prices_as_of: the date the prices were read (``YYYY-MM`` or ``YYYY-MM-DD``); empty = no price known
+            (a remote service's cost is then unknown; local providers cost nothing).
+    """
+
+    seconds_per_call: float = 0.0
+    answer_tokens: int = 300
+    thinking_tokens: int = 0
+    max_thinking_tokens: int = 0
+    usd_per_million_input_tokens: float = 0.0
+    usd_per_million_output_tokens: float = 0.0
+    prices_as_of: str = ""
+
+
+@dataclass
+class CallCount:
+    """The provider calls of one or more runs on an empty response cache."""
+
+    trials: int = 0
+    """Trials asked for (each a record in the run file)."""
+    verdict_calls: int = 0
+    """Calls that generate a verdict (the JSON answer)."""
+    label_calls: int = 0
+    """Calls that score the labels (a few generated tokens, or none)."""
+    input_tokens: int = 0
+    """Prompt tokens of all calls (estimated, :data:`PROMPT_TOKENS`)."""
+
+    @property
+    def calls(self) -> int:
+        """Every provider call."""
+        return self.verdict_calls + self.label_calls
+
+    def add(self, other: "CallCount") -> None:
+        """Add another count to this one."""
+        self.trials += other.trials
+        self.verdict_calls += other.verdict_calls
+        self.label_calls += other.label_calls
+        self.input_tokens += other.input_tokens
+
+
+def prompt_tokens(dataset_key: str, condition: str) -> int:
+    """Estimated prompt tokens of one call (:data:`PROMPT_TOKENS`; the largest of the condition when unlisted)."""
+    if (dataset_key, condition) in PROMPT_TOKENS:
+        return PROMPT_TOKENS[(dataset_key, condition)]
+    return max(tokens for (_, c), tokens in PROMPT_TOKENS.items() if c == condition)
+
+
+def count_calls(config: TrialRunConfig) -> CallCount:
+    """The provider calls one configured run makes on an empty response cache (none in ``offline`` mode).
+
+    A call is counted once per distinct question the response cache keys: the condition, the table the rows
+    come from (the real table for REAL samples, else the cell's release or control), the sample seed, the
+    replicate and the kind of call. So the paper's fixed sample (seed 42 in every trial of a cell) is one
+    call per cell, label and condition, and with ``share_real_samples`` a REAL sample is asked once for all
+    cells. A run that scores labels adds its content-free pass (one call per condition) and one check that the
+    model returns token log-probabilities.
+    """
+    config = config.effective()
+    specs = trial_queue(config)
+    count = CallCount(trials=len(specs))
+    if config.cache_mode == "offline":
+        return count
+    asked: set[tuple[object, ...]] = set()
+    for spec in specs:
+        source = "real" if spec.true_label == "REAL" else spec.synthesizer
+        kinds = {"verdict": ("verdict",), "probability": ("label",), "both": ("verdict", "label")}[spec.scoring]
+        for kind in kinds:
+            key = (spec.condition, source, spec.sample_seed, spec.replicate, kind)
+            if key in asked:
+                continue
+            asked.add(key)
+            count.input_tokens += prompt_tokens(config.dataset_key, spec.condition)
+            if kind == "verdict":
+                count.verdict_calls += 1
+            else:
+                count.label_calls += 1
+    if config.scoring != "verdict":
+        count.label_calls += len(config.conditions) + 1  # the content-free pass and the log-probability check
+        count.input_tokens += sum(prompt_tokens(config.dataset_key, c) for c in config.conditions)
+    return count
+
+
+@dataclass
+class ModelPlan:
+    """The calls, tokens, cost and time of every run of one provider and model."""
+
+    provider: str
+    model: str
+    base_url: str
+    costs: CallCosts
+    requests_per_minute: float
+    """The configured budget; 0 = none."""
+    concurrency: int
+    runs: int = 0
+    offline_runs: int = 0
+    """Runs in ``offline`` cache mode (no call)."""
+    count: CallCount = field(default_factory=CallCount)
+
+    @property
+    def output_tokens(self) -> int:
+        """Expected generated tokens (answers and thinking)."""
+        c = self.costs
+        return self.count.verdict_calls * (c.answer_tokens + c.thinking_tokens) + self.count.label_calls * (
+            LABEL_ANSWER_TOKENS + c.thinking_tokens)
+
+    @property
+    def output_tokens_max(self) -> int:
+        """Generated tokens if every call thought to ``max_thinking_tokens``."""
+        c = self.costs
+        thinking = max(c.thinking_tokens, c.max_thinking_tokens)
+        return self.count.verdict_calls * (c.answer_tokens + thinking) + self.count.label_calls * (
+            LABEL_ANSWER_TOKENS + thinking)
+
+    @property
+    def priced(self) -> bool:
+        """True when the cost is known: a local provider (free) or prices with their date."""
+        return self.provider in LOCAL_PROVIDERS or bool(self.costs.prices_as_of)
+
+    def usd(self, output_tokens: int | None = None) -> float | None:
+        """Expected cost in US$ (None: no price known); ``output_tokens`` overrides the expected ones."""
+        if not self.priced:
+            return None
+        if self.provider in LOCAL_PROVIDERS:
+            return 0.0
+        out = self.output_tokens if output_tokens is None else output_tokens
+        return (self.count.input_tokens * self.costs.usd_per_million_input_tokens
+                + out * self.costs.usd_per_million_output_tokens) / 1e6
+
+    @property
+    def seconds(self) -> float | None:
+        """Expected wall time of the calls, one run after another (None: neither latency nor budget known).
+
+        Calls go out at the slower of two paces: ``concurrency`` calls in flight of ``seconds_per_call`` each,
+        and ``requests_per_minute``. With only the budget known it is a lower bound (:attr:`time_is_bound`).
+        """
+        rates = []
+        if self.costs.seconds_per_call > 0:
+            rates.append(self.concurrency / self.costs.seconds_per_call)
+        if self.requests_per_minute > 0:
+            rates.append(self.requests_per_minute / 60.0)
+        if not self.count.calls:
+            return 0.0
+        return self.count.calls / min(rates) if rates else None
+
+    @property
+    def time_is_bound(self) -> bool:
+        """True when :attr:`seconds` is only the budget's lower bound (no latency estimate)."""
+        return self.costs.seconds_per_call <= 0 and self.requests_per_minute > 0
+
+
+def plan_calls(settings: Sequence[TrialRunConfig],
+               costs: Mapping[tuple[str, str, str], CallCosts] | None = None) -> list[ModelPlan]:
+    """Sum the runs' calls per provider, model and base URL, in the order they first appear.
+
+    Args:
+        settings: the runs (one per dataset × model × protocol of a configuration).
+        costs: ``(provider, model, base_url) -> CallCosts`` as the configuration states them; a run without an
+            entry gets :class:`CallCosts`'s defaults (no price, no latency).
+
+    Returns:
+        One :class:`ModelPlan` per provider and model.
+    """
+    plans: dict[tuple[str, str, str], ModelPlan] = {}
+    for config in settings:
+        key = (config.provider, config.model, config.base_url)
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = ModelPlan(
+                provider=config.provider, model=config.model, base_url=config.base_url,
+                costs=(costs or {}).get(key, CallCosts()), requests_per_minute=float(config.requests_per_minute),
+                concurrency=int(config.concurrency))
+        plan.runs += 1
+        plan.offline_runs += config.cache_mode == "offline"
+        plan.count.add(count_calls(config))
+    return list(plans.values())
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = seconds / 60
+    if minutes < 90:
+        return f"{minutes:.0f} min"
+    hours = minutes / 60
+    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1e6:.2f}M" if n >= 1e6 else f"{n / 1e3:.0f}k" if n >= 1e3 else str(n)
+
+
+def format_plan(plans: Sequence[ModelPlan]) -> str:
+    """The plan as text: per provider and model, its runs, calls, tokens, cost and time (several lines each)."""
+    lines = ["Provider calls of the trials, estimated before any call (on an empty response cache; a cached answer "
+             "is never asked again):"]
+    for plan in plans:
+        model = plan.model or f"{DEFAULT_MODELS.get(plan.provider, '(default)')} (the provider's default)"
+        where = f" at {plan.base_url}" if plan.base_url else ""
+        c, count = plan.costs, plan.count
+        kinds = []
+        if count.verdict_calls:
+            kinds.append(f"{count.verdict_calls:,} verdicts")
+        if count.label_calls:
+            kinds.append(f"{count.label_calls:,} label scores")
+        lines.append(f"- {plan.provider} {model}{where}: {plan.runs} run(s), {count.trials:,} trials")
+        offline = f" ({plan.offline_runs} run(s) offline: answered from the cache only)" if plan.offline_runs else ""
+        lines.append(f"  calls: {count.calls:,}" + (f" ({', '.join(kinds)})" if kinds else "") + offline)
+        each = [f"{c.answer_tokens:,} a verdict"] if count.verdict_calls else []
+        if count.label_calls:
+            each.append(f"{LABEL_ANSWER_TOKENS} a label score")
+        if c.thinking_tokens:
+            each.append(f"+ {c.thinking_tokens:,} thinking a call")
+        lines.append(f"  tokens: ~{_tokens(count.input_tokens)} prompt, ~{_tokens(plan.output_tokens)} generated"
+                     + (f" ({', '.join(each)})" if each else ""))
+        usd = plan.usd()
+        if usd is None:
+            lines.append("  cost: unknown (no prices in the configuration: trials.models[].estimate."
+                         "usd_per_million_input_tokens / _output_tokens with prices_as_of)")
+        elif plan.provider in LOCAL_PROVIDERS:
+            lines.append("  cost: US$0 (runs on your machine; no price per token)")
+        else:
+            most = plan.usd(plan.output_tokens_max)
+            bound = (f", at most ~US${most:,.2f} if every call thinks {c.max_thinking_tokens:,} tokens"
+                     if most is not None and plan.output_tokens_max > plan.output_tokens else "")
+            lines.append(f"  cost: ~US${usd:,.2f}{bound} (US${c.usd_per_million_input_tokens:g} / "
+                         f"US${c.usd_per_million_output_tokens:g} per million prompt / generated tokens, prices "
+                         f"of {c.prices_as_of})")
+        seconds = plan.seconds
+        pace = []
+        if c.seconds_per_call > 0:
+            pace.append(f"~{c.seconds_per_call:g} s a call, {plan.concurrency} in flight")
+        if plan.requests_per_minute > 0:
+            pace.append(f"at most {plan.requests_per_minute:g} requests a minute")
+        if seconds is None:
+            lines.append("  time: unknown (no seconds_per_call in trials.models[].estimate, no "
+                         "requests_per_minute)")
+        else:
+            bound = "at least " if plan.time_is_bound else "~"
+            lines.append(f"  time: {bound}{_duration(seconds)}" + (f" ({'; '.join(pace)})" if pace else ""))
+    if not plans:
+        lines.append("- none (no trial runs in this plan)")
+    return "\n".join(lines)
+
+
+def total_calls(plans: Sequence[ModelPlan]) -> int:
+    """Every provider call of the plans."""
+    return sum(plan.count.calls for plan in plans)
