@@ -6,11 +6,11 @@ compendium reproduces: its per-trial LLM records (``results/**/llm_results_*.jso
 (``data/census/synthetic/{gaussian_copula,ctgan,tvae}/synthetic.csv``), plus two small result tables. Every
 file is pinned (path, size in bytes, sha256) in ``reference_files.csv`` beside this module.
 
-* :func:`fetch_reference` downloads them as raw files
-  (``<base_url>/<owner>/<repo>/<commit>/<path>``) into the reference folder, each through a ``.part`` file
-  (resumed with an HTTP Range request after an interruption), checked against its size and sha256, then moved
-  into place with :func:`os.replace`. A file already present with the right hash is not fetched again. This is
-  the only code that downloads the reference; nothing fetches it implicitly (CLI: ``llmdisc data
+* :func:`fetch_reference` downloads them with pooch as raw files
+  (``<base_url>/<owner>/<repo>/<commit>/<path>``) into the reference folder: the pins are pooch's registry,
+  each file goes to a temporary file, is checked against its sha256 and moved into place only when it matches;
+  failures are retried as pooch retries them. A file already present with the right hash is not fetched again.
+  This is the only code that downloads the reference; nothing fetches it implicitly (CLI: ``llmdisc data
   fetch-reference``, ``make reference``).
 * :func:`check_reference` lists the files of a folder that differ from the pins (``--check``).
 * :func:`load_paper_release` reads one of the paper's Census releases, with a header check that names the fix.
@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import csv
 import fnmatch
-import hashlib
 import importlib.resources
 import os
-import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +42,7 @@ from llmdisc.errors import (
     LlmdiscWarning,
     ReferenceMissingError,
 )
+from llmdisc.manifest import sha256_file
 from llmdisc.paths import reference_target_dir, relative_to_root, require_reference
 
 REPOSITORY = "SlokomManel/LLM-as-a-Discriminator"
@@ -56,7 +55,7 @@ CENSUS_REAL_PATH = "data/census/real/census.csv"
 RELEASE_PATH = "data/census/synthetic/{synthesizer}/synthetic.csv"
 # (connect, read) seconds: a machine without the network fails in seconds, a slow link still finishes.
 TIMEOUT_S = (10.0, 60.0)
-FETCH_FIX = "fix: re-run `llmdisc data fetch-reference` (it resumes and fetches only what is missing or wrong)"
+FETCH_FIX = "fix: re-run `llmdisc data fetch-reference` (it fetches only what is missing or wrong)"
 
 
 class ReferenceFetchError(DataError):
@@ -101,7 +100,7 @@ class FetchReport:
         dest: the reference folder written.
         fetched: paths downloaded in this run.
         present: paths already there with the right hash (not fetched again).
-        requests: HTTP requests made (retries and resumed ranges included).
+        requests: HTTP requests made (retries included).
         bytes_received: body bytes received.
     """
 
@@ -152,15 +151,6 @@ def file_url(base_url: str, path: str) -> str:
     return f"{base_url.rstrip('/')}/{REPOSITORY}/{COMMIT}/{quote(path, safe='/')}"
 
 
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _difference(folder: Path, pin: ReferenceFile) -> Difference | None:
     target = folder / pin.path
     if not target.is_file():
@@ -168,7 +158,7 @@ def _difference(folder: Path, pin: ReferenceFile) -> Difference | None:
     size = target.stat().st_size
     if size != pin.size:
         return Difference(pin.path, "size", f"{size} bytes, expected {pin.size}")
-    digest = sha256_of(target)
+    digest = sha256_file(target)
     if digest != pin.sha256:
         return Difference(pin.path, "sha256", f"sha256 {digest}, expected {pin.sha256}")
     return None
@@ -176,6 +166,8 @@ def _difference(folder: Path, pin: ReferenceFile) -> Difference | None:
 
 def check_reference(folder: Path | str | None = None, *, only: Iterable[str] | None = None) -> list[Difference]:
     """List the pinned files of ``folder`` that are missing or differ from their pins (empty: all match).
+
+    Reads local files only (no network).
 
     Args:
         folder: the reference folder; None means the one consumers read (:func:`llmdisc.paths.reference_dir`).
@@ -188,83 +180,72 @@ def check_reference(folder: Path | str | None = None, *, only: Iterable[str] | N
     return [d for pin in pinned_files(only) if (d := _difference(folder, pin)) is not None]
 
 
-class _Truncated(Exception):
-    """The response ended before the pinned size (short body)."""
-
-
 class ReferenceNetworkError(ReferenceFetchError):
     """The host cannot be reached at all (the network is off, a wrong --base-url): every file would fail."""
 
 
-def _download_one(client, url: str, pin: ReferenceFile, final: Path, report: FetchReport, *, retries: int,
-                  backoff_s: float) -> None:
-    """Download one file through ``<final>.part`` (Range-resumed on retries), verify it, move it into place."""
-    import httpx
+class _Truncated(ValueError):
+    """The body ended before the pinned size (a ValueError: pooch retries it as it retries a wrong hash)."""
 
-    part = final.with_name(final.name + ".part")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    last_problem = ""
-    for attempt in range(retries + 1):
-        if attempt:
-            time.sleep(backoff_s * 2 ** (attempt - 1))
-        have = part.stat().st_size if part.is_file() else 0
-        if have >= pin.size:  # a whole (or over-long) leftover that failed its check before: start again
-            part.unlink()
-            have = 0
-        headers = {"Accept-Encoding": "identity"}  # byte ranges of the file itself, not of a gzip stream
-        if have:
-            headers["Range"] = f"bytes={have}-"
+
+class _Download:
+    """pooch's HTTP downloader for one pinned file; counts requests and bytes, and keeps the last body's hash.
+
+    A 4xx other than 408/429 becomes a :class:`ReferenceFetchError`, which pooch does not retry.
+    """
+
+    def __init__(self, pin: ReferenceFile, report: FetchReport) -> None:
+        import pooch
+
+        self.pin, self.report, self.got = pin, report, (0, "")
+        self.http = pooch.HTTPDownloader(timeout=TIMEOUT_S, chunk_size=1 << 16)
+
+    def __call__(self, url: str, output_file: str, pup: object) -> None:
+        import requests
+
+        self.report.requests += 1
         try:
-            report.requests += 1
-            with client.stream("GET", url, headers=headers) as response:
-                status = response.status_code
-                if status == 404:
-                    raise ReferenceFetchError(
-                        f"{pin.path}: HTTP 404 at {url}: the file is not at the pinned commit {COMMIT[:12]} of "
-                        f"{REPOSITORY} under this base URL; fix: check --base-url (default {DEFAULT_BASE_URL}) "
-                        f"and re-run `llmdisc data fetch-reference`")
-                if status == 416:  # the range was refused: the next attempt takes the whole file
-                    part.unlink(missing_ok=True)
-                    last_problem = "HTTP 416 (range not satisfiable)"
-                    continue
-                if status in (408, 429) or status >= 500:
-                    last_problem = f"HTTP {status}"
-                    continue
-                if status not in (200, 206):
-                    raise ReferenceFetchError(f"{pin.path}: HTTP {status} at {url}; fix: check --base-url "
-                                              f"and re-run `llmdisc data fetch-reference`")
-                append = status == 206 and have > 0  # a 200 answer to a Range request is the whole file
-                written = have if append else 0
-                with open(part, "ab" if append else "wb") as fh:
-                    for block in response.iter_raw():
-                        fh.write(block)
-                        written += len(block)
-                        report.bytes_received += len(block)
-                        if written > pin.size:  # over-long: stop reading, the check below rejects it
-                            break
-            if written < pin.size:
-                raise _Truncated(f"the body ended after {written:,} of {pin.size:,} bytes")
-        except (httpx.TransportError, _Truncated) as exc:
-            # An interrupted body keeps its .part: the next attempt asks only for the rest (Range).
-            last_problem = f"{type(exc).__name__}: {exc}"
-            if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)) and attempt == retries:
-                raise ReferenceNetworkError(
-                    f"{pin.path}: cannot connect to {url} ({last_problem}); fix: check the network (or "
-                    f"--base-url) and re-run `llmdisc data fetch-reference`; files already fetched are kept"
-                ) from exc
-            continue
-        digest = sha256_of(part)
-        size = part.stat().st_size
-        if size != pin.size or digest != pin.sha256:
-            part.unlink()  # wrong bytes are never resumed from
-            raise ChecksumError(
-                f"{pin.path}: downloaded {size:,} bytes with sha256 {digest}, expected {pin.size:,} bytes with "
-                f"sha256 {pin.sha256} (pinned for {REPOSITORY}@{COMMIT[:12]}); nothing was written for it; "
-                f"{FETCH_FIX}; if it happens again, {url} does not serve the paper's file (check --base-url)")
-        os.replace(part, final)
-        return
-    raise ReferenceFetchError(f"{pin.path}: the download from {url} failed after {retries + 1} attempt(s) "
-                              f"({last_problem}); the partial file {part.name} is kept for a resume; {FETCH_FIX}")
+            self.http(url, output_file, pup)
+        except requests.HTTPError as exc:
+            status = exc.response.status_code
+            if status == 404:
+                raise ReferenceFetchError(
+                    f"{self.pin.path}: HTTP 404 at {url}: the file is not at the pinned commit {COMMIT[:12]} of "
+                    f"{REPOSITORY} under this base URL; fix: check --base-url (default {DEFAULT_BASE_URL}) "
+                    f"and re-run `llmdisc data fetch-reference`") from exc
+            if status < 500 and status not in (408, 429):
+                raise ReferenceFetchError(f"{self.pin.path}: HTTP {status} at {url}; fix: check --base-url "
+                                          f"and re-run `llmdisc data fetch-reference`") from exc
+            raise
+        finally:
+            self.report.bytes_received += (size := os.path.getsize(output_file))
+        if size < self.pin.size:
+            raise _Truncated(f"the body ended after {size:,} of {self.pin.size:,} bytes")
+        self.got = (size, sha256_file(output_file))
+
+
+def _failure(pin: ReferenceFile, url: str, exc: Exception, got: tuple[int, str], attempts: int) -> DataError:
+    """The error naming the file, the problem and the fix, from pooch's last failed attempt."""
+    import requests
+    from urllib3.exceptions import NewConnectionError
+
+    if isinstance(exc, ReferenceFetchError):
+        return exc
+    if isinstance(exc, ValueError) and not isinstance(exc, (_Truncated, requests.RequestException)):  # the hash
+        return ChecksumError(
+            f"{pin.path}: downloaded {got[0]:,} bytes with sha256 {got[1]}, expected {pin.size:,} bytes with "
+            f"sha256 {pin.sha256} (pinned for {REPOSITORY}@{COMMIT[:12]}); nothing was written for it; "
+            f"{FETCH_FIX}; if it happens again, {url} does not serve the paper's file (check --base-url)")
+    reason = getattr(exc.args[0] if exc.args else None, "reason", None)
+    if isinstance(exc, requests.ConnectTimeout) or isinstance(reason, NewConnectionError):
+        return ReferenceNetworkError(
+            f"{pin.path}: cannot connect to {url} ({type(exc).__name__}: {exc}); fix: check the network (or "
+            f"--base-url) and re-run `llmdisc data fetch-reference`; files already fetched are kept")
+    problem = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, requests.HTTPError):
+        problem = f"HTTP {exc.response.status_code}"
+    return ReferenceFetchError(f"{pin.path}: the download from {url} failed after {attempts} attempt(s) "
+                               f"({problem}); nothing was written for it; {FETCH_FIX}")
 
 
 def fetch_reference(
@@ -273,11 +254,11 @@ def fetch_reference(
     base_url: str | None = None,
     only: Iterable[str] | None = None,
     retries: int = 3,
-    backoff_s: float = 1.0,
-    timeout_s: tuple[float, float] = TIMEOUT_S,
     progress: Callable[[str], None] | None = None,
 ) -> FetchReport:
-    """Download the pinned files of the paper's repository into the reference folder; resumable.
+    """Download the pinned files of the paper's repository into the reference folder, with pooch.
+
+    Files already present with their pinned hash are skipped, so a re-run fetches only what is missing or wrong.
 
     Args:
         dest: the reference folder to fill (default :func:`llmdisc.paths.reference_target_dir`:
@@ -285,51 +266,54 @@ def fetch_reference(
         base_url: raw-file host (default ``LLMDISC_REFERENCE_URL`` or :data:`DEFAULT_BASE_URL`); files are
             requested at ``<base_url>/<owner>/<repo>/<commit>/<path>``.
         only: patterns selecting some files (:func:`pinned_files`); None fetches all 59 (5.65 MB).
-        retries: further attempts per file after a network failure, a truncated body or HTTP 5xx/429; each
-            resumes the partial file with an HTTP Range request.
-        backoff_s: wait before the first retry in seconds, doubled each time.
-        timeout_s: (connect, read) timeouts in seconds.
+        retries: further attempts per file (pooch's ``retry_if_failed``: it waits 1 s, 2 s, ... and downloads the
+            whole file again) after a network error, HTTP 408/429/5xx, a truncated body or a wrong hash.
         progress: called with one line per file (e.g. ``print``); None is silent.
 
     Returns:
         A :class:`FetchReport` (files fetched, files already present, requests made).
 
     Raises:
-        ReferenceFetchError: a 404, another HTTP error, or a network failure after the retries (named file,
-            URL and fix). Other files are still fetched after a 404 or a hash mismatch; the error lists all.
-        ChecksumError: a downloaded file's size or sha256 differs from its pin (nothing is written for it).
+        ReferenceFetchError: a 404, another HTTP error, or a failure after the retries (named file, URL and
+            fix). Other files are still fetched after a failed one; the error lists all.
+        ReferenceNetworkError: the host cannot be reached (at once: every file would fail).
+        ChecksumError: every failed file was downloaded with a sha256 other than its pin (nothing written).
     """
-    import httpx
+    import pooch
+    import requests
 
     dest = Path(dest) if dest is not None else reference_target_dir()
     base_url = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
-    report = FetchReport(dest=dest)
-    say = progress or (lambda line: None)
-    failures: list[DataError] = []
-    dest.mkdir(parents=True, exist_ok=True)
-    timeout = httpx.Timeout(timeout_s[1], connect=timeout_s[0])
-    with httpx.Client(timeout=timeout, follow_redirects=True) as client:
-        for pin in pinned_files(only):
-            final = dest / pin.path
+    pins = pinned_files(only)
+    fetcher = pooch.create(path=dest, base_url=base_url, retry_if_failed=retries,
+                           registry={pin.path: f"sha256:{pin.sha256}" for pin in pins},
+                           urls={pin.path: file_url(base_url, pin.path) for pin in pins})
+    report, say, failures = FetchReport(dest=dest), progress or (lambda line: None), []
+    logger, level = pooch.get_logger(), pooch.get_logger().level
+    logger.setLevel("WARNING")  # our progress lines replace pooch's "Downloading ..." log
+    try:
+        for pin in pins:
             if _difference(dest, pin) is None:
                 report.present.append(pin.path)
                 continue
+            download = _Download(pin, report)
             try:
-                _download_one(client, file_url(base_url, pin.path), pin, final, report, retries=retries,
-                              backoff_s=backoff_s)
-            except ReferenceNetworkError:
-                raise  # the host cannot be reached: every other file would fail the same way
-            except DataError as exc:
-                failures.append(exc)
+                fetcher.fetch(pin.path, downloader=download)
+            except (ValueError, requests.RequestException, ReferenceFetchError) as exc:
+                failures.append(error := _failure(pin, fetcher.get_url(pin.path), exc, download.got, retries + 1))
+                if isinstance(error, ReferenceNetworkError):
+                    raise error from exc  # every other file would fail the same way
                 say(f"FAILED {pin.path}")
                 continue
+            (dest / pin.path).chmod(0o644)  # pooch's temporary file was created 0600
             report.fetched.append(pin.path)
             say(f"fetched {pin.path} ({pin.size:,} bytes, sha256 ok)")
+    finally:
+        logger.setLevel(level)
     if failures:
         kind = ChecksumError if all(isinstance(f, ChecksumError) for f in failures) else ReferenceFetchError
-        raise kind(f"{len(failures)} of {len(pinned_files(only))} reference file(s) failed "
-                   f"({len(report.fetched)} fetched, {len(report.present)} already present): "
-                   + " | ".join(str(f) for f in failures))
+        raise kind(f"{len(failures)} of {len(pins)} reference file(s) failed ({len(report.fetched)} fetched, "
+                   f"{len(report.present)} already present): " + " | ".join(str(f) for f in failures))
     return report
 
 
@@ -373,7 +357,7 @@ def _check_paper_file(path: Path, repo_path: str, *, what: str) -> None:
         pin = pin_of(repo_path)
     except ConfigError:
         return
-    if path.stat().st_size != pin.size or sha256_of(path) != pin.sha256:
+    if path.stat().st_size != pin.size or sha256_file(path) != pin.sha256:
         warnings.warn(f"{what} {relative_to_root(path)} differs from the paper's file (pinned sha256 "
                       f"{pin.sha256[:12]}...): results on it are not the paper's; fix: restore it with "
                       f"`llmdisc data fetch-reference`", LlmdiscWarning, stacklevel=3)

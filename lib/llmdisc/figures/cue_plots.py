@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from llmdisc.figures.plots import CONDITION_COLOURS, PALETTE, _grid, set_style
+from llmdisc.figures.plots import CONDITION_COLOURS, PALETTE, panel_grid, set_style
 
 VERDICT_COLOURS = {"true": PALETTE[2], "false": PALETTE[3], "not_checkable": "0.75"}
 
@@ -29,7 +29,7 @@ def theme_shift_figure(shift: pd.DataFrame, theme_labels: dict[str, str] | None 
     set_style()
     theme_labels = theme_labels or {}
     groups = list(shift.groupby(["source", "provider", "model", "dataset"], sort=True))
-    fig, axes = _grid(len(groups), width=4.6, height=3.6)
+    fig, axes = panel_grid(len(groups), width=4.6, height=3.6)
     for ax, ((source, provider, model, dataset), grp) in zip(axes, groups):
         themes = list(dict.fromkeys(grp["theme"]))
         y = np.arange(len(themes))

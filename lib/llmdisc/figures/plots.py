@@ -67,7 +67,8 @@ def _panels(cells: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     return [(d, m, g) for (d, m), g in cells.groupby(["dataset", "_model"], sort=True)]
 
 
-def _grid(n: int, width: float = 4.2, height: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
+def panel_grid(n: int, width: float = 4.2, height: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
+    """A figure of ``n`` panels, three to a row (``width`` x ``height`` inches each); the spare axes are hidden."""
     cols = min(n, 3)
     rows = math.ceil(n / cols) if n else 1
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
@@ -110,7 +111,7 @@ def drs_by_cell(cells: pd.DataFrame) -> plt.Figure:
     provider, model, drs, drs_ci_low, drs_ci_high, n_valid). 0 = no discrimination, 0.5 = balanced chance.
     """
     panels = _panels(cells)
-    fig, axes = _grid(len(panels))
+    fig, axes = panel_grid(len(panels))
     for ax, (dataset, model, frame) in zip(axes, panels):
         _bars(ax, frame, "drs", "drs_ci_low", "drs_ci_high", "n_valid")
         ax.axhline(0.5, ls="--", lw=0.8, color="grey")
@@ -130,7 +131,7 @@ def drs_decomposition(cells: pd.DataFrame) -> plt.Figure:
                          "low": row[f"{part}_ci_low"], "high": row[f"{part}_ci_high"], "n": row[n_col]})
     frame = pd.DataFrame(long)
     panels = _panels(frame)
-    fig, axes = _grid(len(panels))
+    fig, axes = panel_grid(len(panels))
     for ax, (dataset, model, sub) in zip(axes, panels):
         _bars(ax, sub, "value", "low", "high", "n", hue="part")
         ax.set_title(f"{dataset} — {model}", fontsize=9)
@@ -143,7 +144,7 @@ def drs_decomposition(cells: pd.DataFrame) -> plt.Figure:
 def label_bias(cells: pd.DataFrame) -> plt.Figure:
     """Share of REAL answers and mean stated confidence per cell (an always-REAL model sits at 1)."""
     panels = _panels(cells)
-    fig, axes = _grid(len(panels))
+    fig, axes = panel_grid(len(panels))
     for ax, (dataset, model, frame) in zip(axes, panels):
         frame = frame.assign(conf=frame["mean_confidence"] / 100, lo=frame["real_prediction_rate"],
                              hi=frame["real_prediction_rate"])
@@ -168,7 +169,7 @@ def condition_change(tests: pd.DataFrame) -> plt.Figure:
     if "provider" not in tests:
         tests["provider"] = ""
     panels = _panels(tests)
-    fig, axes = _grid(len(panels))
+    fig, axes = panel_grid(len(panels))
     for ax, (dataset, model, frame) in zip(axes, panels):
         synths = _order(frame["synthetic_method"])
         frame = frame.set_index("synthetic_method").reindex(synths)
@@ -196,7 +197,7 @@ def seed_stability(stability: pd.DataFrame) -> plt.Figure:
     if "n" not in stability:
         stability["n"] = np.nan
     panels = _panels(stability)
-    fig, axes = _grid(len(panels))
+    fig, axes = panel_grid(len(panels))
     for ax, (dataset, model, frame) in zip(axes, panels):
         _bars(ax, frame, "drs_mean", "drs_q025", "drs_q975", "n")
         ax.set_title(f"{dataset} — {model}", fontsize=9)
@@ -227,7 +228,7 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
         (label, r["dataset"], r["condition"], r["metric"]):
             (f"τ={r['kendall_tau']:+.2f}" if not pd.isna(r["kendall_tau"]) else f"τ n/a: {r['tau_note']}")
         for label, r in zip(series_labels(agreement), agreement.to_dict("records"))}
-    fig, axes = _grid(max(len(metrics) * max(len(models), 1), 1), width=4.6, height=3.6)
+    fig, axes = panel_grid(max(len(metrics) * max(len(models), 1), 1), width=4.6, height=3.6)
     k = 0
     for model in models:
         sub = merged[merged["_model"] == model]
@@ -321,7 +322,7 @@ def encoding_effect(cells: pd.DataFrame) -> plt.Figure:
                            dataset="census")
     labels = pd.Series(series_labels(census), index=census.index, dtype=object)
     panels = [(m, g) for m, g in census.groupby(labels)]
-    fig, axes = _grid(max(len(panels), 1))
+    fig, axes = panel_grid(max(len(panels), 1))
     for ax, (model, frame) in zip(axes, panels):
         frame = frame.assign(hue=frame["encoding"] + " " + frame["condition"])
         _bars(ax, frame, "drs", "drs_ci_low", "drs_ci_high", "n_valid", hue="hue")

@@ -14,7 +14,7 @@ from sklearn.metrics import roc_curve
 
 from llmdisc import RELEASES
 from llmdisc.discrimination.records import CELL_KEY, cell_columns
-from llmdisc.figures.plots import PALETTE, _grid, plt, series_labels
+from llmdisc.figures.plots import PALETTE, panel_grid, plt, series_labels
 from llmdisc.synthesis.controls import CONTROLS
 
 ROC_COLUMNS = (*CELL_KEY, "fpr", "tpr", "n_real", "n_syn")
@@ -68,7 +68,7 @@ def roc_curves(points: pd.DataFrame, cells: pd.DataFrame | None = None) -> plt.F
         samples above real ones (AUC → 1); one under the diagonal ranks them the wrong way round (AUC → 0).
     """
     panels = _panels(points) if len(points) else []
-    fig, axes = _grid(max(len(panels), 1), width=3.6, height=3.4)
+    fig, axes = panel_grid(max(len(panels), 1), width=3.6, height=3.4)
     for ax, (title, group) in zip(axes, panels):
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
         for i, method in enumerate([m for m in CELL_ORDER if m in set(group["synthetic_method"])]):
@@ -110,7 +110,7 @@ def raw_vs_calibrated(cells: pd.DataFrame) -> plt.Figure:
     frame = cells.assign(_cell=[f"{m}\n{c}" for m, c in zip(cells["synthetic_method"], cells["condition"])])
     frame = frame.assign(_panel=[f"{d}\n{who}" for d, who in zip(frame["dataset_key"], series_labels(frame))])
     panels = list(frame.groupby("_panel", sort=True))
-    fig, axes = _grid(max(len(panels), 1), width=5.2, height=3.4)
+    fig, axes = panel_grid(max(len(panels), 1), width=5.2, height=3.4)
     readings = (("raw", "raw (p > 0.5)"), ("batch", "batch-calibrated"), ("context", "contextual"))
     for ax, (title, group) in zip(axes, panels):
         order = sorted(group["_cell"].unique(), key=lambda s: (CELL_ORDER.index(s.split("\n")[0])

@@ -185,7 +185,7 @@ _COUNT_WORD = rf"(\d+|{'|'.join(_NUMBER_WORDS)})"
 _NUMBER = r"-?\d+(?:\.\d+)?"
 
 
-def _segments(text: str) -> list[str]:
+def cue_segments(text: str) -> list[str]:
     """Split a cue string into bullet lines and sentences, and after each "(row N)" of a sentence."""
     parts = re.split(r"\n+|(?<=[.!?])\s+(?=[A-Z*])|\s\*\s+", text)
     out = []
@@ -289,7 +289,7 @@ def parse_claims(text: Any, vocab: TableVocabulary, *, condition: str | None = N
     if _DUPLICATES.search(low):
         claims.append(Claim("duplicates", negated=bool(_NEGATION.search(_blank_values(low, vocab))),
                             text=whole[:200]))
-    for seg in _segments(whole):
+    for seg in cue_segments(whole):
         seg_low = seg.lower()
         if re.search(r"education'?\s*(and|vs\.?|versus|with|/|-)\s*'?education[ _-]?num", seg_low):
             inconsistent = bool(_INCONSISTENT.search(seg_low)) and not re.search(r"\bno (\w+ )?inconsisten", seg_low)

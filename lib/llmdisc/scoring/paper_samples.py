@@ -43,8 +43,8 @@ from llmdisc.errors import DataError
 from llmdisc.scoring.cue_validity import (
     Claim,
     TableVocabulary,
-    _segments,
     check_claim,
+    cue_segments,
     parse_claims,
 )
 
@@ -147,7 +147,7 @@ def _decimals(text: str) -> int:
 
 def _clauses(text: str) -> list[str]:
     out = []
-    for seg in _segments(str(text).replace("`", "'").replace("**", "")):
+    for seg in cue_segments(str(text).replace("`", "'").replace("**", "")):
         out.extend(p.strip() for p in seg.split(";") if p.strip())
     return out
 

@@ -17,6 +17,7 @@ import pytest
 from llmdisc.cli.main import main as cli_main
 from llmdisc.data import reference as ref
 from llmdisc.errors import ChecksumError, ConfigError
+from llmdisc.manifest import sha256_file
 
 SMALL = ["results/human/annotator_tk/census/*", "data/census/synthetic/ctgan/*"]  # 9 files, ~0.95 MB
 PREFIX = f"/{ref.REPOSITORY}/{ref.COMMIT}/"
@@ -95,8 +96,12 @@ def server(reference: Path):
 
 
 def _fetch(dest: Path, base: str, only=SMALL, **kwargs) -> ref.FetchReport:
-    return ref.fetch_reference(dest, base_url=base, only=only, retries=kwargs.pop("retries", 2),
-                               backoff_s=0.0, **kwargs)
+    return ref.fetch_reference(dest, base_url=base, only=only, retries=kwargs.pop("retries", 1), **kwargs)
+
+
+def _files(folder: Path) -> list[str]:
+    """Every file under ``folder`` (pooch's temporary files included), as POSIX paths inside it."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
 
 def test_fetch_subset_verifies_and_resumes_without_refetching(server: str, reference: Path, tmp_path: Path) -> None:
@@ -108,7 +113,8 @@ def test_fetch_subset_verifies_and_resumes_without_refetching(server: str, refer
     assert report.requests == 9 and report.bytes_received == sum(p.size for p in pins)
     for pin in pins:
         assert (dest / pin.path).read_bytes() == (reference / pin.path).read_bytes()
-    assert not list(dest.rglob("*.part"))
+        assert (dest / pin.path).stat().st_mode & 0o777 == 0o644  # readable by all, as a file written by open()
+    assert _files(dest) == [p.path for p in pins]  # no temporary file left behind
     assert ref.check_reference(dest, only=SMALL) == []
     # Second run: everything present with the right hash, no request at all.
     _RawFiles.hits.clear()
@@ -148,30 +154,29 @@ def test_cli_fetches_all_and_check_lists_an_edited_file(server: str, reference: 
     assert ref.check_reference(dest) == []
 
 
-def test_truncated_body_is_resumed_with_a_range_request(server: str, reference: Path, tmp_path: Path) -> None:
+def test_truncated_body_is_downloaded_again(server: str, reference: Path, tmp_path: Path) -> None:
     name = "data/census/synthetic/ctgan/synthetic.csv"
     _RawFiles.faults = {name: "truncate_once"}
     report = _fetch(tmp_path / "ref", server, only=[name])
     pin = ref.pin_of(name)
-    assert report.fetched == [name] and _RawFiles.hits[name] == 2
-    [(path, asked)] = _RawFiles.ranges  # the second request asked only for what was missing
-    start = int(asked.removeprefix("bytes=").removesuffix("-"))
-    assert path == name and 0 < start <= pin.size // 2
-    assert report.bytes_received == pin.size  # every byte arrived once
-    assert ref.sha256_of(tmp_path / "ref" / name) == pin.sha256
+    assert report.fetched == [name] and _RawFiles.hits[name] == 2 and report.requests == 2
+    assert _RawFiles.ranges == []  # pooch's retry takes the whole file again
+    assert pin.size < report.bytes_received <= pin.size + pin.size // 2
+    assert sha256_file(tmp_path / "ref" / name) == pin.sha256
+    assert _files(tmp_path / "ref") == [name]
 
 
-def test_always_truncated_file_fails_naming_it_and_keeps_the_partial(server: str, tmp_path: Path) -> None:
+def test_always_truncated_file_fails_naming_it_and_leaves_nothing(server: str, tmp_path: Path) -> None:
     name = "results/human/annotator_tk/census/human_results_TK_20260530_235200-ctgan.csv"
     _RawFiles.faults = {name: "truncate"}
     dest = tmp_path / "ref"
     with pytest.raises(ref.ReferenceFetchError) as info:
         _fetch(dest, server)
     message = str(info.value)
-    assert f"{name}: the download from" in message and "failed after 3 attempt(s)" in message
-    assert "fix: re-run `llmdisc data fetch-reference`" in message and "1 of 9 reference file(s) failed" in message
-    assert not (dest / name).exists()  # nothing half-written under the real name
-    assert (dest / (name + ".part")).is_file()  # kept for a resume
+    assert f"{name}: the download from" in message and "failed after 2 attempt(s)" in message
+    assert "nothing was written for it; fix: re-run `llmdisc data fetch-reference`" in message
+    assert "1 of 9 reference file(s) failed" in message and _RawFiles.hits[name] == 2
+    assert _files(dest) == sorted(p.path for p in ref.pinned_files(SMALL) if p.path != name)  # no partial file
     assert len(ref.check_reference(dest, only=SMALL)) == 1  # the other 8 were fetched
 
 
@@ -195,8 +200,8 @@ def test_wrong_hash_names_the_file_both_digests_and_the_fix(server: str, referen
     assert f"{name}: downloaded 943,487 bytes with sha256 {hashlib.sha256(bytes(data)).hexdigest()}" in message
     assert f"expected 943,487 bytes with sha256 {ref.pin_of(name).sha256}" in message
     assert "nothing was written for it; fix: re-run `llmdisc data fetch-reference`" in message
-    assert not (dest / name).exists() and not list(dest.rglob("*.part"))
-    assert _RawFiles.hits[name] == 1  # a complete body with wrong bytes is not retried
+    assert not dest.exists() or _files(dest) == []  # nothing under the real name, no temporary file
+    assert _RawFiles.hits[name] == 2  # pooch retries a wrong hash once more (retries=1), then gives up
 
 
 def test_404_names_the_file_the_commit_and_the_base_url(server: str, tmp_path: Path,
@@ -219,7 +224,7 @@ def test_no_network_fails_at_once_with_the_fix(tmp_path: Path) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     with pytest.raises(ref.ReferenceNetworkError) as info:
-        ref.fetch_reference(tmp_path / "ref", base_url=f"http://127.0.0.1:{port}", retries=1, backoff_s=0.0)
+        ref.fetch_reference(tmp_path / "ref", base_url=f"http://127.0.0.1:{port}", retries=1)
     message = str(info.value)
     assert "cannot connect to http://127.0.0.1:" in message and "fix: check the network" in message
 
@@ -246,8 +251,8 @@ def test_notebook_08_entry_points_on_a_fetched_folder_found_through_the_environm
     monkeypatch.setenv("LLMDISC_SHARED", str(empty))
     monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path / "project"))
     assert reference_dir() is None
-    ref.fetch_reference(base_url=server, only=["results/**/llm_results_*.jsonl", "data/census/*"],
-                        backoff_s=0.0)  # dest defaults to $LLMDISC_REFERENCE
+    ref.fetch_reference(base_url=server, only=["results/**/llm_results_*.jsonl", "data/census/*"])
+    # dest defaults to $LLMDISC_REFERENCE
     assert reference_dir() == dest.resolve()
     trials = paper.import_paper_trials(reference_dir() / "results")
     models = tables.paper_model_table(trials).set_index("model")

@@ -46,21 +46,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=2026, help="seed of the samples and the permutations")
 
 
-def _table():  # noqa: ANN202
-    from llmdisc.cli.benchmarks.likelihood import _table as likelihood_table
-
-    return likelihood_table()
-
-
 def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, seed: int,  # noqa: ANN001
              serialisation: str, dtype: str, queue) -> None:
     import torch
 
+    from llmdisc.cli.benchmarks.likelihood import benchmark_table
     from llmdisc.discrimination.likelihood.joint import joint_contrast, joint_text, permutation_seeds, permute_within
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
     from llmdisc.discrimination.samples import sample_rows
 
-    table, source = _table()
+    table, source = benchmark_table()
     scorer = TransformersScorer(threads=threads, dtype=dtype)
     scorer.batch_variants = mode == "batch"
     reference = sample_rows(table, m, seed=seed - 1)[0] if m else None

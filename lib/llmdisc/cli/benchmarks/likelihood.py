@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         choices=["transformers", "llamacpp"], help="backends to measure")
 
 
-def _table():  # noqa: ANN202
+def benchmark_table():  # noqa: ANN202
+    """The table the benchmarks sample: the prepared Adult holdout, else a generated 500-row table; and its name."""
     import numpy as np
     import pandas as pd
 
@@ -69,7 +70,7 @@ def _measure(model: str, backend: str, samples: int, rows: int, threads: int, se
     from llmdisc.discrimination.likelihood.sample_scores import score_sample
     from llmdisc.discrimination.samples import sample_rows
 
-    table, source = _table()
+    table, source = benchmark_table()
     start = time.perf_counter()
     scorer = open_scorer(model, backend, threads)
     load = time.perf_counter() - start

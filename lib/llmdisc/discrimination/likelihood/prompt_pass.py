@@ -15,14 +15,10 @@ the answer opened as :data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX
 The prompt's token log-probabilities are stored in the :class:`~.token_cache.TokenCache` under the prompt's text,
 so a likelihood run over the same C1 prompts (notebook 09) reads them instead of running the model again.
 
-Why transformers and not llama.cpp for this: llama.cpp's server cannot return prompt-token probabilities at all
-(FEASIBILITY, "Token probabilities"), and this pass gives them with the label scores. Speed alone is close and has
-varied with the machine (SmolLM2-135M, Adult C1 prompts, 2 cores): on 1 December the float32 forward pass of a
-1,958-token prompt took ~4.3-4.9 s against ~11 s of llama.cpp prompt processing of the Q4_1 weights; on
-2 December ``llmdisc bench probability`` measured the forward pass alone at 5.6-5.9 s and llama.cpp's prompt
-processing at 254-299 tok/s (6.2-7.3 s for 1,868 tokens). bfloat16 (AMX) would take 1.8 s but moves single tokens by up to 0.43 nats: not used.
-Agreement with llama.cpp's forced-token label scores: within 0.03-0.23 nats (the Q4_1 arithmetic; see
-``tests/unit/discrimination/providers/test_local_label_scores.py``).
+Why transformers and not llama.cpp for this: llama.cpp's server cannot return prompt-token probabilities at all,
+and this pass gives them with the label scores, at about the speed of llama.cpp's prompt processing; its label
+scores agree with llama.cpp's forced-token ones within 0.03-0.23 nats (the Q4_1 arithmetic). What was measured:
+``docs/measurements.md``, "The likelihood scorer: transformers or llama.cpp".
 """
 
 from __future__ import annotations

@@ -5,86 +5,30 @@ the SmolLM2-135M-Instruct Q4_1 GGUF shipped inside the PyPI package ``llm-smollm
 (Apache-2.0), found through importlib (the package itself is never imported: it needs ``llm`` and
 ``llama_cpp``), its sha256 checked on load and recorded as the model digest.
 
-How it runs (measured decisions, see FEASIBILITY and ``llmdisc bench embedded``):
+What it does:
 
-* The model is loaded once per process (module cache keyed by path, threads and context size) with
-  ``load_mode=NONE`` — no mmap: this machine reclaims idle page cache, and mmap-loaded models saw first
-  calls of minutes instead of seconds.
-* Calls go in-process through ``Server.handle_chat_completions`` (the OpenAI-style request of
-  llama.cpp's server). xllamacpp always starts its HTTP listener as well; it binds 127.0.0.1 on a random
-  port and is locked with a random API key, so nothing else can use it.
-* Output is constrained by ``response_format`` ``json_schema`` (llama.cpp turns the schema into a
-  grammar); temperature 0 and the seed make reruns byte-identical. The schema must cap lengths
-  (``maxLength``/``maxItems``) or the small model loops to the token limit.
-* ``cache_prompt`` (llama.cpp's prompt cache) is OFF by default, for reproducibility: with it on, the
-  slot reuses the KV cache of the prefix shared with the previous prompt (the system prompt), but
-  llama.cpp does not guarantee bit-identical logits between prompt-batch and cached evaluation, and
-  we measured different answers to the same request depending on what ran before. The gain is small
-  with fresh samples (only the ~250-token system prompt is shared; ``llmdisc bench embedded`` prints
-  it). ``cache_prompt=True`` trades reproducibility for that speed. The host-RAM prompt store
-  (``cache_ram_mib``) is disabled: it would grow by ~45 MB per distinct prompt.
-* Inference is blocking and runs in a worker thread (``asyncio.to_thread``) with ``max_connections=1``.
-
-Label scores (:meth:`EmbeddedProvider.label_scores`, measured decision): two ways, chosen by ``label_backend``.
-
-* ``transformers`` (the default): the same GGUF weights, dequantised to float32 and run by transformers
-  (:mod:`llmdisc.discrimination.likelihood.prompt_pass`): one forward pass over the chat-templated prompt with the
-  answer opened, each label's remaining tokens on top of its KV cache. Chosen because the same pass gives every
-  prompt token's log-probability, i.e. the likelihood of the shown table (stored in the likelihood token cache for
-  notebook 09), which llama.cpp's server cannot return (its forced tokens score a table at ~0.1 samples/min). For
-  the label scores alone the two are close, and which is ahead has varied with the machine: on 1 December a
-  1,967-token Adult C1 prompt took 4.4 s here against ~11 s of llama.cpp prompt processing; on 2 December
-  ``llmdisc bench probability --trials 3`` (1,868 tokens, twice) gave a median 7.6-8.1 s here against 7.0-7.2 s
-  for llama.cpp's forced tokens (1.1-1.2x the prefill limit), so the default costs up to ~15 % on the labels and
-  saves notebook 09 a second pass over every C1 table. Its label log-probabilities equal a direct computation from the model's logits to 1e-5
-  nats and differ from llama.cpp's Q4_1 arithmetic by 0.03-0.23 nats (same preferred label).
-* ``transformers-bfloat16``: the same pass with weights and activations in bfloat16 (logits and log-softmax in
-  float32). On 3 December, one thread, six C1 prompts (1,984 Adult and 1,488 Census tokens): 1.7-1.8x faster than
-  float32, label log-probabilities within 0.01-0.23 nats of float32's (the size of the llama.cpp gap), same
-  preferred label. The default run uses it; its cache keys and stored prompt tokens carry the dtype, so the two
-  never answer for each other, and notebook 09 reads the stored tokens with ``backend: transformers-bfloat16``.
-* ``llamacpp``: forced tokens in llama.cpp, described below; also the only way for a ``gguf_path`` model (the
-  transformers route loads the packaged models only).
-
-llama.cpp forced tokens:
-
-* What is scored: the *full token sequence* of each label as the answer's first value, summed natural
-  log-probabilities. The label's tokens are found *in context*: the chat template is rendered by the
-  server (``/apply-template`` on the model's own locked loopback listener), and ``rendered + ANSWER_PREFIX``
-  and ``rendered + ANSWER_PREFIX + label`` are tokenised (``/tokenize``); the label's tokens are what the
-  second adds to the first (SmolLM2: ``RE AL`` and ``SY N TH ET IC``). A label whose text changes the
-  prefix's last tokens (a merge across the opening quote) is an invalid score with that reason.
-* How: (b) forced continuation, one chat call per label: the messages plus an assistant prefill
-  ``{"verdict": "``, a grammar that allows exactly the label's token ids (LLGuidance ``<[id]>``, built into
-  llama.cpp), ``logprobs`` with ``post_sampling_probs=false`` (the softmax of the raw logits, before the
-  grammar: a forced token reports its real probability). The first label's call evaluates the prompt
-  afresh (``cache_prompt`` off: the numbers do not depend on what ran before); the second reuses that
-  prompt from the one slot (``cache_prompt`` on, under a lock) and evaluates only its last token and its
-  own label tokens. ``label_mass`` is the probability of the two labels' first tokens; the first call's
-  top-40 list is kept in the metadata (with the first-token mass of every token that begins a label,
-  the quantity the top-k providers score).
-* Why (b) and not (a), "prefill, ``max_tokens`` 1, wide ``top_logprobs``, then extend each label token by
-  token": (a) gives only the first position; every extension is another call whose prefill *text*
-  (``{"verdict": "SY``) the server re-tokenises, which need not give the label's in-context tokens, and
-  it costs at least the same re-evaluation per step. (b) scores exactly the in-context token ids at the
-  cost of one prompt evaluation plus seven decode steps. Measured on a 1,874-token C1 prompt (neutral,
-  Adult holdout, 20 rows; 2 threads on a machine at load 8-14 from other jobs, so absolute times are
-  inflated several-fold): label scores 96.7 s (prompt 90.0 s, the second label's re-evaluation 0.8 s,
-  forced tokens 1.8 s + 2.5 s), i.e. prompt evaluation plus ~7 %; the (a) first step alone 145.6 s (same
-  prompt, evaluated under heavier load); a generated verdict 807.7 s (prompt 78.6 s plus 556 answer
-  tokens), 8.4 times the label scores.
-* Agreement with an independent computation (transformers 5 loading the same GGUF, dequantised to
-  float32; ``tests/unit/discrimination/providers/test_local_label_scores.py``): identical label token
-  ids; on four short prompts the label log-probabilities differ by 0.03-0.23 nats (at most 6 % of the
-  value) and the log-odds SYNTHETIC - REAL by 0.004-0.17, same preferred label every time. The gap is
-  the Q4_1 arithmetic (llama.cpp multiplies quantised weights by q8_1 activations).
-* Bad input: a chat template that does not continue the prefill (the server then evaluates a different
-  number of prompt tokens than template + prefix) is a :class:`ProviderRequestError` naming the fix
-  (``scoring: verdict``), raised by :meth:`EmbeddedProvider.check_label_scores` before any trial; a
-  forced token the model did not generate or a non-finite value gives invalid scores with the reason.
+* :meth:`EmbeddedProvider.generate` (:meth:`~Provider.complete` runs it in a worker thread): a verdict. In: a
+  :class:`PromptRequest` (system and user messages, the answer's JSON schema) and a :class:`GenerateConfig`
+  (token limit, temperature, seed). Out: a :class:`Completion`, llama.cpp's answer constrained to the schema
+  (temperature 0 and the seed make reruns byte-identical). The model is loaded once per process
+  (:func:`load_model`) and called in-process through ``Server.handle_chat_completions``, one request at a time;
+  the HTTP listener xllamacpp always opens binds 127.0.0.1 and is locked with a random API key.
+* :meth:`EmbeddedProvider.label_scores`: both labels scored as the answer's first value, each as the summed
+  natural log-probabilities of its full in-context token sequence (:class:`LabelScores`), by ``label_backend``:
+  ``transformers`` (default; one forward pass over the same weights,
+  :mod:`llmdisc.discrimination.likelihood.prompt_pass`, which also stores every prompt token's log-probability
+  for notebook 09), ``transformers-bfloat16``, ``transformers-auto`` (the faster of the two on this CPU) or
+  ``llamacpp`` (forced tokens: one chat call per label with the assistant prefill ``{"verdict": "`` and a grammar
+  that allows exactly the label's token ids; the only route for a ``gguf_path`` model).
+* Bad input: a chat template that does not continue the prefill is a :class:`ProviderRequestError` naming the fix
+  (``scoring: verdict``), raised by :meth:`EmbeddedProvider.check_label_scores` before any trial; a label that
+  tokenises across the prefix, a forced token the model did not generate or a non-finite value give invalid
+  scores with the reason.
 
 Quality warning: a 135M model is plumbing-grade — it proves the pipeline runs offline for real; its
 verdicts carry little signal. Use Ollama (8B-class) or Gemini for meaningful discrimination.
+
+Why each choice, and what was measured: ``docs/measurements.md``, "The embedded provider: what was measured".
 """
 
 from __future__ import annotations
@@ -132,12 +76,12 @@ DEFAULT_THREADS = 2
 TOP_LOGPROBS = 40
 """Alternatives listed at the first answer position (for the metadata's prefix masses; scores do not need them)."""
 DEFAULT_CONTEXT = 8192
+"""Context window in tokens: a C2 prompt with the metadata block runs to ~3,000 tokens plus the answer."""
 LABEL_BACKENDS = ("transformers", "transformers-bfloat16", "transformers-auto", "llamacpp")
 """Ways the local provider computes label scores (see the module docstring)."""
 LABEL_METHODS = {"transformers": "transformers-float32", "transformers-bfloat16": "transformers-bfloat16",
                  "llamacpp": None}
 """What each adds to a label-score cache key (None: nothing, so llama.cpp keys are those of before)."""
-"""Context window in tokens: a C2 prompt with the metadata block runs to ~3,000 tokens plus the answer."""
 
 
 @dataclass
@@ -179,10 +123,11 @@ def load_model(path: Path, *, threads: int, n_ctx: int) -> LoadedModel:
             params.n_parallel = 1
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads
-            params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE  # no mmap (see module docstring)
+            # No mmap: this machine reclaims idle page cache, and mmap-loaded models saw first calls of minutes.
+            params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE
             params.verbosity = -1  # silence llama.cpp's per-request log lines
             params.warmup = False
-            params.cache_ram_mib = 0  # no host-RAM store of past prompts (see module docstring)
+            params.cache_ram_mib = 0  # no host-RAM store of past prompts: it grew by ~45 MB per distinct prompt
             params.hostnames = ["127.0.0.1"]
             api_key = secrets.token_hex(16)
             params.api_keys = [api_key]  # the listener it always opens serves nobody else
@@ -461,6 +406,8 @@ class EmbeddedProvider(Provider):
 
     def _prefill_body(self, messages: list[dict[str, str]], forced: list[int], *, max_tokens: int, top: int,
                       seed: int, cache_prompt: bool) -> dict[str, Any]:
+        # post_sampling_probs off: the softmax of the raw logits, before the grammar, so a forced token reports
+        # its real probability.
         body: dict[str, Any] = {
             "messages": [*messages, {"role": "assistant", "content": ANSWER_PREFIX}],
             "max_tokens": max_tokens, "temperature": 0.0, "seed": seed, "stream": False,
