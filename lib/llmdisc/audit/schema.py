@@ -1,15 +1,19 @@
 """Which columns are categorical and which numerical, and the checks that real and synthetic tables agree.
 
-The rule (applied to the rows read from the *real* table, then overridden by ``--categorical`` /
-``--numerical``):
+The rule is the project's one column-kind rule, :func:`llmdisc.baselines.encoding.infer_kinds` (the baselines
+use it too), applied to the rows read from the *real* table, then overridden by ``--categorical`` /
+``--numerical``:
 
 1. a table whose column set is a dataset the compendium knows (UCI Adult, the ACS Census extract) gets the
    kinds declared in :func:`llmdisc.data.datasets.column_kinds`;
 2. otherwise a column is **numerical** when every non-missing value is a number (not a boolean), except an
-   integer-valued column with few distinct values — at most :data:`MAX_CATEGORICAL_LEVELS` (20) and at most
-   ``max(2, MAX_LEVEL_SHARE × rows)`` (5 % of the non-missing rows) — which is a code and so **categorical**
-   (e.g. 0/1 flags, 1–5 ratings, occupation codes in a large table);
-3. everything else (text, booleans, dates, mixed values) is **categorical**.
+   integer-valued column with few distinct values — at most 20 and at most 5 % of the non-missing rows (at least
+   2; :data:`~llmdisc.baselines.encoding.MAX_CODE_LEVELS`, :data:`~llmdisc.baselines.encoding.MAX_CODE_SHARE`)
+   — which is a code and so **categorical** (e.g. 0/1 flags, 1–5 ratings, occupation codes in a large table);
+3. everything else (text, booleans, mixed values) is **categorical**.
+
+What is the audit's own: the overrides, text columns of dates (``datetime``, :func:`plan_columns`), key columns
+and personal information.
 
 :func:`harmonise` then gives both tables the same representation: numerical columns as ``int64`` (when
 integral and complete) or ``float64``; categorical columns as text, integral numbers written without ``.0``
@@ -27,35 +31,11 @@ import pandas as pd
 
 from llmdisc.audit.errors import ColumnMismatchError
 from llmdisc.audit.personal import detect_personal
+from llmdisc.audit.sdv_metadata import SDTYPE_ROLES
+from llmdisc.baselines.encoding import declared_kinds, infer_kinds
+from llmdisc.baselines.encoding import is_integral as _integral
+from llmdisc.baselines.encoding import is_number as _is_number_column
 from llmdisc.errors import ConfigError
-
-MAX_CATEGORICAL_LEVELS = 20
-"""An integer column with at most this many distinct values (and few relative to rows) is categorical."""
-MAX_LEVEL_SHARE = 0.05
-"""... and with at most this share of its non-missing rows as distinct values."""
-
-
-def _is_number_column(values: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
-
-
-def _integral(values: pd.Series) -> bool:
-    present = values.dropna().to_numpy(dtype=float)
-    return bool(np.all(np.isfinite(present)) and np.all(present == np.round(present)))
-
-
-def infer_kind(values: pd.Series) -> str:
-    """Kind of one column by rule 2-3 of the module docstring: ``"numerical"`` or ``"categorical"``."""
-    if not _is_number_column(values):
-        return "categorical"
-    present = values.dropna()
-    if present.empty:
-        return "categorical"
-    if _integral(present):
-        levels = present.nunique()
-        if levels <= MAX_CATEGORICAL_LEVELS and levels <= max(2.0, MAX_LEVEL_SHARE * len(present)):
-            return "categorical"
-    return "numerical"
 
 
 def infer_column_kinds(
@@ -75,8 +55,6 @@ def infer_column_kinds(
     Raises:
         ConfigError: an override names an unknown column, or a column is given both kinds.
     """
-    from llmdisc.data.datasets import ADULT_COLUMNS, CENSUS_COLUMNS, column_kinds
-
     columns = [str(c) for c in table.columns]
     for flag, names in (("--categorical", categorical), ("--numerical", numerical)):
         unknown = [n for n in names if n not in columns]
@@ -90,12 +68,9 @@ def infer_column_kinds(
         raise ConfigError(
             f"column(s) {both} are given to both --categorical and --numerical; fix: name each once"
         )
-    known = frozenset(columns) in (frozenset(ADULT_COLUMNS), frozenset(CENSUS_COLUMNS))
-    if known:
-        kinds, how = column_kinds(table), {c: "declared for a known dataset" for c in columns}
-    else:
-        kinds = {c: infer_kind(table[c]) for c in columns}
-        how = {c: "inferred" for c in columns}
+    kinds = infer_kinds(table)  # the project's one rule (llmdisc.baselines.encoding)
+    why = "declared for a known dataset" if declared_kinds(table) is not None else "inferred"
+    how = {c: why for c in columns}
     for name in categorical:
         kinds[name], how[name] = "categorical", "--categorical"
     for name in numerical:
@@ -325,7 +300,9 @@ def plan_columns(
     ``datetime`` (:func:`detect_date_format`) and key columns (:func:`is_identifier`) are excluded (not for a
     dataset the compendium knows: its kinds are declared). With ``metadata``
     (:class:`~llmdisc.audit.sdv_metadata.SdvMetadata`): each column's sdtype decides, ``id`` columns and the
-    primary key are the keys, personal-information sdtypes are excluded with a note. ``--categorical`` /
+    primary key are the keys, personal-information sdtypes (and ``"pii": true``) are excluded with a note, and a
+    ``categorical`` column that does not say ``"pii": false`` is excluded the same way when
+    :func:`~llmdisc.audit.personal.detect_personal` finds personal information in it. ``--categorical`` /
     ``--numerical`` override the kind of a column that is used.
 
     Args:
@@ -358,13 +335,20 @@ def plan_columns(
                 identifiers.append(column)
                 how[column] += " (primary key)" if column == metadata.primary_key else ""
             elif declared.role == "pii":
-                excluded[column] = f"personal information (sdtype {declared.sdtype})"
-                personal[column] = f"sdtype {declared.sdtype}"
+                said = f"sdtype {declared.sdtype}" + (", pii true" if declared.sdtype in SDTYPE_ROLES else "")
+                excluded[column] = f"personal information ({said})"
+                personal[column] = said
             elif column in forced:
                 how[column] += f", overridden by --{kinds[column]}"
             elif declared.role == "datetime":
                 kinds[column] = "datetime"
                 formats[column] = declared.datetime_format or detect_date_format(real_rows[column])
+            elif (declared.sdtype == "categorical" and declared.pii is not False
+                  and (why := detect_personal(real_rows[column], column)) is not None):
+                # SDV's own detection calls a column of names categorical: what the column is decides
+                personal[column] = f"detected: {why}"
+                excluded[column] = f"personal information (detected: {why}; --metadata says categorical)"
+                how[column] += f"; detected: personal information ({why})"
             else:
                 kinds[column] = declared.role
     else:

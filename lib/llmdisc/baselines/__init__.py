@@ -1,4 +1,4 @@
-"""Baselines beside the LLM discriminator (stage 05; PROTOCOL §6 and §8 rows 7–8).
+"""Baselines beside the LLM discriminator (stage 05; docs/protocol.md §6 and §8 rows 7–8).
 
 - :mod:`~llmdisc.baselines.c2st`: classifier two-sample tests — ours (all columns, stratified k-fold, AUC
   with a corrected interval, binomial test, label-shuffled baseline), block-level (20-row blocks, the LLM's
@@ -21,7 +21,7 @@ from llmdisc.baselines.c2st import (
     C2STResult,
     PaperC2STResult,
     c2st,
-    delong_auc,
+    auc_with_interval,
     paper_c2st,
     paper_c2st_releases,
     paper_c2st_seeds,
@@ -41,7 +41,7 @@ from llmdisc.baselines.report import RESULT_COLUMNS, headline, run_baselines
 
 __all__ = [
     "ATTACKS", "AttackResult", "anonymeter_attacks",
-    "CLASSIFIERS", "C2STResult", "PaperC2STResult", "c2st", "delong_auc", "paper_c2st",
+    "CLASSIFIERS", "C2STResult", "PaperC2STResult", "c2st", "auc_with_interval", "paper_c2st",
     "PAPER_PRINTED_C2ST", "paper_c2st_releases", "paper_c2st_seeds",
     "sdmetrics_logistic_detection",
     "DCRResult", "PaperLinkage", "dcr_baseline", "exact_copy_rate", "gower_dcr", "paper_linkage",

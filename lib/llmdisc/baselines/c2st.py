@@ -1,17 +1,21 @@
 """Classifier two-sample tests (C2ST, Lopez-Paz & Oquab 2017): ours, block-level, SDMetrics', and the paper's.
 
-Ours (PROTOCOL §8 row 7): an equal-size seeded sample of real and synthetic rows, all columns (numerics
-standard-scaled inside each fold, categoricals one-hot over the union of both tables' levels), a logistic
-regression or a gradient-boosted classifier (``HistGradientBoostingClassifier``), seeded stratified k-fold
-cross-validation. Stage 05 gives the gradient-boosted one categorical codes it splits natively instead
-(:func:`llmdisc.baselines.report.c2st_rows`: the real table's 252 most frequent levels, the rest and every
-invented code one level ``(other)``). Every row gets one out-of-fold probability of being SYNTHETIC, from which:
+Ours (docs/protocol.md §8 row 7): an equal-size seeded sample of real and synthetic rows, all columns, a
+logistic regression or a gradient-boosted classifier (``HistGradientBoostingClassifier``), seeded stratified
+k-fold cross-validation. The encoding is part of the model fitted in each fold (a scikit-learn ``Pipeline`` of
+:func:`~llmdisc.baselines.encoding.c2st_encoder` and the classifier), so every statistic it uses (medians,
+levels, scales) comes from the training folds only: numerics median-imputed with a missing indicator (and
+standard-scaled for the logistic regression), categoricals one-hot over the training folds' 254 most frequent
+levels (the rest, and levels the training folds never had, one more). Stage 05 gives the gradient-boosted one
+categorical codes it splits natively instead (:func:`llmdisc.baselines.report.c2st_rows`: the real table's 252
+most frequent levels, the rest and every invented code one level ``(other)``). Every row gets one out-of-fold
+probability of being SYNTHETIC, from which:
 
 - ROC-AUC over all out-of-fold predictions. Its 95 % interval is the Nadeau–Bengio corrected t-interval over
   the k per-fold AUCs (variance × (1/k + n_test/n_train), t with k − 1 df; Nadeau & Bengio 2003). Measured
   here on two disjoint samples of real Adult rows, a DeLong interval on the pooled out-of-fold predictions was
   too narrow (z-scores with SD ≈ 1.5 instead of 1): the folds' models share training rows, so pooled
-  predictions are not independent. DeLong (:func:`delong_auc`) is kept for single held-out sets.
+  predictions are not independent. DeLong (:func:`auc_with_interval`) is kept for single held-out sets.
   0.5 = indistinguishable, 1 = perfectly separable.
 - accuracy at threshold 0.5 over all out-of-fold rows (same corrected interval), balanced accuracy, and the
   Lopez-Paz & Oquab test itself: the accuracy on the first held-out fold alone, whose rows never influenced
@@ -34,8 +38,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.base import ClassifierMixin, clone
-from sklearn.compose import ColumnTransformer
+from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -45,15 +48,15 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from llmdisc.baselines.encoding import (
-    category_codes,
+    TableSchema,
+    c2st_encoder,
     check_compatible,
-    classifier_matrices,
-    numeric_matrix,
+    classifier_frame,
     resolve_schema,
     seeded_rows,
 )
 from llmdisc.errors import ConfigError
-from llmdisc.scoring.auc import delong_auc
+from llmdisc.scoring.auc import auc_with_interval
 from llmdisc.scoring.metrics import Estimate, wilson_interval
 
 CLASSIFIERS = ("logistic", "hist_gb")
@@ -125,42 +128,45 @@ class PaperC2STResult:
     seed: int
 
 
-def make_classifier(name: str, n_scaled: int, seed: int) -> ClassifierMixin:
-    """The C2ST classifier: ``logistic`` (numerics standard-scaled in-fold) or ``hist_gb``."""
+def make_classifier(name: str, schema: TableSchema, seed: int, *, native_categorical: bool = False) -> Pipeline:
+    """The C2ST model fitted in each fold: :func:`~llmdisc.baselines.encoding.c2st_encoder`, then the classifier.
+
+    Args:
+        name: ``logistic`` (imputed numerics standard-scaled, one-hot categoricals) or ``hist_gb`` (imputed
+            numerics, one-hot categoricals; with ``native_categorical`` numerics as they are and ordinal codes
+            the trees split as categories).
+        schema: the columns of the :func:`~llmdisc.baselines.encoding.classifier_frame` it is fitted on.
+        seed: ``random_state`` of the gradient-boosted trees.
+        native_categorical: ordinal codes split natively (``hist_gb`` only).
+
+    Returns:
+        An unfitted ``Pipeline([("encode", ...), ("clf", ...)])``.
+    """
     if name == "logistic":
-        scale = ColumnTransformer([("num", StandardScaler(), list(range(n_scaled)))], remainder="passthrough")
-        return Pipeline([("scale", scale), ("clf", LogisticRegression(max_iter=1000))])
+        return Pipeline([("encode", c2st_encoder(schema, scale=True)),
+                         ("clf", LogisticRegression(max_iter=1000))])
     if name == "hist_gb":
-        return HistGradientBoostingClassifier(random_state=seed)
+        native = native_categorical and bool(schema.categorical)
+        mask = np.array([False] * len(schema.numerical) + [True] * len(schema.categorical)) if native else None
+        return Pipeline([("encode", c2st_encoder(schema, native_categorical=native)),
+                         ("clf", HistGradientBoostingClassifier(random_state=seed, categorical_features=mask))])
     raise ConfigError(f"unknown C2ST classifier {name!r}; fix: use one of {CLASSIFIERS}")
 
 
-def _native_features(real: pd.DataFrame, synthetic: pd.DataFrame, schema, seed: int):  # noqa: ANN001, ANN202
-    """Numerics as they are (NaN kept: the trees route missing values) and categorical codes, for a
-    ``HistGradientBoostingClassifier`` told which columns are categorical."""
-    num = np.vstack([numeric_matrix(real, schema.numerical), numeric_matrix(synthetic, schema.numerical)])
-    blocks, mask = [num], [False] * num.shape[1]
-    if schema.categorical:
-        codes, levels = category_codes([real, synthetic], schema.categorical)
-        if max(levels) > 254:
-            raise ConfigError(f"a categorical column has {max(levels)} levels, more than the 254 native "
-                              "categorical splits allow; fix: cap the levels or use native_categorical=False")
-        blocks.append(np.vstack(codes).astype(np.float64))
-        mask += [True] * len(schema.categorical)
-    model = HistGradientBoostingClassifier(random_state=seed, categorical_features=np.array(mask))
-    return np.hstack(blocks), model
-
-
 def out_of_fold_proba(
-    model: ClassifierMixin, features: np.ndarray, labels: np.ndarray, *, n_folds: int, seed: int,
+    model: Pipeline, features: pd.DataFrame, labels: np.ndarray, *, n_folds: int, seed: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Out-of-fold probability of class 1 for every row (seeded stratified k-fold) and each row's fold."""
+    """Out-of-fold probability of class 1 for every row (seeded stratified k-fold) and each row's fold.
+
+    ``model`` (encoder and classifier) is cloned and fitted on the training folds alone, then scores the held-out
+    fold: nothing of a held-out row reaches the fit that scores it.
+    """
     proba = np.empty(len(labels))
     fold_of = np.empty(len(labels), dtype=int)
     folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    for fold, (train_idx, test_idx) in enumerate(folds.split(features, labels)):
-        fitted = clone(model).fit(features[train_idx], labels[train_idx])
-        proba[test_idx] = fitted.predict_proba(features[test_idx])[:, 1]
+    for fold, (train_idx, test_idx) in enumerate(folds.split(np.zeros(len(labels)), labels)):
+        fitted = clone(model).fit(features.iloc[train_idx], labels[train_idx])
+        proba[test_idx] = fitted.predict_proba(features.iloc[test_idx])[:, 1]
         fold_of[test_idx] = fold
     return proba, fold_of
 
@@ -237,12 +243,14 @@ def c2st(
         classifier: ``logistic`` or ``hist_gb``.
         n_folds: folds of the stratified cross-validation (at least 2).
         max_rows: rows drawn from each table (equal sizes: min of both lengths and this); None or 0 = all.
-        kinds: declared column kinds, or None to infer from ``real``'s dtypes.
+        kinds: declared column kinds, or None for the project's rule on ``real``
+            (:func:`~llmdisc.baselines.encoding.infer_kinds`).
         shuffled_baseline: also run the label-shuffled baseline (doubles the time).
         block_size: rows per block for the block-level scores (20, as the LLM sees).
-        native_categorical: with ``hist_gb``, give categorical columns as integer codes that the trees split
-            natively instead of one-hot columns (several times faster on many levels; at most 254 levels per
-            column, so cap them first).
+        native_categorical: with ``hist_gb``, give categorical columns as ordinal codes that the trees split
+            natively instead of one-hot columns (several times faster on many levels). Each fold keeps the
+            training folds' 254 most frequent levels of a column and codes the rest as one; cap them first
+            (:func:`~llmdisc.baselines.encoding.cap_levels`) to choose them by the real table instead.
 
     Returns:
         A :class:`C2STResult`.
@@ -262,12 +270,8 @@ def c2st(
         raise ConfigError(f"C2ST needs at least n_folds × block_size = {n_folds * block_size} rows per "
                           f"table, got {n}; fix: pass larger tables or lower n_folds/block_size")
     real_rows, syn_rows = seeded_rows(real, n, rng), seeded_rows(synthetic, n, rng)
-    if native_categorical and classifier == "hist_gb":
-        features, model = _native_features(real_rows, syn_rows, schema, seed)
-    else:
-        x_real, x_syn, n_scaled = classifier_matrices(real_rows, syn_rows, schema)
-        features = np.vstack([x_real, x_syn])
-        model = make_classifier(classifier, n_scaled, seed)
+    features = classifier_frame([real_rows, syn_rows], schema)  # cast only: encoding is learned per fold
+    model = make_classifier(classifier, schema, seed, native_categorical=native_categorical)
     labels = np.concatenate([np.zeros(n, dtype=int), np.ones(n, dtype=int)])
     proba, fold_of = out_of_fold_proba(model, features, labels, n_folds=n_folds, seed=seed)
     auc, fold_aucs = cv_auc(labels, proba, fold_of)
@@ -391,7 +395,7 @@ def paper_c2st(
     acc_real = float((predicted[y_test == 1] == 1).mean()) if (y_test == 1).any() else 0.0
     acc_syn = float((predicted[y_test == 0] == 0).mean()) if (y_test == 0).any() else 0.0
     return PaperC2STResult(
-        auc=delong_auc(y_test, proba), accuracy=float((predicted == y_test).mean()), accuracy_real=acc_real,
+        auc=auc_with_interval(y_test, proba), accuracy=float((predicted == y_test).mean()), accuracy_real=acc_real,
         accuracy_synthetic=acc_syn, balanced_accuracy=(acc_real + acc_syn) / 2, n_train=split,
         n_test=len(y_test), columns=columns, seed=seed)
 

@@ -1,4 +1,8 @@
-"""Shared handling of mixed-type tables for the baselines: schema checks, degenerate columns, encodings.
+"""Shared handling of mixed-type tables for the baselines: the column-kind rule, schema checks, encodings.
+
+The column-kind rule (:func:`infer_kinds`) is the one rule of the project for a table whose kinds are not given:
+the baselines use it when called without kinds and ``llmdisc audit`` uses it for the real rows it reads
+(:mod:`llmdisc.audit.schema` adds only the audit's own concerns: user overrides, dates, keys, personal data).
 
 Every baseline compares a real table with a synthetic one (or a real table with a real holdout). They
 must hold the same columns with the same kind (``numerical`` or ``categorical``); a mismatch is an error
@@ -6,10 +10,11 @@ naming the differing columns. Columns that carry no information (all missing in 
 single value in both) are dropped with a note instead of crashing a scaler or a one-hot encoder.
 
 Encodings produced here:
-- integer category codes that are consistent across several tables (missing values are their own level);
-- a classifier matrix: numerics (missing imputed by the real median, plus a 0/1 missing indicator) followed by
-  one-hot categoricals;
-- range-scaled numerics (Gower's numeric part, scaled by the *reference* table's range).
+- for the classifier two-sample tests, a stacked table whose cells are only *cast* (numerics to float with NaN,
+  categoricals to text), and the scikit-learn ``ColumnTransformer`` that learns everything else (medians, levels,
+  scales) inside each cross-validation fold (:func:`c2st_encoder`);
+- integer category codes that are consistent across several tables (missing values are their own level), and
+  range-scaled numerics (Gower's numeric part, scaled by the *reference* table's range) for the distances.
 """
 
 from __future__ import annotations
@@ -19,10 +24,22 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
 from llmdisc.errors import DataError
 
 KINDS = ("numerical", "categorical")
+MAX_CODE_LEVELS = 20
+"""An integer column with at most this many distinct values (and few relative to rows) is a code: categorical."""
+MAX_CODE_SHARE = 0.05
+"""... and with at most this share of its non-missing rows as distinct values."""
+FOLD_MAX_LEVELS = 255
+"""Levels each categorical column keeps inside a C2ST fold, the one for the rarer levels included: the most
+frequent levels of the training folds, the rest (and levels unseen in training) one level. 255 is the number of
+categories a ``HistGradientBoostingClassifier`` splits natively (missing values have their own bin besides)."""
 
 
 @dataclass(frozen=True)
@@ -47,15 +64,63 @@ class TableSchema:
         return self.numerical + self.categorical
 
 
+def is_number(values: pd.Series) -> bool:
+    """Whether a column's dtype is numeric and not boolean (a type check, not a kind decision)."""
+    return pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
+
+
+def is_integral(values: pd.Series) -> bool:
+    """Whether every non-missing value of a numeric column is a finite whole number."""
+    present = values.dropna().to_numpy(dtype=float)
+    return bool(np.all(np.isfinite(present)) and np.all(present == np.round(present)))
+
+
+def infer_kind(values: pd.Series) -> str:
+    """Kind of one column by rules 2-3 of :func:`infer_kinds`: ``"numerical"`` or ``"categorical"``."""
+    if not is_number(values):
+        return "categorical"
+    present = values.dropna()
+    if present.empty:
+        return "categorical"
+    if is_integral(present):
+        levels = present.nunique()
+        if levels <= MAX_CODE_LEVELS and levels <= max(2.0, MAX_CODE_SHARE * len(present)):
+            return "categorical"
+    return "numerical"
+
+
+def declared_kinds(table: pd.DataFrame) -> dict[str, str] | None:
+    """The kinds :func:`llmdisc.data.datasets.column_kinds` declares when ``table``'s column set is a dataset the
+    compendium knows (UCI Adult, the ACS Census extract in either encoding), else None."""
+    from llmdisc.data.datasets import ADULT_COLUMNS, CENSUS_COLUMNS, column_kinds
+
+    columns = frozenset(str(c) for c in table.columns)
+    if columns in (frozenset(ADULT_COLUMNS), frozenset(CENSUS_COLUMNS)):
+        return column_kinds(table)
+    return None
+
+
 def infer_kinds(table: pd.DataFrame) -> dict[str, str]:
-    """Map each column to ``"numerical"`` (numeric, non-boolean dtype) or ``"categorical"`` (anything else).
+    """The project's column-kind rule: each column of ``table`` -> ``"numerical"`` or ``"categorical"``.
+
+    1. a table whose column set is a dataset the compendium knows gets its declared kinds
+       (:func:`declared_kinds`: Census code columns are categorical although they hold integers);
+    2. otherwise a column is **numerical** when its dtype is numeric and not boolean, except an integer-valued
+       column with few distinct values — at most :data:`MAX_CODE_LEVELS` (20) and at most
+       ``max(2, MAX_CODE_SHARE × rows)`` (5 % of the non-missing rows) — which is a code and so **categorical**
+       (0/1 flags, 1–5 ratings, occupation codes in a large table);
+    3. everything else (text, booleans, all-missing columns, mixed values) is **categorical**.
+
+    Args:
+        table: the real table (the rows the rule reads; rule 2 counts its rows).
+
+    Returns:
+        ``{column: kind}`` in ``table``'s column order.
     """
-    kinds = {}
-    for name in table.columns:
-        dtype = table[name].dtype
-        numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-        kinds[str(name)] = "numerical" if numeric else "categorical"
-    return kinds
+    declared = declared_kinds(table)
+    if declared is not None:
+        return {str(c): declared[str(c)] for c in table.columns}
+    return {str(c): infer_kind(table[c]) for c in table.columns}
 
 
 def check_compatible(
@@ -67,8 +132,9 @@ def check_compatible(
     Args:
         real: the real table (its column order is kept).
         synthetic: the table compared with it (a synthetic release or a real holdout).
-        kinds: declared kinds (``llmdisc.data.datasets.column_kinds``); None infers them from ``real``'s dtypes.
-            A declared ``numerical`` column must be numeric in both tables.
+        kinds: declared kinds (``llmdisc.data.datasets.column_kinds``); None applies the rule
+            :func:`infer_kinds` to ``real``. A ``numerical`` column must be numeric in both tables; a
+            ``categorical`` one numeric in both or in neither (unless all missing in one).
         names: how the two tables are called in error messages.
 
     Returns:
@@ -93,13 +159,13 @@ def check_compatible(
     if unknown or bad_kinds:
         raise DataError(f"column kinds missing for {unknown} or not in {KINDS} for {bad_kinds}; "
                         f"fix: give every column a kind 'numerical' or 'categorical'")
-    inferred_real, inferred_syn = infer_kinds(real), infer_kinds(synthetic)
     differing = []
     for col in real_cols:
+        number_real, number_syn = is_number(real[col]), is_number(synthetic[col])
         if kinds[col] == "numerical":
-            if inferred_real[col] != "numerical" or inferred_syn[col] != "numerical":
+            if not (number_real and number_syn):
                 differing.append(f"{col} ({a} {real[col].dtype}, {b} {synthetic[col].dtype})")
-        elif inferred_real[col] != inferred_syn[col] and not _all_missing(real[col]) \
+        elif number_real != number_syn and not _all_missing(real[col]) \
                 and not _all_missing(synthetic[col]):
             differing.append(f"{col} ({a} {real[col].dtype}, {b} {synthetic[col].dtype})")
     if differing:
@@ -184,7 +250,7 @@ def category_codes(
 
 def _as_category_values(values: pd.Series) -> pd.Series:
     # Integer codes in one table and floats in the other (SDV output) must meet as the same level.
-    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+    if is_number(values):
         return values.astype("float64")
     return values.astype("object")
 
@@ -206,38 +272,96 @@ def numeric_matrix(table: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     return table[list(columns)].apply(pd.to_numeric, errors="coerce").astype("float64").to_numpy()
 
 
-def classifier_matrices(
-    real: pd.DataFrame, synthetic: pd.DataFrame, schema: TableSchema,
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Encode two tables for a classifier: numerics first (imputed), then one-hot categoricals.
+def category_text(values: pd.Series) -> pd.Series:
+    """A categorical column as text, value by value (no statistic of the column is used): missing stays NaN,
+    integral numbers are written without ``.0`` (a code ``3`` in one table and ``3.0`` in another, as SDV writes
+    it, is one level ``"3"``), other values as ``str``."""
+    if is_number(values):
+        numbers = values.astype("float64")
+        return pd.Series([np.nan if np.isnan(v) else str(int(v)) if v.is_integer() else str(v) for v in numbers],
+                         index=values.index, dtype=object)
+    return pd.Series([_one_text(v) for v in values.astype("object")], index=values.index, dtype=object)
 
-    Missing numerics are imputed by the real table's median (0 when the real column is all missing) and a
-    0/1 missing-indicator column is appended for every numeric column with any missing value; categorical
-    levels are the union of both tables' values (a level only the synthetic table has stays visible).
+
+def _one_text(value: object) -> object:
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and np.isnan(value)):
+        return np.nan
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def classifier_frame(tables: Sequence[pd.DataFrame], schema: TableSchema) -> pd.DataFrame:
+    """Stack tables for a C2ST: numerics as float64 (NaN for missing), then categoricals as text (NaN for missing).
+
+    Only casts, cell by cell: nothing here depends on other rows, so stacking the classes and the folds before the
+    cross-validation leaks nothing. Imputation, levels and scaling are learned per fold by :func:`c2st_encoder`.
 
     Returns:
-        (X_real, X_synthetic, n_scaled): float64 matrices with the same columns; the first ``n_scaled``
-        columns are the numerics a scaler should standardise.
+        One frame with ``schema.columns`` as columns and the tables' rows in order (fresh RangeIndex).
     """
-    num_real, num_syn = numeric_matrix(real, schema.numerical), numeric_matrix(synthetic, schema.numerical)
-    blocks_real, blocks_syn, indicators_real, indicators_syn = [num_real], [num_syn], [], []
-    for j in range(num_real.shape[1]):
-        col_real, col_syn = num_real[:, j], num_syn[:, j]
-        miss_real, miss_syn = np.isnan(col_real), np.isnan(col_syn)
-        if miss_real.any() or miss_syn.any():
-            fill = float(np.nanmedian(col_real)) if not miss_real.all() else 0.0
-            col_real[miss_real], col_syn[miss_syn] = fill, fill
-            indicators_real.append(miss_real.astype(np.float64))
-            indicators_syn.append(miss_syn.astype(np.float64))
-    n_scaled = num_real.shape[1]
-    if indicators_real:
-        blocks_real.append(np.column_stack(indicators_real))
-        blocks_syn.append(np.column_stack(indicators_syn))
-    if schema.categorical:
-        (codes_real, codes_syn), levels = category_codes([real, synthetic], schema.categorical)
-        blocks_real.append(one_hot(codes_real, levels, np.float64))
-        blocks_syn.append(one_hot(codes_syn, levels, np.float64))
-    return np.hstack(blocks_real), np.hstack(blocks_syn), n_scaled
+    parts = []
+    for table in tables:
+        part = pd.DataFrame(numeric_matrix(table, schema.numerical), columns=list(schema.numerical))
+        for column in schema.categorical:
+            part[column] = category_text(table[column]).to_numpy()
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)[list(schema.columns)]
+
+
+def c2st_encoder(
+    schema: TableSchema, *, scale: bool = False, native_categorical: bool = False,
+) -> ColumnTransformer:
+    """The C2ST's encoder, fitted on the training folds only (it sits in the fold pipeline before the classifier).
+
+    On a :func:`classifier_frame`:
+
+    - numerical columns: missing values imputed by the training folds' median with a 0/1 missing indicator per
+      column that has missing values in the training folds (``SimpleImputer(add_indicator=True)``), then, with
+      ``scale``, the imputed values (not the indicators) standard-scaled on the training folds;
+    - categorical columns: one-hot over the training folds' levels, at most :data:`FOLD_MAX_LEVELS` per column
+      (the rarer ones one level, which also takes the levels the training folds never had:
+      ``OneHotEncoder(handle_unknown="infrequent_if_exist")``; a missing value is a level of its own);
+    - with ``native_categorical`` (for ``HistGradientBoostingClassifier(categorical_features=...)``): numerics
+      as they are (the trees route NaN), categoricals as ordinal codes of the training folds' levels (at most
+      :data:`FOLD_MAX_LEVELS`, the rarer ones one code), a missing or unseen level NaN, which the trees split as
+      a category of its own. The output is numerics first, then one column per categorical.
+
+    Args:
+        schema: the columns (:func:`resolve_schema`).
+        scale: standard-scale the imputed numerics (for the logistic regression).
+        native_categorical: ordinal codes instead of one-hot columns (and no imputation).
+
+    Returns:
+        An unfitted ``ColumnTransformer`` with dense output.
+    """
+    steps: list[tuple[str, object, list[str]]] = []
+    numerical, categorical = list(schema.numerical), list(schema.categorical)
+    if native_categorical:
+        if numerical:
+            steps.append(("numerical", "passthrough", numerical))
+        if categorical:
+            steps.append(("categorical", OrdinalEncoder(
+                handle_unknown="use_encoded_value", unknown_value=np.nan, encoded_missing_value=np.nan,
+                max_categories=FOLD_MAX_LEVELS), categorical))
+        return ColumnTransformer(steps, sparse_threshold=0.0)
+    if numerical:
+        impute = SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True)
+        if scale:  # the imputer's first len(numerical) outputs are the values, the indicators follow
+            values = ColumnTransformer([("values", StandardScaler(), slice(0, len(numerical)))],
+                                       remainder="passthrough", sparse_threshold=0.0)
+            steps.append(("numerical", Pipeline([("impute", impute), ("scale", values)]), numerical))
+        else:
+            steps.append(("numerical", impute, numerical))
+    if categorical:
+        steps.append(("categorical", OneHotEncoder(handle_unknown="infrequent_if_exist",
+                                                   max_categories=FOLD_MAX_LEVELS, sparse_output=False),
+                      categorical))
+    return ColumnTransformer(steps, sparse_threshold=0.0)
 
 
 def seeded_rows(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -250,8 +374,18 @@ def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], refere
                max_levels: int = 50, *, unseen: bool = False) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Keep the ``max_levels`` most frequent levels (in ``reference``) of each categorical column.
 
-    Gradient-boosted trees split at most 254 levels natively; Census occupation (524 codes) and place of birth
+    Gradient-boosted trees split at most 255 levels natively; Census occupation (524 codes) and place of birth
     (208) exceed it.
+
+    A table-level step before the C2ST that does not leak its test folds: which levels are kept and which are
+    "real" is read from ``reference`` alone (the real table as a whole, a codebook of the real data fixed before
+    the C2ST draws its rows and folds), never from a fold, a C2ST label or a synthetic row's frequency, and each
+    value is rewritten by itself (kept or ``(other)``). What the classifier learns about a level comes from the
+    training folds only (:func:`c2st_encoder`, fitted per fold). The trace the real rows of a test fold leave
+    is their share of ``reference``'s counts: a level occurring in ``reference`` only in such rows (at most the
+    levels occurring once: 0.05 % of the Census train rows in occupation, 0.09 % in place of birth, none in
+    Adult) counts as seen rather than ``(other)``, and a level at the ``max_levels`` boundary may move across it
+    by their count.
 
     Args:
         tables: name → table; every table's capped columns are rewritten the same way.

@@ -15,8 +15,9 @@ from llmdisc.audit.errors import (
     TooFewRowsError,
     exit_status_for,
 )
-from llmdisc.audit.schema import check_same_columns, harmonise, infer_column_kinds, infer_kind
+from llmdisc.audit.schema import check_same_columns, harmonise, infer_column_kinds
 from llmdisc.audit.sources import open_table, read_rows_at, read_sample, sample_positions
+from llmdisc.baselines.encoding import infer_kind  # the project's one kind rule
 from llmdisc.errors import ConfigError
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from llmdisc.baselines import c2st, delong_auc, paper_c2st, sdmetrics_logistic_detection
+from llmdisc.baselines import c2st, auc_with_interval, paper_c2st, sdmetrics_logistic_detection
 from llmdisc.baselines.c2st import fold_corrected_interval
 from llmdisc.data.datasets import column_kinds, load_dataset
 from llmdisc.errors import ConfigError, DataError
@@ -133,11 +133,11 @@ class TestAucInterval:
         rng = np.random.default_rng(0)
         labels = np.r_[np.zeros(300), np.ones(300)]
         scores = rng.normal(labels * 0.5, 1.0)
-        est = delong_auc(labels, scores)
+        est = auc_with_interval(labels, scores)
         assert est.value == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
         assert est.ci_low < est.value < est.ci_high and est.n == 600
-        assert delong_auc(np.r_[0, 0, 1, 1], np.r_[0.1, 0.2, 0.8, 0.9]) .value == 1.0
-        assert np.isnan(delong_auc(np.ones(4), np.arange(4.0)).value)
+        assert auc_with_interval(np.r_[0, 0, 1, 1], np.r_[0.1, 0.2, 0.8, 0.9]) .value == 1.0
+        assert np.isnan(auc_with_interval(np.ones(4), np.arange(4.0)).value)
 
     def test_fold_corrected_interval_pinned(self):
         est = fold_corrected_interval(0.6, np.array([0.58, 0.62, 0.60, 0.59, 0.61]), 1000)
