@@ -4,70 +4,319 @@ A synthesizer that copies real people's names or e-mail addresses into its relea
 discriminator says of the rest. Such columns are also useless to a discriminator (a name says nothing about
 whether a record is realistic) and costly (thousands of levels). So the audit leaves them out of every
 instrument and reports them on their own: for each, the share of the release's values that are values of the
-real table (:func:`personal_summary`).
+real table, exactly and with case, accents and word order folded (:func:`personal_summary`).
 
-A column is personal when ``--metadata`` gives it a personal-information sdtype
-(:mod:`~llmdisc.audit.sdv_metadata`), or when it is text and (:func:`detect_personal`):
+A column is personal when ``--metadata`` gives it a personal-information sdtype (``name``, ``first_name``,
+``email``, ..., or ``"pii": true``: :mod:`~llmdisc.audit.sdv_metadata`), or when it is text and
+:func:`detect_personal` finds, as a person reading the table would, by what the column is:
 
-- at least :data:`MATCH_SHARE` of its values are e-mail addresses, or phone numbers;
-- at least :data:`MATCH_SHARE` of its values look like a person's name (2–4 capitalised words) and its name says
-  so (``name``, ``first_name``, ``surname``, ``customer``, ``patient``, ...: :func:`names_people`; not
-  ``state_name`` or ``product_name``), or they look like names and at least :data:`MIN_DISTINCT_SHARE` of them
-  are distinct;
-- its name says it holds names, addresses, e-mails or phone numbers and at least :data:`MIN_DISTINCT_SHARE` of its
-  values are distinct (free-text identifiers).
+- **e-mail addresses**: at least :data:`MATCH_SHARE` of its values are e-mail addresses;
+- **phone numbers**: at least :data:`MATCH_SHARE` of its values are written like phone numbers (digits, spaces,
+  ``+ ( ) . - /``, 7 to 15 digits; never a date, an ISO timestamp or a ZIP+4 code) and are valid numbers for
+  :mod:`phonenumbers` (international numbers for their own country, national ones for one region of
+  ``phone_regions``, :data:`DEFAULT_PHONE_REGIONS` by default: regions whose numbering plans are strict enough
+  that digit groups, amounts and ids do not pass); a column whose header says phone (``phone``, ``tel``,
+  ``mobile``, ...) needs only the shape, so made-up numbers are found too;
+- **person names**: at least :data:`MATCH_SHARE` of its values look like a person's name in any case
+  (``maria garcía``, ``MARIA GARCIA``, ``Maria García``), order (``García, Maria``, ``maria.garcia``) and script
+  with diacritics (1 to 4 words of letters, ``'`` and ``-`` allowed inside a word, initials such as ``J.``),
+  and either
+
+  - its header says it holds people's names (``name``, ``first_name``, ``LastName``, ``surname``, ``nom``,
+    ``nombre``, ``nome``, ``vorname``, ``nachname``, ... alone or with qualifiers and person words, such as
+    ``customer_name``; not ``state_name`` or ``product_name``) or names people (``customer``, ``patient``,
+    ``employee``, ``student``, ...: :func:`names_people`), and its values are many distinct ones or at least
+    :data:`GIVEN_SHARE` of them hold a given name (a few names repeated; not ``Male``/``Female``), or
+  - its header says nothing (``col7``, ``x``; not a place or a thing such as ``city``, ``country``,
+    ``product``: :data:`_THING_WORDS`), the values are many distinct ones, and at least :data:`KNOWN_SHARE` of
+    them hold a given name (full names) or a given name or surname (single words), or at least
+    :data:`MIN_GIVEN_DISTINCT` distinct values of which at least :data:`MATCH_SHARE` hold a given name (a
+    few dozen first names repeated over thousands of rows). Given names and surnames
+    are those of Faker's person providers, every locale (about 30,000 of each), case and diacritics folded;
+    Faker comes with rdt.
+- **free-text identifiers**: its header says names, names people or mentions them (``patient_id``,
+  ``emergency_contact``), or says addresses, e-mails or phones, and its values are many distinct ones (handles
+  such as ``user0042`` in an ``owner`` column, street addresses).
+
+"Many distinct values" (:func:`_varied`): at least :data:`MIN_DISTINCT` of them and at least
+:data:`MIN_DISTINCT_SHARE` of the values read, or at least :data:`MANY_DISTINCT` whatever the share (a large
+table whose first names repeat).
+
+City names are the known grey zone: they look like names and are many. A column whose header names a place
+(``city``, ``town``, ``birthplace``, ...) is never taken for names by its content; one with a neutral header
+passes only when most of its values hold given names (``San Francisco``, ``Santa Clara`` do, most cities do
+not).
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, Mapping
+import unicodedata
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
+import phonenumbers
 
 MATCH_SHARE = 0.8
+"""Share of a column's values that must be e-mails, phone numbers or names."""
 MIN_DISTINCT_SHARE = 0.2
+"""Distinct values among the values read for a column to hold many distinct values ..."""
+MIN_DISTINCT = 20
+"""... with at least this many of them ..."""
+MANY_DISTINCT = 200
+"""... or at least this many, whatever their share."""
+GIVEN_SHARE = 0.5
+"""Share of values holding a known given name that makes a name- or person-headed column with few distinct
+values hold names (``Maria Garcia`` repeated does; ``Male``/``Female``, ``White alone`` do not)."""
+KNOWN_SHARE = 0.7
+"""Share of values holding a known given name (or surname, single words) for a neutral header's names."""
+MIN_GIVEN_DISTINCT = 10
+"""Distinct values a neutral-headed column of given names needs when they are not many (``maria``, ``jonas``,
+... repeated; fewer could be a category named after people)."""
+DEFAULT_PHONE_REGIONS = ("US", "GB")
+"""Regions whose national phone numbers are recognised without a ``+``; their numbering plans reject most
+digit groups, amounts and ids (a region such as DE or FR accepts most strings of 7 to 11 digits)."""
+MAX_CHECKED = 5000
+"""At most this many distinct values (the most frequent) are parsed as phone numbers."""
+
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
-_PHONE = re.compile(r"^\+?[\d\s().-]{7,20}$")
-_NAME = re.compile(r"^[A-Z][a-zà-ÿ'’.-]+(?:[ -][A-Z][a-zà-ÿ'’.-]+){1,3}$")
-_PERSON_WORDS = frozenset({"customer", "patient", "person", "employee", "owner", "contact", "surname", "firstname",
-                           "lastname", "fullname"})
-"""Words of a column name that say it holds people."""
-_NAME_QUALIFIERS = frozenset({"first", "last", "full", "given", "middle", "family", "maiden", "sur", "nick"})
-"""Words that may stand beside ``name`` in a person-name column's name (``first_name``, ``FullName``)."""
+_PHONE_SHAPE = re.compile(r"^(?:\+|00)?[\d\s().\-/]{7,24}$")
+_EXTENSION = re.compile(r"\s*(?:x|ext\.?|extension|#)\s*\d{1,6}$", re.IGNORECASE)
+_NOT_PHONE = (
+    re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$"),  # ISO and year-first dates
+    re.compile(r"^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}$"),  # day- or month-first dates
+    re.compile(r"^\d{5}-\d{4}$"),  # ZIP+4
+    re.compile(r"^\d{8}$"),  # 20240115
+)
+_WORD = re.compile(r"^[^\W\d_]+(?:['’\-][^\W\d_]+)*\.?$")
+"""One word of a name: letters of any script (``José``, ``Ğül``), ``'`` or ``-`` inside, an initial's dot."""
+_DOTTED = re.compile(r"^[^\W\d_]+(?:\.[^\W\d_]+){1,3}$")
+"""``first.last`` (no spaces)."""
+
+_NAME_WORDS = frozenset({
+    "name", "names", "surname", "surnames", "firstname", "lastname", "fullname", "givenname", "forename",
+    "forenames", "nickname",
+    "nom", "noms", "prenom", "prenoms",  # French
+    "nombre", "nombres", "apellido", "apellidos",  # Spanish
+    "nome", "nomi", "cognome", "sobrenome",  # Italian, Portuguese
+    "vorname", "vornamen", "nachname", "familienname",  # German
+    "naam", "voornaam", "achternaam",  # Dutch
+    "imie", "nazwisko", "soyad", "soyadi", "isim", "fornavn", "efternavn", "etternavn", "fornamn", "efternamn",
+    "etunimi", "sukunimi", "имя", "фамилия", "отчество", "фио",
+})
+"""Words of a header that say it holds names (folded: ``prénom`` -> ``prenom``)."""
+_PERSON_WORDS = frozenset({
+    "customer", "customers", "patient", "patients", "person", "persons", "people", "employee", "employees",
+    "student", "students", "owner", "contact", "client", "member", "applicant", "passenger", "driver", "author",
+    "respondent", "subscriber", "guest", "worker", "teacher", "doctor", "physician", "nurse", "user", "username",
+    "kunde", "cliente", "paciente", "mitarbeiter", "empleado", "persona", "personne", "alumno", "estudiante",
+    "etudiant",
+})
+"""Words of a header that say it holds people."""
+_NAME_QUALIFIERS = frozenset({"first", "last", "full", "given", "middle", "family", "maiden", "sur", "nick",
+                              "legal", "birth", "preferred", "display", "de", "famille", "complet", "completo",
+                              "completa"})
+"""Words that may stand beside ``name`` in a person-name column's header (``first_name``, ``FullName``)."""
+_THING_WORDS = frozenset({
+    "city", "cities", "town", "village", "country", "countries", "state", "states", "county", "province",
+    "region", "place", "location", "district", "municipality", "capital", "street", "road", "airport", "station",
+    "destination", "origin", "birthplace", "hometown", "nationality", "language", "team", "club", "company",
+    "employer", "brand", "product", "item", "title", "school", "university", "college", "hospital",
+    "department", "occupation", "job", "species", "breed", "genre", "category", "type", "label", "tag", "model",
+    "make", "manufacturer", "workclass", "education", "relationship", "race", "sex", "gender", "status",
+    "ville", "pays", "stadt", "land", "ciudad", "pais", "citta", "cidade",
+})
+"""Words of a header that say it holds places or things: its values are never taken for names by content."""
+_PHONE_HINT = frozenset({"phone", "phones", "telephone", "tel", "mobile", "cell", "cellphone", "fax", "telefon",
+                         "telefono", "portable", "handy", "movil", "celular", "telefone"})
 _CONTACT_HINT = re.compile(r"(^|_|\b)(e-?mail|mail|phone|telephone|tel|mobile|address|street|ssn|passport)"
                            r"(_|\b|$)", re.IGNORECASE)
+_NOT_NAMES = frozenset({"male", "female", "man", "woman", "other", "others", "unknown", "none", "yes", "no",
+                        "true", "false", "null", "missing", "not", "and", "or", "of", "the"})
+"""Category words that Faker's name lists happen to hold (``Male`` is an English given name there)."""
+_FOLD_EXTRA = str.maketrans({"ø": "o", "Ø": "o", "ł": "l", "Ł": "l", "đ": "d", "Đ": "d", "æ": "ae", "Æ": "ae",
+                             "œ": "oe", "Œ": "oe", "ı": "i", "ß": "ss", "þ": "th", "ð": "d"})
 
 
-def _name_words(name: str) -> list[str]:
-    """The words of a column name, lower case: ``customerName`` and ``customer_name`` -> customer, name."""
-    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
+def _strip_accents(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD_EXTRA))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def fold(text: str) -> str:
+    """``text`` without case and diacritics: ``Ğül Müller-Øst`` -> ``gul muller-ost``."""
+    return _strip_accents(text).casefold()
+
+
+def fold_value(text: str) -> str:
+    """A value as a person compares it: case, diacritics, punctuation and word order folded (``García, María``,
+    ``maria garcia`` and ``maria.garcia`` all give ``garcia maria``)."""
+    return " ".join(sorted(re.findall(r"[^\W_]+", fold(text))))
+
+
+def _header_words(name: str) -> list[str]:
+    """The words of a header, lower case, diacritics folded: ``customerName`` and ``Prénom client`` -> customer,
+    name; prenom, client."""
+    words: list[str] = []
+    for piece in re.findall(r"[^\W\d_]+|\d+", _strip_accents(name)):
+        if piece.isascii():
+            words += [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", piece)]
+        else:
+            words.append(piece.casefold())
+    return words
+
+
+def _header_kind(name: str) -> str | None:
+    """``"name"`` (the header says names), ``"person"`` (it names people, such as ``patient``), ``"mentions"``
+    (a person word beside other words: ``patient_id``, ``emergency_contact``) or None."""
+    words = set(_header_words(name))
+    others = {w for w in words - _NAME_WORDS - _PERSON_WORDS - _NAME_QUALIFIERS if not w.isdigit()}
+    if words & _NAME_WORDS and not others:
+        return "name"
+    if words & _PERSON_WORDS:
+        return "mentions" if others else "person"
+    return None
 
 
 def names_people(name: str) -> bool:
-    """Whether a column's name says it holds people: a person word (``customer``, ``patient``, ``surname``,
-    ...), or ``name`` alone or with person words and qualifiers only (``name``, ``first_name``,
-    ``customer_name``; not ``state_name`` or ``product_name``)."""
-    words = _name_words(name)
-    if _PERSON_WORDS & set(words):
-        return True
-    others = set(words) - {"name", "names"}
-    return len(others) < len(set(words)) and others <= _NAME_QUALIFIERS
+    """Whether a column's header says it holds people or their names: name words (``name``, ``first_name``,
+    ``surname``, ``nome``, ``vorname``, ...) or person words (``customer``, ``patient``, ...), with qualifiers
+    and each other only (``customer_name``, ``last-name``; not ``state_name``, ``product_name`` or
+    ``customer_type``)."""
+    return _header_kind(name) in ("name", "person")
 
 
-def _share(text: pd.Series, pattern: re.Pattern[str]) -> float:
-    return float(text.str.match(pattern).mean()) if len(text) else 0.0
+def name_words(value: str) -> list[str] | None:
+    """The words of a value that looks like a person's name, or None.
+
+    Any case and diacritics; ``First Last`` (1 to 4 words), ``Last, First`` and ``first.last``; each word
+    letters of any script with ``'`` or ``-`` inside (``O'Brien``, ``Jean-Luc``) or an initial (``J.``), at
+    least one word of two letters or more.
+    """
+    text = " ".join(value.split())
+    if not text or len(text) > 80:
+        return None
+    if text.count(",") == 1:
+        last, first = (part.strip() for part in text.split(","))
+        if not last or not first:
+            return None
+        words = first.split(" ") + last.split(" ")
+    elif "," in text:
+        return None
+    elif " " not in text and _DOTTED.match(text):
+        words = text.split(".")
+    else:
+        words = text.split(" ")
+    if not 1 <= len(words) <= 4 or not all(_WORD.match(w) and len(w) <= 25 for w in words):
+        return None
+    if not any(len(w.rstrip(".")) >= 2 for w in words):
+        return None
+    return words
 
 
-def detect_personal(values: pd.Series, name: str) -> str | None:
+@functools.lru_cache(maxsize=1)
+def _known_names() -> tuple[frozenset[str], frozenset[str]]:
+    """Given names and surnames of Faker's person providers (every locale), folded; empty without Faker."""
+    try:
+        import importlib
+        import pkgutil
+
+        import faker.providers.person as persons
+    except ImportError:  # Faker ships with rdt; without it only the shape and the header decide
+        return frozenset(), frozenset()
+    given: set[str] = set()
+    family: set[str] = set()
+    for module in pkgutil.iter_modules(persons.__path__):
+        try:
+            provider = importlib.import_module(f"{persons.__name__}.{module.name}").Provider
+        except (ImportError, AttributeError):
+            continue
+        for attribute in dir(provider):
+            if "name" not in attribute or not attribute.startswith(("first_", "last_")):
+                continue
+            values = getattr(provider, attribute)
+            if isinstance(values, (dict, list, tuple, set, frozenset)):
+                target = given if attribute.startswith("first_") else family
+                target.update(fold(str(v)) for v in values)
+    return frozenset(given), frozenset(family)
+
+
+def _is_known_name(words: list[str], *, given_only: bool = False) -> bool:
+    """Whether a name's words hold a known given name (or, for a single word, a surname unless
+    ``given_only``)."""
+    given, family = _known_names()
+    folded = [fold(w.rstrip(".")) for w in words]
+    if any(w in _NOT_NAMES for w in folded):
+        return False
+    if len(folded) == 1 and not given_only:
+        return folded[0] in given or folded[0] in family
+    return any(w in given for w in folded)
+
+
+def _varied(n_distinct: int, n_values: int) -> bool:
+    """Whether a column holds many distinct values (module docstring)."""
+    return n_distinct >= MANY_DISTINCT or (n_distinct >= MIN_DISTINCT and n_distinct >= MIN_DISTINCT_SHARE * n_values)
+
+
+def _phone_shaped(value: str) -> bool:
+    text = _EXTENSION.sub("", value.strip())
+    if not _PHONE_SHAPE.match(text) or any(p.match(text) for p in _NOT_PHONE):
+        return False
+    return 7 <= sum(ch.isdigit() for ch in text) <= 15
+
+
+def is_phone_number(value: str, region: str | None = None) -> bool:
+    """Whether ``value`` is a phone number: written like one (module docstring) and a valid number for
+    :mod:`phonenumbers`, international (``+44 20 7946 0958``, ``0044 ...``) for its own country, national
+    (``(415) 555-2671``, ``020 7946 0958``) for ``region`` (an ISO 3166 code such as ``US`` or ``GB``; None:
+    international numbers only).
+
+    Dates (``2024-01-15``, ``15/01/2024``), ISO timestamps, ZIP+4 codes (``12345-6789``) and digit groups that no
+    numbering plan of ``region`` assigns (``1234 5678`` for US or GB) are not phone numbers.
+    """
+    if not _phone_shaped(value):
+        return False
+    text = value.strip()
+    if text.startswith("00"):
+        text = "+" + text[2:]
+    if not text.startswith("+") and region is None:
+        return False
+    try:
+        number = phonenumbers.parse(text, None if text.startswith("+") else region)
+    except phonenumbers.NumberParseException:
+        return False
+    return bool(phonenumbers.is_valid_number(number))
+
+
+def _weighted_share(counts: pd.Series, test: Any) -> float:
+    """Share of the values (rows) whose distinct value passes ``test``; ``counts`` = value -> rows."""
+    passed = sum(int(n) for value, n in counts.items() if test(value))
+    return passed / int(counts.sum())
+
+
+def _phone_share(counts: pd.Series, regions: Sequence[str]) -> float:
+    """Share of the values that are valid phone numbers in the region explaining most of them."""
+    checked = counts.iloc[:MAX_CHECKED]
+    best = 0.0
+    for region in regions or (None,):
+        best = max(best, _weighted_share(checked, lambda v, r=region: is_phone_number(v, r)))
+    return best
+
+
+def detect_personal(values: pd.Series, name: str, *, phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS
+                    ) -> str | None:
     """Why a column holds personal information, or None (module docstring for the rules).
 
     Args:
         values: the column's values in the real rows read.
-        name: the column's name.
+        name: the column's header.
+        phone_regions: regions whose national phone numbers are recognised (ISO 3166 codes); international
+            numbers (``+`` or ``00``) are recognised for every country.
 
     Returns:
-        A short reason (``e-mail addresses``, ``person names``, ...) or None.
+        A short reason (``e-mail addresses``, ``phone numbers``, ``person names``, ``free-text identifiers
+        (named 'owner')``) or None.
     """
     if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
         return None
@@ -75,22 +324,55 @@ def detect_personal(values: pd.Series, name: str) -> str | None:
     text = text[text != ""]
     if len(text) < 2:
         return None
-    distinct = text.nunique() / len(text)
-    if _share(text, _EMAIL) >= MATCH_SHARE:
+    counts = text.value_counts(sort=True)
+    varied = _varied(len(counts), len(text))
+    header = _header_kind(name)
+    header_words = set(_header_words(name))
+    if _weighted_share(counts, _EMAIL.match) >= MATCH_SHARE:
         return "e-mail addresses"
-    digits = text.str.count(r"\d")
-    if _share(text, _PHONE) >= MATCH_SHARE and (digits >= 7).mean() >= MATCH_SHARE:
-        return "phone numbers"
-    names = _share(text, _NAME)
-    if names >= MATCH_SHARE and (names_people(name) or distinct >= MIN_DISTINCT_SHARE):
-        return "person names"
-    if (names_people(name) or _CONTACT_HINT.search(name)) and distinct >= MIN_DISTINCT_SHARE:
+    if _weighted_share(counts.iloc[:MAX_CHECKED], _phone_shaped) >= MATCH_SHARE:
+        if header_words & _PHONE_HINT or _phone_share(counts, tuple(phone_regions)) >= MATCH_SHARE:
+            return "phone numbers"
+    words = {value: name_words(value) for value in counts.index}
+    if _weighted_share(counts, lambda v: words[v] is not None) >= MATCH_SHARE:
+
+        def share_of(test: Any) -> float:
+            return _weighted_share(counts, lambda v: words[v] is not None and test(words[v]))
+
+        given = share_of(functools.partial(_is_known_name, given_only=True))
+        if header in ("name", "person") and (varied or given >= GIVEN_SHARE):
+            return "person names"
+        if header is None and not header_words & _THING_WORDS and (
+                (varied and share_of(_is_known_name) >= KNOWN_SHARE)
+                or (len(counts) >= MIN_GIVEN_DISTINCT and given >= MATCH_SHARE)):
+            return "person names"
+    if (header is not None or _CONTACT_HINT.search(name)) and varied:
         return f"free-text identifiers (named {name!r})"
     return None
 
 
+def _copies(values: pd.Series, real: set[str], real_folded: set[str]) -> dict[str, Any]:
+    """How many of ``values`` are real values, exactly and folded (:func:`fold_value`)."""
+    exact = values.isin(real)
+    folded_values = values.map(fold_value)
+    folded = folded_values.isin(real_folded)
+    return {"share": float(exact.mean()) if len(values) else None,
+            "share_folded": float(folded.mean()) if len(values) else None,
+            "distinct": int(values.nunique()), "distinct_copied": int(values[exact].nunique()),
+            "distinct_folded": int(folded_values.nunique()),
+            "distinct_copied_folded": int(folded_values[folded].nunique())}
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.0f} %"
+
+
 def personal_summary(rows: Mapping[str, pd.DataFrame], columns: Mapping[str, str]) -> list[dict[str, Any]]:
     """For each personal column: how many of the release's values are values of the real table.
+
+    A value is copied when it is one of the real rows' values exactly, and *folded* when it is one once case,
+    diacritics, punctuation and word order are set aside (``maría garcía`` and ``Garcia, Maria`` are copies of
+    ``Maria Garcia``: :func:`fold_value`).
 
     Args:
         rows: ``{"real", "synthetic"[, "holdout"]}`` rows read (every column).
@@ -98,34 +380,49 @@ def personal_summary(rows: Mapping[str, pd.DataFrame], columns: Mapping[str, str
 
     Returns:
         One dict per column: ``column``, ``reason``, ``n_release`` (values present), ``copied_share`` (share of
-        the release's values that are real values; 0 = none), ``distinct_release``, ``distinct_copied``
-        (distinct release values that are real values), ``holdout_copied_share`` (the same for holdout rows,
-        the share a fresh real sample shares with the real table by chance; None without a holdout) and
-        ``sentence``.
+        the release's values that are real values; 0 = none, 1 = every one), ``copied_share_folded`` (the same,
+        folded), ``distinct_release``, ``distinct_copied`` (distinct release values that are real values),
+        ``distinct_copied_share`` (``distinct_copied / distinct_release``), ``distinct_copied_share_folded``
+        (the same among folded values), ``holdout_copied_share`` and ``holdout_copied_share_folded`` (the same
+        for holdout rows, the share a fresh real sample shares with the real table by chance; None without a
+        holdout) and ``sentence``.
     """
     out = []
     for column, reason in columns.items():
-        real = set(rows["real"][column].dropna().astype(str))
+        real_values = rows["real"][column].dropna().astype(str)
+        real = set(real_values)
+        real_folded = {fold_value(v) for v in real}
         release = rows["synthetic"][column].dropna().astype(str)
-        copied = release.isin(real)
+        copies = _copies(release, real, real_folded)
         entry: dict[str, Any] = {
             "column": column, "reason": reason, "n_release": int(len(release)),
-            "copied_share": float(copied.mean()) if len(release) else None,
-            "distinct_release": int(release.nunique()), "distinct_copied": int(release[copied].nunique()),
-            "holdout_copied_share": None,
+            "copied_share": copies["share"], "copied_share_folded": copies["share_folded"],
+            "distinct_release": copies["distinct"], "distinct_copied": copies["distinct_copied"],
+            "distinct_copied_share": (copies["distinct_copied"] / copies["distinct"]) if copies["distinct"] else None,
+            "distinct_copied_share_folded": ((copies["distinct_copied_folded"] / copies["distinct_folded"])
+                                             if copies["distinct_folded"] else None),
+            "holdout_copied_share": None, "holdout_copied_share_folded": None,
         }
         if "holdout" in rows:
-            holdout = rows["holdout"][column].dropna().astype(str)
-            entry["holdout_copied_share"] = float(holdout.isin(real).mean()) if len(holdout) else None
+            holdout = _copies(rows["holdout"][column].dropna().astype(str), real, real_folded)
+            entry["holdout_copied_share"] = holdout["share"]
+            entry["holdout_copied_share_folded"] = holdout["share_folded"]
         if entry["copied_share"] is None:
             entry["sentence"] = f"{column!r} ({reason}): no values in the release"
         else:
+            exact, folded = entry["copied_share"], entry["copied_share_folded"]
             base = ("" if entry["holdout_copied_share"] is None else
-                    f" (fresh real rows: {100 * entry['holdout_copied_share']:.0f} %)")
-            entry["sentence"] = (f"{100 * entry['copied_share']:.0f} % of the release's values of {column!r} "
-                                 f"({reason}) are values of the real table{base}: {entry['distinct_copied']:,} "
-                                 f"distinct real values appear in the release"
+                    f" (fresh real rows: {_percent(entry['holdout_copied_share'])})")
+            loose = ""
+            if _percent(folded) != _percent(exact):
+                fresh = entry["holdout_copied_share_folded"]
+                loose = (f", {_percent(folded)} once case, accents and word order are set aside"
+                         + ("" if fresh is None else f" (fresh real rows: {_percent(fresh)})"))
+            entry["sentence"] = (f"{_percent(exact)} of the release's values of {column!r} ({reason}) are values of "
+                                 f"the real table{base}{loose}: {entry['distinct_copied']:,} distinct real values "
+                                 f"appear in the release, {_percent(entry['distinct_copied_share'])} of its "
+                                 f"{entry['distinct_release']:,} distinct values"
                                  + (" — the synthesizer copies them; they leak whatever the discriminators say"
-                                    if entry["copied_share"] > 0.5 else ""))
+                                    if max(exact, folded) > 0.5 else ""))
         out.append(entry)
     return out

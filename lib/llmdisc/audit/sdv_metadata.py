@@ -12,8 +12,11 @@ Each column's ``sdtype`` decides its role in the audit (:data:`SDTYPE_ROLES`): `
 ``ordinal`` and ``boolean`` as categorical; ``datetime`` parsed with its ``datetime_format`` (numeric for the
 classifier and distances, shown as dates to the LLM); ``id`` and the primary key as identifiers (excluded from
 every discriminator unless kept); any other sdtype SDV accepts is personal information (a Faker sdtype such as
-``email`` or ``phone_number``, or ``unknown``): excluded with a note, unless the column says ``"pii": false``
-(then categorical).
+``email``, ``phone_number``, ``name``, ``first_name`` or ``last_name``, or ``unknown``): excluded with a note,
+unless the column says ``"pii": false`` (then categorical). A column of any sdtype that says ``"pii": true`` is
+personal information too. A ``categorical`` column that does not say ``"pii": false`` is still checked for
+personal information by its header and values (:func:`llmdisc.audit.personal.detect_personal`): metadata detected
+by SDV often calls a column of names ``categorical``.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ SDTYPE_ROLES = {
 }
 """SDV sdtype -> the audit's role of the column; other accepted sdtypes are ``pii``."""
 PII_SDTYPES = ("unknown", "address", "email", "ipv4_address", "ipv6_address", "mac_address", "name",
-               "phone_number", "ssn", "user_agent_string")
+               "phone_number", "ssn", "user_agent_string", "first_name", "last_name")
 """Personal-information sdtypes SDV names itself; any Faker method name is accepted as one too."""
 
 
@@ -49,12 +52,14 @@ class ColumnType:
         sdtype: SDV's sdtype, as written.
         role: ``numerical``, ``categorical``, ``datetime``, ``identifier`` or ``pii``.
         datetime_format: strftime format of a datetime column (None: not given; dates are then detected).
+        pii: the column's ``"pii"`` flag as written (None: not given).
     """
 
     name: str
     sdtype: str
     role: str
     datetime_format: str | None = None
+    pii: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -94,11 +99,13 @@ def _role(column: str, spec: Any, where: str) -> ColumnType:
     if fmt is not None and (not isinstance(fmt, str) or "%" not in fmt):
         raise MetadataError(f"{where}: column {column!r} has datetime_format {fmt!r}, which is not a strftime "
                             "format; fix: write it like \"%Y-%m-%d\" or leave it out to detect the dates")
+    pii = spec.get("pii") if isinstance(spec.get("pii"), bool) else None
     if sdtype in SDTYPE_ROLES:
-        return ColumnType(column, sdtype, SDTYPE_ROLES[sdtype], fmt if sdtype == "datetime" else None)
+        role = "pii" if pii is True else SDTYPE_ROLES[sdtype]
+        return ColumnType(column, sdtype, role, fmt if sdtype == "datetime" else None, pii)
     if sdtype in PII_SDTYPES or _is_faker_sdtype(sdtype):
-        role = "categorical" if spec.get("pii") is False else "pii"
-        return ColumnType(column, sdtype, role)
+        role = "categorical" if pii is False else "pii"
+        return ColumnType(column, sdtype, role, None, pii)
     raise MetadataError(
         f"{where}: column {column!r} has sdtype {sdtype!r}, which SDV does not know; fix: use one of "
         f"{', '.join(SDTYPE_ROLES)} or a personal-information sdtype such as {', '.join(PII_SDTYPES[1:5])}")

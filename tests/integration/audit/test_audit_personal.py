@@ -1,6 +1,6 @@
-"""Personal information in a release (issue 25, item 5): a person-name column and an e-mail column are left
-out of every instrument and reported on their own, with the share of the release's values copied from the
-real table.
+"""Personal information in a release (issue 25, item 5; issue 40, item 7): a person-name column and an e-mail
+column are left out of every instrument and reported on their own, with the share of the release's values copied
+from the real table, also when the SDV metadata calls the name column categorical and the names are lower case.
 
 The tables are made here, deterministically: names from small first- and last-name lists, e-mail addresses,
 and ordinary columns. The release copies real people's names (every one a real name) and makes up its e-mail
@@ -59,6 +59,15 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                "income": "numerical", "has_car": "categorical"}
     paths["metadata"].write_text(json.dumps({"columns": {c: {"sdtype": t} for c, t in sdtypes.items()},
                                              "METADATA_SPEC_VERSION": "SINGLE_TABLE_V1"}), encoding="utf-8")
+    # issue 40, item 7: a public table's SDV metadata calls its name column categorical, and the names are
+    # written in lower case; what the column is decides, not the sdtype or the capitals
+    for role, table in (("real", real), ("release", release)):
+        paths[f"{role}_lower"] = root / f"{role}_lower.csv"
+        table.assign(name=table["name"].str.lower()).to_csv(paths[f"{role}_lower"], index=False)
+    paths["metadata_categorical"] = root / "metadata_categorical.json"
+    paths["metadata_categorical"].write_text(json.dumps({"columns": {
+        c: {"sdtype": "categorical" if c == "name" else t} for c, t in sdtypes.items()},
+        "METADATA_SPEC_VERSION": "SINGLE_TABLE_V1"}), encoding="utf-8")
     return paths
 
 
@@ -72,13 +81,17 @@ class PromptRecorder:
                            "supporting_evidence": []})
 
 
-@pytest.mark.parametrize("with_metadata", [False, True], ids=["detected", "metadata"])
+@pytest.mark.parametrize("variant", ["detected", "metadata", "metadata-categorical"])
 def test_personal_columns_are_left_out_of_every_instrument_and_their_copies_reported(
-        files: dict[str, Path], tmp_path: Path, with_metadata: bool) -> None:
+        files: dict[str, Path], tmp_path: Path, variant: str) -> None:
     recorder, out = PromptRecorder(), tmp_path / "audit"
-    extra = ("--metadata", str(files["metadata"])) if with_metadata else ()
+    lower = variant == "metadata-categorical"
+    real_path, release_path = (files["real_lower"], files["release_lower"]) if lower else (files["real"],
+                                                                                          files["release"])
+    extra = {"detected": (), "metadata": ("--metadata", str(files["metadata"])),
+             "metadata-categorical": ("--metadata", str(files["metadata_categorical"]))}[variant]
     with OpenAIWireServer(responder=recorder) as server:
-        status = main(["audit", "--real", str(files["real"]), "--synthetic", str(files["release"]), "--out", str(out),
+        status = main(["audit", "--real", str(real_path), "--synthetic", str(release_path), "--out", str(out),
                        "--instruments", "c2st", "distances", "llm", "--provider", "openai", "--base-url",
                        server.base_url, "--scoring", "verdict", "--trials-per-label", "1", "--conditions", "C1",
                        "--no-progress", *extra])
@@ -86,16 +99,18 @@ def test_personal_columns_are_left_out_of_every_instrument_and_their_copies_repo
     # positive control and the audit is inconclusive. The personal columns are reported all the same.
     assert status == 3
     audit = json.loads((out / "audit.json").read_text(encoding="utf-8"))
-    why = {"name": "sdtype name", "email": "sdtype email"} if with_metadata else {
-        "name": "detected: person names", "email": "detected: e-mail addresses"}
+    why = {"detected": {"name": "detected: person names", "email": "detected: e-mail addresses"},
+           "metadata": {"name": "sdtype name", "email": "sdtype email"},
+           "metadata-categorical": {"name": "detected: person names", "email": "sdtype email"}}[variant]
     # left out of every instrument ...
     assert audit["schema"]["used"] == ["age", "city", "income", "has_car"]
-    assert audit["schema"]["excluded"] == [{"name": c, "reason": f"personal information ({r})"}
+    said = {"name": "detected: person names; --metadata says categorical"} if lower else {}
+    assert audit["schema"]["excluded"] == [{"name": c, "reason": f"personal information ({said.get(c, r)})"}
                                            for c, r in why.items()]
     for reading in audit["instruments"]:
         assert reading["status"] == "measured", reading
         assert not re.search(r"'(name|email)'", json.dumps(reading["details"])), reading["instrument"]
-    real = pd.read_csv(files["real"])
+    real = pd.read_csv(real_path)
     assert len(recorder.prompts) == 4  # 1 REAL sample shared by the 3 cells + 1 per cell
     for prompt in recorder.prompts:  # ... the LLM's included: no name, no address, no such column
         assert "@" not in prompt and not any(person in prompt for person in real["name"])
@@ -105,8 +120,9 @@ def test_personal_columns_are_left_out_of_every_instrument_and_their_copies_repo
     personal = {p["column"]: p for p in audit["personal"]}
     assert {c: p["reason"] for c, p in personal.items()} == why
     name, email = personal["name"], personal["email"]
-    assert (name["copied_share"], name["n_release"]) == (1.0, 300)
-    assert name["distinct_copied"] == name["distinct_release"] == len(set(pd.read_csv(files["release"])["name"]))
+    assert (name["copied_share"], name["copied_share_folded"], name["n_release"]) == (1.0, 1.0, 300)
+    assert name["distinct_copied"] == name["distinct_release"] == len(set(pd.read_csv(release_path)["name"]))
+    assert name["distinct_copied_share"] == name["distinct_copied_share_folded"] == 1.0
     assert (email["copied_share"], email["distinct_copied"]) == (0.0, 0)
     page = (out / "report.html").read_text(encoding="utf-8")
     section = html.unescape(page.split("<h2>Personal information</h2>")[1].split("<h2>")[0])
