@@ -1,60 +1,122 @@
-"""Errors of ``llmdisc audit`` and the exit status each one maps to.
+"""Errors of ``llmdisc audit`` and the exit status each one maps to: the one table of the audit's exit statuses.
 
-``llmdisc.cli.main.main`` prints any :class:`~llmdisc.errors.LlmdiscError` as one line and exits with the
-error's ``exit_status`` attribute (2 when absent); the audit's errors carry distinct statuses so that a
-release pipeline can tell a bad input from an unreachable provider. :data:`EXIT_STATUSES` is the table the
-command's ``--help`` prints.
+:class:`ExitStatus` names every status; :data:`EXIT_STATUSES` gives each its meaning (the table that the command's
+``--help``, ``audit.json``'s ``exit_statuses`` and the README list). ``llmdisc.cli.main.main`` prints any
+:class:`~llmdisc.errors.LlmdiscError` as one line and exits with the error's ``exit_status`` attribute, which the
+audit command sets with :func:`exit_status_for`; an unexpected exception (a bug) exits
+:attr:`ExitStatus.INTERNAL_ERROR` (70, ``EX_SOFTWARE``), never 1, with its traceback in the audit folder, so that a
+release pipeline can tell a failed gate from a bad input, an unreachable provider and a crash.
 """
 
 from __future__ import annotations
 
+import enum
+
 from llmdisc.errors import CacheMissError, ConfigError, DataError, LlmdiscError, ProviderError
 
-EXIT_OK = 0
-EXIT_GATE = 1
-EXIT_USAGE = 2
-EXIT_INCONCLUSIVE = 3
-EXIT_MISSING = 4
-EXIT_UNPARSABLE = 5
-EXIT_COLUMNS = 6
-EXIT_TOO_FEW_ROWS = 7
-EXIT_REMOTE_REFUSED = 8
-EXIT_UNREACHABLE = 9
-EXIT_PROVIDER = 10
+
+class ExitStatus(enum.IntEnum):
+    """The exit statuses of ``llmdisc audit`` (meanings in :data:`EXIT_STATUSES`)."""
+
+    OK = 0
+    GATE_FAILED = 1
+    USAGE_ERROR = 2
+    INCONCLUSIVE = 3
+    INPUT_MISSING = 4
+    INPUT_UNPARSABLE = 5
+    INPUT_COLUMNS = 6
+    INPUT_TOO_FEW_ROWS = 7
+    REMOTE_REFUSED = 8
+    PROVIDER_UNREACHABLE = 9
+    PROVIDER_ERROR = 10
+    INTERNAL_ERROR = 70
+    INTERRUPTED = 130
+
+    @property
+    def label(self) -> str:
+        """The name written into ``audit.json`` (``gate_failed``, ``internal_error``, ...)."""
+        return self.name.lower()
+
+
+EXIT_OK = ExitStatus.OK
+EXIT_GATE = ExitStatus.GATE_FAILED
+EXIT_USAGE = ExitStatus.USAGE_ERROR
+EXIT_INCONCLUSIVE = ExitStatus.INCONCLUSIVE
+EXIT_MISSING = ExitStatus.INPUT_MISSING
+EXIT_UNPARSABLE = ExitStatus.INPUT_UNPARSABLE
+EXIT_COLUMNS = ExitStatus.INPUT_COLUMNS
+EXIT_TOO_FEW_ROWS = ExitStatus.INPUT_TOO_FEW_ROWS
+EXIT_REMOTE_REFUSED = ExitStatus.REMOTE_REFUSED
+EXIT_UNREACHABLE = ExitStatus.PROVIDER_UNREACHABLE
+EXIT_PROVIDER = ExitStatus.PROVIDER_ERROR
+EXIT_INTERNAL = ExitStatus.INTERNAL_ERROR
+EXIT_INTERRUPTED = ExitStatus.INTERRUPTED
+
+TRACEBACK_FILE = "traceback.txt"
+"""Written into the audit folder on an unexpected error (exit :data:`EXIT_INTERNAL`)."""
 
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "audit written; conclusive, and the --fail-above gate (if any) passed"),
     (EXIT_GATE, "audit written; the release FAILED the gate: the 95 % upper bound of D of an instrument that "
                 "passed its controls and can vouch at --fail-above exceeds it, or the lower bound of any that "
-                "passed them does (an unexpected crash also exits 1)"),
+                "passed them does (only ever this; an error is never 1)"),
     (EXIT_USAGE, "bad command-line option or value (argparse's usage errors; e.g. --fail-above outside 0..1)"),
     (EXIT_INCONCLUSIVE, "audit written but INCONCLUSIVE (never a pass): no instrument passed its controls, or "
                         "none has the units to vouch at --fail-above"),
-    (EXIT_MISSING, "an input file (or the --metadata file) does not exist"),
+    (EXIT_MISSING, "input error: an input file (or the --metadata file) does not exist"),
     (
         EXIT_UNPARSABLE,
-        "an input file cannot be parsed, or its format is not supported (Excel); the --metadata file is not "
-        "SDV single-table metadata JSON or names an unknown sdtype",
+        "input error: an input file cannot be parsed or used, or its format is not supported (Excel); the "
+        "--metadata file is not SDV single-table metadata JSON or names an unknown sdtype",
     ),
     (
         EXIT_COLUMNS,
-        "the columns of the real and synthetic (or holdout) tables differ, or a column's type does (text in a "
-        "numerical column, an unparseable date); or the --metadata columns differ from the tables'",
+        "input error: the columns of the real and synthetic (or holdout) tables differ, or a column's type does "
+        "(text in a numerical column, an unparseable date); or the --metadata columns differ from the tables'",
     ),
-    (EXIT_TOO_FEW_ROWS, "a table has fewer rows than one 20-row sample"),
+    (EXIT_TOO_FEW_ROWS, "input error: a table has fewer rows than one 20-row sample"),
     (
         EXIT_REMOTE_REFUSED,
-        "the LLM provider would send real rows off this machine and --allow-remote was not given",
+        "provider error: the LLM provider would send real rows off this machine and --allow-remote was not given",
     ),
-    (EXIT_UNREACHABLE, "the LLM provider cannot be reached or stopped answering; finished trials stay cached"),
+    (EXIT_UNREACHABLE, "provider error: the LLM provider cannot be reached or stopped answering (after retries); "
+                       "finished trials stay cached"),
     (
         EXIT_PROVIDER,
-        "the LLM provider refused (missing key, unknown model; no token probabilities under --scoring probability "
-        "or both: pass --scoring verdict) or --cache-mode offline missed",
+        "provider error: the LLM provider refused (missing or rejected key, unknown model; no token probabilities "
+        "under --scoring probability or both: pass --scoring verdict) or --cache-mode offline missed",
     ),
-    (130, "interrupted; finished trials and scores stay cached and a re-run resumes"),
+    (EXIT_INTERNAL, f"unexpected internal error (a bug; EX_SOFTWARE): its traceback is in DIR/{TRACEBACK_FILE}, "
+                    "what was computed stays in DIR and a re-run resumes"),
+    (EXIT_INTERRUPTED, "interrupted; finished trials and scores stay cached and a re-run resumes"),
 )
-"""(exit status, meaning) of ``llmdisc audit``."""
+"""(exit status, meaning) of ``llmdisc audit``, one row per :class:`ExitStatus`."""
+
+
+def exit_status_record(status: int) -> dict[str, object]:
+    """``{"code": 3, "name": "inconclusive"}``: an exit status as ``audit.json`` states it."""
+    status = ExitStatus(status)
+    return {"code": int(status), "name": status.label}
+
+
+def exit_status_table() -> dict[str, dict[str, str]]:
+    """``{"0": {"name": "ok", "meaning": ...}, ...}``: :data:`EXIT_STATUSES` as ``audit.json``'s
+    ``exit_statuses`` (JSON object keys are strings)."""
+    return {str(int(code)): {"name": ExitStatus(code).label, "meaning": meaning} for code, meaning in EXIT_STATUSES}
+
+
+def outcome_status(outcome: str, gate_passed: bool | None) -> ExitStatus:
+    """The exit status of a finished audit: 3 when ``inconclusive``, 1 when the gate failed, else 0.
+
+    Args:
+        outcome: the decision's outcome (``pass``, ``fail``, ``inconclusive`` or ``conclusive``).
+        gate_passed: None without a gate (or when inconclusive), else whether the release passed it.
+    """
+    if outcome == "inconclusive":
+        return EXIT_INCONCLUSIVE
+    if gate_passed is False or outcome == "fail":
+        return EXIT_GATE
+    return EXIT_OK
 
 
 class AuditInputError(DataError):
@@ -107,27 +169,33 @@ class RemoteProviderRefused(ConfigError):
     exit_status = EXIT_REMOTE_REFUSED
 
 
-def exit_status_for(exc: BaseException) -> int:
+def exit_status_for(exc: BaseException) -> ExitStatus:
     """Map an error raised during an audit to its exit status (see :data:`EXIT_STATUSES`).
 
     Args:
         exc: the error.
 
     Returns:
-        Its ``exit_status`` attribute when it has one; 9 for an unreachable provider or a run that stopped
-        because the provider kept failing; 10 for other provider errors and offline cache misses; 2 for other
-        llmdisc errors (bad options); 1 for anything else (a crash).
+        Its ``exit_status`` attribute when it has one (the input errors above); 9 for an unreachable provider or
+        a run that stopped because the provider kept failing; 10 for other provider errors and offline cache
+        misses; 5 for another input error (:class:`~llmdisc.errors.DataError`); 2 for other llmdisc errors (bad
+        options, :class:`~llmdisc.errors.ConfigError`); 130 for an interruption; 70 for anything else (a bug:
+        never 1, which means only that the gate failed).
     """
     from llmdisc.discrimination.providers.errors import ProviderUnreachableError, TransientProviderError
     from llmdisc.discrimination.runner import RunAborted
 
     status = getattr(exc, "exit_status", None)
-    if isinstance(status, int):
-        return status
+    if isinstance(status, int) and not isinstance(status, bool) and status in ExitStatus._value2member_map_:
+        return ExitStatus(status)
     if isinstance(exc, (ProviderUnreachableError, RunAborted, TransientProviderError)):
         return EXIT_UNREACHABLE
     if isinstance(exc, (ProviderError, CacheMissError)):
         return EXIT_PROVIDER
+    if isinstance(exc, DataError):
+        return EXIT_UNPARSABLE
     if isinstance(exc, LlmdiscError):
         return EXIT_USAGE
-    return 1
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_INTERNAL

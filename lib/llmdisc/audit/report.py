@@ -1,33 +1,39 @@
 """The audit's products: ``audit.json`` (every figure, machine-readable) and a self-contained ``report.html``.
 
-The HTML page has its CSS inline and its figures embedded as base64 PNG: no external link, script or font,
-so it can be mailed or archived as one file. Every text is escaped, and the page is passed through
-:func:`llmdisc.pipeline.reports.scrub_text` so no absolute machine path or secret reaches it. Paths inside both
-files are relative to the audit folder.
+The HTML page is rendered from the Jinja2 template ``templates/report.html.j2`` with autoescape on, from plain
+data (the instruments' sections are tables, lists and paragraphs of text, never HTML): every text it shows,
+column names and values from the user's files included, is escaped by the template, and no value is marked
+safe. It has its CSS inline and its figures embedded as base64 PNG: no external link, script or font, so it can
+be mailed or archived as one file. The page is passed through :func:`llmdisc.pipeline.reports.scrub_text` so no
+absolute machine path or secret reaches it. Paths inside both files are relative to the audit folder.
+``audit.json`` follows the JSON Schema :data:`AUDIT_SCHEMA` (``audit.schema.json`` beside this module). An
+unexpected error of the audit leaves ``traceback.txt`` in the folder (:func:`record_crash`).
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import io
 import json
 import math
+import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from llmdisc.pipeline.reports import scrub_text
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:62em;margin:2em auto;
-padding:0 1em;line-height:1.45;color:#1d1d1d}
-h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px solid #ccc;padding:.25em .6em;
-text-align:left;vertical-align:top}th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.verdict{background:#f6f8fa;border-left:5px solid #3b6ea5;padding:.8em 1em;font-size:1.05em}
-.thin{border-left-color:#c77d00}.fail{border-left-color:#b3261e}.muted{color:#666;font-size:.9em}
-img{max-width:100%;height:auto}
-"""
+if TYPE_CHECKING:
+    from llmdisc.audit.instruments.base import Block, Table
+
+AUDIT_SCHEMA = Path(__file__).with_name("audit.schema.json")
+"""The JSON Schema (draft 2020-12) of ``audit.json``, shipped with the package: the tests validate every audit they
+write against it (``jsonschema``, a test requirement; the audit itself does not import it)."""
+
+TEMPLATES = Path(__file__).with_name("templates")
+"""The report's Jinja2 templates, shipped with the package."""
+TEMPLATE = "report.html.j2"
+"""The page (its CSS inline): autoescaped, so every value it shows is escaped, whatever the user's files hold."""
 
 
 def _json_default(value: Any) -> Any:
@@ -55,6 +61,69 @@ def write_audit_json(result: dict[str, Any], path: Path) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+    return path
+
+
+def _hide_paths(text: str, folders: dict[str, str]) -> str:
+    """``text`` with each folder's absolute path replaced by its placeholder (longest first), then
+    :func:`~llmdisc.pipeline.reports.scrub_text` (the project, the venv, home, secrets). A folder that holds the
+    project or the venv (the working folder ``.``, home) is left to ``scrub_text``."""
+    import sys
+
+    from llmdisc.paths import project_root
+
+    def holds(folder: Path, inner: Path) -> bool:
+        return inner == folder or folder in inner.parents
+
+    pairs: list[tuple[str, str]] = []
+    for folder, placeholder in folders.items():
+        resolved = Path(folder).resolve()
+        if holds(resolved, project_root().resolve()) or holds(resolved, Path(sys.prefix).resolve()):
+            continue
+        pairs += [(form, placeholder) for form in {str(Path(folder).absolute()), str(resolved)} if len(form) > 1]
+    for old, new in sorted(pairs, key=lambda p: len(p[0]), reverse=True):
+        text = re.sub(re.escape(old) + r"(?![\w.-])", lambda _: new, text)  # whole names: not DIR.py for DIR
+    return scrub_text(text)
+
+
+def record_crash(out_dir: Path | str, exc: BaseException, *, status: int, inputs: Sequence[Path | str | None] = (),
+                 mark_audit_json: bool = False) -> Path:
+    """Record an unexpected error of an audit in its folder, keeping everything already there.
+
+    Writes ``DIR/traceback.txt``: the exception's traceback, scrubbed (the audit folder's path written as
+    ``<audit>``, the input files' folders as ``<input>``, then :func:`~llmdisc.pipeline.reports.scrub_text`).
+    With ``mark_audit_json`` (``DIR/audit.json`` was written by this run before the error) it also sets that file's
+    ``exit_status`` to ``status`` and adds a ``crash`` entry naming the error and the traceback file, so that the
+    file never states a status the process did not exit with.
+
+    Args:
+        out_dir: the audit folder (created when the error came before it was).
+        exc: the exception.
+        status: the exit status it gets (:data:`llmdisc.audit.errors.EXIT_INTERNAL`).
+        inputs: the input files given (None entries are skipped): their folders are hidden.
+        mark_audit_json: rewrite ``DIR/audit.json`` as above (when it exists).
+
+    Returns:
+        The path of ``traceback.txt``.
+    """
+    import traceback
+
+    from llmdisc.audit.errors import TRACEBACK_FILE, exit_status_record
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    folders = {str(Path(p).parent): "<input>" for p in inputs if p is not None}
+    folders[str(out_dir)] = "<audit>"
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    path = out_dir / TRACEBACK_FILE
+    path.write_text(_hide_paths(text, folders), encoding="utf-8")
+    audit_json = out_dir / "audit.json"
+    if mark_audit_json and audit_json.exists():
+        result = json.loads(audit_json.read_text(encoding="utf-8"))
+        result["exit_status"] = exit_status_record(status)
+        error = _hide_paths(f"{type(exc).__name__}: {exc}", folders)
+        result["crash"] = {"error": error, "traceback": TRACEBACK_FILE}
+        write_audit_json(result, audit_json)
     return path
 
 
@@ -112,7 +181,7 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
 
 def _controls_word(instrument: dict[str, Any]) -> str:
     """Why an instrument's release figure is not read: its controls failed, or were measured on too few units."""
-    return "failed its controls" if instrument.get("controls_judged", True) else "too few samples to judge its controls"
+    return "failed its controls" if instrument.get("controls_judged", True) else "its controls unjudged"
 
 
 def _fmt(value: Any, digits: int = 2) -> str:
@@ -123,140 +192,124 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{html.escape(_fmt(v))}</td>'
-            if isinstance(v, (int, float)) or v is None
-            else f"<td>{html.escape(str(v))}</td>"
-            for v in row
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _img(b64: str | None, alt: str) -> str:
-    return f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}"></p>' if b64 else ""
-
-
 def _ci(est: dict[str, Any] | None) -> str:
     if not est or est.get("value") is None:
         return "n/a"
     return f"{est['value']:.3f} ({_fmt(est['ci_low'], 3)}–{_fmt(est['ci_high'], 3)})"
 
 
-def render_html(result: dict[str, Any], sections: dict[str, str] | None = None) -> str:
-    """The report page for an ``audit.json`` dict (see :func:`llmdisc.audit.run_audit`).
+@functools.lru_cache(maxsize=1)
+def _environment() -> Any:
+    """The Jinja2 environment of :data:`TEMPLATES`: autoescape on for every template, undefined names an error."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters["cell"] = _fmt
+    return env
+
+
+def render_html(result: dict[str, Any], sections: Mapping[str, Sequence[Block]] | None = None) -> str:
+    """The report page for an ``audit.json`` dict (see :func:`llmdisc.audit.run_audit`), from the template
+    ``templates/report.html.j2`` (Jinja2, autoescape on: every text the page shows is escaped there).
 
     Args:
         result: the audit's figures.
-        sections: instrument name -> its own HTML section (:meth:`Instrument.section`), already escaped.
-    """
-    from llmdisc.audit.instruments.base import format_seconds
+        sections: instrument name -> its own section (:meth:`Instrument.section`): plain data, never HTML.
 
-    sections = sections or {}
+    Raises:
+        TypeError: a section that is not a list of :data:`~llmdisc.audit.instruments.base.Block` (an HTML
+            string, say).
+    """
+    from llmdisc.audit.instruments.base import Bullets, Paragraph, Table, format_seconds
+
+    sections = dict(sections or {})
+    for name, blocks in sections.items():
+        if isinstance(blocks, (str, bytes)) or not all(isinstance(b, (Table, Bullets, Paragraph)) for b in blocks):
+            raise TypeError(f"the report section of {name!r} is not a list of Table, Bullets and Paragraph blocks; "
+                            "fix: return plain data from Instrument.section (the template writes the HTML)")
     decision = result["decision"]
-    outcome = decision["outcome"]
-    css = {"pass": "", "conclusive": "", "fail": " fail", "inconclusive": " thin"}[outcome]
     inputs = result["inputs"]
-    parts = [f"<h1>Audit of {html.escape(inputs['synthetic']['file'])} against {html.escape(inputs['real']['file'])}"
-             "</h1>",
-             f'<p class="verdict{css}"><strong>{html.escape(result["headline"])}</strong></p>']
-    if result.get("stopped_early"):
-        parts.append('<p class="verdict thin">Stopped early (--max-minutes): instruments marked "stopped" report '
-                     "what they measured before the deadline; those marked so below did not finish.</p>")
-    parts.append(f"<p>{html.escape(decision['gate_statistic'])}.</p>")
-    parts.append(_img(gate_figure(result["instruments"], decision.get("fail_above")),
-                      "D with 95 % intervals per instrument: release, positive and negative control"))
     summary = []
+    titles = {inst["instrument"]: inst["title"] for inst in result["instruments"]}
     for inst in result["instruments"]:
         release = inst["comparisons"].get("release") or {}
         d = release.get("D")
         summary.append([inst["title"], inst["status"],
-                        "yes" if inst["controls_passed"] else "no" if inst.get("controls_judged", True) else "too few to judge",
+                        "yes" if inst["controls_passed"] else "no" if inst.get("controls_judged", True) else "unjudged",
                         "–" if d is None else f"{d:.2f} [{_fmt(release.get('D_low'))}, {_fmt(release.get('D_high'))}]",
                         ("yes" if release.get("separated") else "no") if inst["controls_passed"]
                         else f"not read: {_controls_word(inst)}", format_seconds(inst["seconds"])])
-    parts += ["<h2>Instruments</h2>",
-              _table(["instrument", "status", "passed its controls", "release D [95 % CI]", "tells the release apart",
-                      "time"], summary)]
-    if decision["reasons"]:
-        parts.append("<p>Instruments that do not decide, or cannot vouch at the threshold, and why:</p><ul>"
-                     + "".join(f"<li>{html.escape(r)}</li>" for r in decision["reasons"]) + "</ul>")
-    findings = [f for inst in result["instruments"] if inst["controls_passed"] for f in inst["findings"]]
-    parts.append("<h2>What gives the release away</h2>")
-    parts.append("<ul>" + "".join(f"<li>{html.escape(f)}</li>" for f in findings) + "</ul>" if findings else
-                 "<p>Nothing that an instrument which passed its controls could name.</p>")
-    parts += _personal_section(result) + _key_columns_section(result)
-    for inst in result["instruments"]:
-        parts.append(f"<h2>{html.escape(inst['title'])}</h2>")
-        if inst["status"] != "measured":
-            parts.append(f"<p><strong>{html.escape(inst['status'])}</strong>"
-                         + (f": {html.escape(inst['reason'])}" if inst.get("reason") else "") + "</p>")
-        if inst["control_reasons"]:
-            parts.append('<p class="muted">' + html.escape("; ".join(inst["control_reasons"])) + "</p>")
-        parts.append(sections.get(inst["instrument"], ""))
-    parts += _anonymeter_section(result)
+    gate = None
+    if decision.get("gate"):
+        threshold = decision["fail_above"]
+        gate = {"threshold": f"{threshold:g}",
+                "table": Table(["instrument", "vouches", "a release at chance passes",
+                                f"a release at D {min(1.0, 1.5 * threshold):.2f} fails"],
+                               [[titles.get(name, name), "yes" if g["vouches"] else "no",
+                                 f"{100 * g['pass_probability_at_chance']:.0f} %", f"{100 * g['fail_probability']:.0f} %"]
+                                for name, g in decision["gate"].items()])}
+    instruments = [{"title": inst["title"], "status": inst["status"], "reason": inst.get("reason") or "",
+                    "control_reasons": "; ".join(inst["control_reasons"]),
+                    "blocks": list(sections.get(inst["instrument"], []))} for inst in result["instruments"]]
     groups = result["groups"]
-    parts += ["<h2>Data and method</h2>",
-              _table(["group", "rows", "what"], [[g, groups["rows"].get(g), note]
-                                                for g, note in groups["notes"].items()]),
-              f"<p>{html.escape(decision['rule'])}.</p>",
-              _table(["stage", "seconds"], [[k, v] for k, v in result["seconds"].items()]),
-              f'<p class="muted">llmdisc {html.escape(result["llmdisc_version"])}, {html.escape(result["created"])}; '
-              f"seed {result['parameters']['seed']}; every figure is in audit.json.</p>"]
-    body = "\n".join(parts)
-    page = (
-        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>llmdisc audit</title>'
-        f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
-    )
+    page = _environment().get_template(TEMPLATE).render(
+        synthetic_file=inputs["synthetic"]["file"], real_file=inputs["real"]["file"],
+        verdict_class={"pass": "", "conclusive": "", "fail": " fail", "inconclusive": " thin"}[decision["outcome"]],
+        headline=result["headline"], stopped_early=bool(result.get("stopped_early")),
+        gate_statistic=decision["gate_statistic"],
+        figure=gate_figure(result["instruments"], decision.get("fail_above")) or "",
+        summary=Table(["instrument", "status", "passed its controls", "release D [95 % CI]",
+                       "tells the release apart", "time"], summary),
+        gate=gate, reasons=list(decision["reasons"]), next_steps=list(decision.get("next_steps", [])),
+        findings=[f for inst in result["instruments"] if inst["controls_passed"] for f in inst["findings"]],
+        personal=_personal_table(result), keys=_key_columns(result), instruments=instruments,
+        anonymeter=_anonymeter(result),
+        groups=Table(["group", "rows", "what"], [[g, groups["rows"].get(g), note]
+                                                 for g, note in groups["notes"].items()]),
+        rule=decision["rule"], seconds=Table(["stage", "seconds"], [[k, v] for k, v in result["seconds"].items()]),
+        version=result["llmdisc_version"], created=result["created"], seed=result["parameters"]["seed"])
     return scrub_text(page)
 
 
-def _personal_section(result: dict[str, Any]) -> list[str]:
+def _personal_table(result: dict[str, Any]) -> Table | None:
+    """The "Personal information" table (None without such columns)."""
+    from llmdisc.audit.instruments.base import Table
+
     personal = result.get("personal") or []
     if not personal:
-        return []
-    return ["<h2>Personal information</h2>",
-            "<p>Columns holding personal information are left out of every instrument (a name says nothing about "
-            "whether a record is realistic) and checked on their own: a release that copies real people's values "
-            "leaks them, whatever the instruments say.</p>",
-            _table(["column", "why", "release values that are real values", "distinct real values in the release",
-                    "fresh real rows (holdout)", "finding"],
-                   [[p["column"], p["reason"], p["copied_share"], p["distinct_copied"], p["holdout_copied_share"],
-                     p["sentence"]] for p in personal])]
+        return None
+    return Table(["column", "why", "release values that are real values", "distinct real values in the release",
+                  "fresh real rows (holdout)", "finding"],
+                 [[p["column"], p["reason"], p["copied_share"], p["distinct_copied"], p["holdout_copied_share"],
+                   p["sentence"]] for p in personal])
 
 
-def _anonymeter_section(result: dict[str, Any]) -> list[str]:
+def _anonymeter(result: dict[str, Any]) -> dict[str, Any]:
+    """The "Anonymeter attacks" section: its table when measured, else its status and why."""
+    from llmdisc.audit.instruments.base import Table
+
     attacks = result.get("anonymeter") or {}
-    parts = ["<h2>Anonymeter attacks</h2>"]
     if attacks.get("status") != "measured":
-        return parts + [f"<p>{html.escape(attacks.get('status', 'skipped'))}: {html.escape(attacks.get('reason') or '')}"
-                        "</p>"]
-    return parts + [_table(["attack", "risk [95 % CI]", "attack rate", "control rate", "attacks"],
+        return {"table": None, "status": attacks.get("status", "skipped"), "reason": attacks.get("reason") or ""}
+    return {"table": Table(["attack", "risk [95 % CI]", "attack rate", "control rate", "attacks"],
                            [[a["attack"], _ci(a["risk"]), a["attack_rate"], a["control_rate"], a["n_attacks"]]
-                            for a in attacks["risks"]])]
+                            for a in attacks["risks"]])}
 
 
-def _key_columns_section(result: dict[str, Any]) -> list[str]:
-    """The "Key columns" section: each key's values per table and whether it alone separates them."""
+def _key_columns(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The "Key columns" section: each key's values per table and whether it alone separates them, and the
+    columns left out (None when there are neither)."""
+    from llmdisc.audit.instruments.base import Table
+
     keys = (result.get("identifiers") or {}).get("columns") or []
     excluded = (result.get("schema") or {}).get("excluded") or []
     if not keys and not excluded:
-        return []
-    kept = (result.get("identifiers") or {}).get("kept", False)
-    parts = ["<h2>Key columns and columns left out</h2>"]
+        return None
+    kept = bool((result.get("identifiers") or {}).get("kept", False))
+    table = None
     if keys:
-        parts.append(
-            "<p>Columns unique in every row (keys) say nothing about whether the <em>records</em> are realistic, "
-            "yet a key alone can separate the tables (a renumbered key, for example). They are "
-            + ("<strong>kept</strong> in every instrument (--keep-ids), so the figures above include them."
-               if kept else "left out of every instrument; --keep-ids keeps them.")
-            + "</p>")
         roles = [r for r in ("real", "synthetic", "holdout") if r in keys[0]]
 
         def values(info: dict[str, Any]) -> str:
@@ -264,16 +317,16 @@ def _key_columns_section(result: dict[str, Any]) -> list[str]:
                 return f"{info['min']}–{info['max']} ({info['n_distinct']} distinct of {info['n']})"
             return ", ".join(info.get("examples", [])) + f" … ({info['n_distinct']} distinct of {info['n']})"
 
-        parts.append(_table(
-            ["key column"] + [f"{r} values" for r in roles] + ["synthetic keys also real", "finding"],
-            [[k["column"]] + [values(k[r]) for r in roles]
-             + [k["synthetic_in_real"], k["sentence"]] for k in keys]))
-    if excluded:
-        parts.append(_table(["column left out", "why"], [[e["name"], e["reason"]] for e in excluded]))
-    return parts
+        table = Table(["key column"] + [f"{r} values" for r in roles] + ["synthetic keys also real", "finding"],
+                      [[k["column"]] + [values(k[r]) for r in roles] + [k["synthetic_in_real"], k["sentence"]]
+                       for k in keys])
+    return {"kept": kept, "table": table,
+            "excluded": Table(["column left out", "why"], [[e["name"], e["reason"]] for e in excluded])
+            if excluded else None}
 
 
-def write_report_html(result: dict[str, Any], path: Path, sections: dict[str, str] | None = None) -> Path:
+def write_report_html(result: dict[str, Any], path: Path,
+                      sections: Mapping[str, Sequence[Block]] | None = None) -> Path:
     """Render :func:`render_html` to ``path`` (atomically) and return it."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(render_html(result, sections), encoding="utf-8")

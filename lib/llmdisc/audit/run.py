@@ -63,7 +63,7 @@ class AuditResult:
         out_dir, audit_json, report_html: the audit folder and its two products.
         summary: everything written into ``audit.json``.
         outcome: ``pass``, ``fail``, ``inconclusive`` or ``conclusive`` (:mod:`llmdisc.audit.decision`); the CLI
-            exits 0, 1, 3 and 0.
+            exits 0, 1, 3 and 0 (:attr:`exit_status`).
         upper_bound: the largest 95 % upper bound of D over the instruments that passed their controls.
         gate_passed: None without ``fail_above`` or when inconclusive; else whether the release passed.
         reasons: why instruments do not decide.
@@ -77,6 +77,14 @@ class AuditResult:
     upper_bound: float | None
     gate_passed: bool | None
     reasons: tuple[str, ...] = ()
+
+    @property
+    def exit_status(self) -> int:
+        """The exit status of the finished audit (``audit.json``'s ``exit_status``): 0 pass or conclusive, 1 gate
+        failed, 3 inconclusive (:func:`llmdisc.audit.errors.outcome_status`)."""
+        from llmdisc.audit.errors import outcome_status
+
+        return outcome_status(self.outcome, self.gate_passed)
 
 
 def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
@@ -220,11 +228,13 @@ def run_audit(
     Raises:
         RemoteProviderRefused (exit 8), InputMissingError (4), InputUnparsableError (5), ColumnMismatchError
         (6), TooFewRowsError (7), ProviderError/RunAborted (9, 10), ConfigError (2): see
-        :data:`llmdisc.audit.errors.EXIT_STATUSES`. What was computed stays in ``out_dir`` on every error.
+        :data:`llmdisc.audit.errors.EXIT_STATUSES` (the CLI gives any other exception 70, never 1). What was
+        computed stays in ``out_dir`` on every error.
     """
     from llmdisc.audit import report
     from llmdisc.audit.data import audit_data
     from llmdisc.audit.decision import decide, headline
+    from llmdisc.audit.errors import exit_status_record, exit_status_table, outcome_status
     from llmdisc.audit.instruments import DEFAULT_INSTRUMENTS, INSTRUMENT_NAMES, build_instruments
     from llmdisc.audit.instruments.base import Progress, format_seconds
     from llmdisc.audit.personal import personal_summary
@@ -372,10 +382,13 @@ def run_audit(
     decision = decide(readings, fail_above=fail_above)
     titles = {r.instrument: r.title for r in readings}
     stage_seconds["total"] = time.monotonic() - started
+    gate_passed = None if fail_above is None or decision.outcome == "inconclusive" else decision.outcome == "pass"
     result: dict[str, Any] = {
         "llmdisc_version": llmdisc.__version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "headline": headline(decision, titles),
+        "exit_status": exit_status_record(outcome_status(decision.outcome, gate_passed)),
+        "exit_statuses": exit_status_table(),
         "decision": decision.as_dict(),
         "parameters": parameters,
         "inputs": {role: {"file": s.path.name, "format": s.format, "n_rows": s.n_rows,
@@ -398,7 +411,6 @@ def run_audit(
     audit_json = report.write_audit_json(result, out_dir / "audit.json")
     report_html = report.write_report_html(result, out_dir / "report.html", sections={
         r.instrument: tool.section(r) for tool, r in zip(tools, readings)})
-    gate_passed = None if fail_above is None or decision.outcome == "inconclusive" else decision.outcome == "pass"
     write_manifest(out_dir, "audit", outputs=[audit_json, report_html], parameters=parameters, seed=seed,
                    metrics={"outcome": decision.outcome, "upper_bound": decision.upper_bound,
                             "gate_passed": gate_passed, "seconds": round(stage_seconds["total"], 1)},

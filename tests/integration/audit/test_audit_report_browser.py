@@ -1,6 +1,9 @@
 """The audit's ``report.html`` in a real browser (issue 25, item 3): opened from a ``file://`` URL in headless
 Chromium, it shows its verdict line and its figure (an embedded PNG that loads), logs no console error and
 asks for nothing but itself and its ``data:`` URIs: every other request is intercepted, refused and counted.
+
+A report whose column names, values and file names carry markup and script (issue 42, item 2) runs none of it:
+the browser shows those texts literally.
 """
 
 from __future__ import annotations
@@ -80,3 +83,33 @@ def test_the_report_opens_offline_with_its_verdict_and_figure(audit_dir: Path) -
     assert {"Instruments", "What gives the release away", "Data and method"} <= set(headings)
     assert refused == [] and all(u.startswith(("file:", "data:")) for u in requested), requested
     assert console == [], console
+
+
+@pytest.mark.browser
+def test_markup_in_the_users_texts_runs_nothing_and_shows_as_text(tmp_path: Path, hostile_report) -> None:
+    from llmdisc.testing.browser import chromium_context, chromium_missing_reason
+
+    if (reason := chromium_missing_reason()) is not None:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    path, texts = hostile_report(tmp_path / "audit")
+    dialogs, console = [], []
+    with sync_playwright() as playwright, chromium_context(playwright, tmp_path / "profile") as (context, leaving):
+        page = context.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("pageerror", lambda e: console.append(str(e)))
+        page.set_content(path.read_text(encoding="utf-8"), wait_until="load")  # file:// is not loopback
+        page.wait_for_timeout(300)  # an injected onerror would have fired by now
+        pwned = page.evaluate("() => window.__pwned")
+        scripts = page.eval_on_selector_all("script", "els => els.length")
+        images = page.eval_on_selector_all("img", "els => els.map(e => e.src.slice(0, 22))")
+        handlers = page.evaluate("""() => [...document.querySelectorAll('*')].flatMap(
+            e => [...e.attributes].filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name))""")
+        title = page.locator("h1").inner_text()
+        shown = page.locator("body").inner_text()
+    assert pwned is None and dialogs == [] and scripts == 0 and handlers == [], (pwned, dialogs, handlers)
+    assert images == ["data:image/png;base64,"], images
+    assert title == f"Audit of {texts[0]} against {texts[1]}"
+    assert [t.split("]")[0] + "]" for t in texts if t not in shown] == []
+    assert leaving == [] and console == [], (leaving, console)

@@ -21,10 +21,14 @@ from llmdisc.audit.instruments.base import (
     POSITIVE,
     RELEASE,
     AuditData,
+    Block,
+    Bullets,
     Comparison,
     Instrument,
+    Paragraph,
     Progress,
     Reading,
+    Table,
     WorkPlan,
     control_check,
     discrimination,
@@ -61,5 +65,5 @@ def build_instruments(names: Sequence[str], *, llm_trials: Any = None, condition
 
 
 __all__ = ["DEFAULT_INSTRUMENTS", "GROUPS", "INSTRUMENT_NAMES", "NEGATIVE", "POSITIVE", "RELEASE", "AuditData",
-           "C2STInstrument", "Comparison", "DistanceInstrument", "Instrument", "Progress", "Reading", "WorkPlan",
-           "build_instruments", "control_check", "discrimination"]
+           "Block", "Bullets", "C2STInstrument", "Comparison", "DistanceInstrument", "Instrument", "Paragraph",
+           "Progress", "Reading", "Table", "WorkPlan", "build_instruments", "control_check", "discrimination"]

@@ -14,15 +14,17 @@ The gate statistic is D = 2·|AUC − 0.5| of each instrument: 0 = indistinguish
 sample told apart. ``--fail-above X`` fails the release when the largest 95 % upper bound of D over the
 instruments that passed their controls exceeds X (example: 0.5).
 
-Exit statuses (also printed by ``--help``): 0 pass (or conclusive without a gate), 1 gate failed, 2 usage
-error, 3 inconclusive (no instrument passed its controls, or none can vouch at ``--fail-above``; never a pass),
-4–10 input and provider errors.
+Exit statuses (``llmdisc.audit.errors.EXIT_STATUSES``, printed by ``--help`` and written into ``audit.json``): 0
+pass (or conclusive without a gate), 1 gate failed (and nothing else), 2 usage error, 3 inconclusive (no
+instrument passed its controls, or none can vouch at ``--fail-above``; never a pass), 4–7 input errors, 8–10
+provider errors, 70 an unexpected internal error (its traceback in ``DIR/traceback.txt``), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _epilog() -> str:
@@ -117,13 +119,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Run the audit; return 0 (pass/conclusive), 1 (gate failed) or 3 (inconclusive)."""
+    """Run the audit; return its exit status (:data:`llmdisc.audit.errors.EXIT_STATUSES`): 0 (pass/conclusive),
+    1 (gate failed) or 3 (inconclusive); an llmdisc error is raised with its ``exit_status`` set (2, 4–10; printed
+    by :func:`llmdisc.cli.main.main`); any other exception is a bug: 70, with its traceback in the audit folder."""
     from llmdisc.audit import run_audit
-    from llmdisc.audit.errors import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_OK, exit_status_for
+    from llmdisc.audit.errors import EXIT_GATE, EXIT_INCONCLUSIVE, exit_status_for
     from llmdisc.errors import LlmdiscError
     from llmdisc.parameters import cli_items
     from llmdisc.paths import relative_to_root
 
+    audit_json = Path(args.out) / "audit.json"
+    before = audit_json.stat().st_mtime_ns if audit_json.exists() else None
     try:
         result = run_audit(
             args.real, args.synthetic, out_dir=args.out, holdout=args.holdout,
@@ -141,13 +147,37 @@ def handle(args: argparse.Namespace) -> int:
     except LlmdiscError as exc:
         exc.exit_status = exit_status_for(exc)  # type: ignore[attr-defined]  # read by llmdisc.cli.main.main
         raise
+    except Exception as exc:  # noqa: BLE001 - a bug: its own status (never 1), its traceback in the audit folder
+        written = audit_json.exists() and audit_json.stat().st_mtime_ns != before
+        return _crashed(exc, args, mark_audit_json=written)
     print(result.summary["headline"])
     print(f"wrote {relative_to_root(result.audit_json)} and {relative_to_root(result.report_html)}")
-    if result.outcome == "inconclusive":
+    status = result.exit_status
+    if status == EXIT_INCONCLUSIVE:
         print("audit INCONCLUSIVE (exit 3, not a pass): " + "; ".join(result.reasons), file=sys.stderr)
-        return EXIT_INCONCLUSIVE
-    if result.gate_passed is False:
+        for step in result.summary["decision"].get("next_steps", []):
+            print(f"next step: {step}", file=sys.stderr)
+    elif status == EXIT_GATE:
         print(f"release gate FAILED (exit 1) at --fail-above {args.fail_above:g}: see the line above",
               file=sys.stderr)
-        return EXIT_GATE
-    return EXIT_OK
+    return int(status)
+
+
+def _crashed(exc: Exception, args: argparse.Namespace, *, mark_audit_json: bool) -> int:
+    """Record an unexpected error in the audit folder (``traceback.txt``; ``audit.json`` marked when this run wrote
+    it) and say so on one stderr line; return :data:`~llmdisc.audit.errors.EXIT_INTERNAL` (70)."""
+    from llmdisc.audit.errors import EXIT_INTERNAL, TRACEBACK_FILE
+    from llmdisc.audit.report import record_crash
+
+    where = Path(args.out) / TRACEBACK_FILE
+    try:
+        record_crash(args.out, exc, status=EXIT_INTERNAL, mark_audit_json=mark_audit_json,
+                     inputs=(args.real, args.synthetic, args.holdout, args.metadata, args.replay_path))
+        told = f"its traceback is in {where}"
+    except Exception as failure:  # noqa: BLE001 - the status stands even when the folder cannot be written
+        told = f"and its traceback could not be written to {where} ({type(failure).__name__}: {failure})"
+    first_line = (str(exc).strip().splitlines() or [""])[0][:300]
+    print(f"llmdisc audit: internal error (exit {int(EXIT_INTERNAL)}, a bug, not a gate result): "
+          f"{type(exc).__name__}: {first_line}; {told}; what was computed stays in {args.out}",
+          file=sys.stderr)
+    return int(EXIT_INTERNAL)
