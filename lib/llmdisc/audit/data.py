@@ -1,15 +1,21 @@
 """The audit's groups of rows, built once and read by every instrument (:class:`~.instruments.base.AuditData`).
 
 The real rows read are split, by seeded positions, into disjoint parts so that no comparison sets a row against
-itself:
+itself.
 
-- ``reference`` — :data:`REFERENCE_ROWS` real rows that the sample instruments show *before* each sample as
-  context (the model reads real combinations there); no other group holds them;
-- the **real class** — half of the rest;
-- the other half — the source of the positive control (its columns shuffled independently, seeded) and, when
-  no ``--holdout`` is given, of the negative control (real rows standing in the synthetic class).
+With ``--holdout`` (records the generator never saw):
 
-With ``--holdout`` the negative control is the holdout: records the synthesizer never saw.
+- the **real class** is the holdout: a generator that memorised its training rows would look indistinguishable
+  from *them*, never from rows it did not see;
+- ``reference`` — :data:`REFERENCE_ROWS` of the ``--real`` (training) rows, shown by the sample instruments
+  *before* each sample as context; no other group holds them;
+- the rest of the training rows are the negative control (real rows in the synthetic class) and, columns shuffled
+  independently (seeded), the positive control;
+- the distance and copy checks measure every group against all the training rows, with the holdout as the fresh
+  real rows (:attr:`~.instruments.base.AuditData.training`, :attr:`~.instruments.base.AuditData.fresh`).
+
+Without one, the ``--real`` rows are all there is: ``reference`` as above, the real class half of the rest, the
+other half the source of both controls and of the distance checks' fresh rows. The notes say which was used.
 """
 
 from __future__ import annotations
@@ -58,27 +64,40 @@ def audit_data(text: dict[str, pd.DataFrame], rows: dict[str, pd.DataFrame], kin
         raise DataError(f"the real table has {n} rows; an audit needs at least 4 to split into a real class and "
                         "controls; fix: pass the real table the release was made from")
     reference = min(reference_rows, n // 10)
+    has_holdout = "holdout" in text
+    if has_holdout and len(rows["holdout"]) < 4:
+        raise DataError(f"the holdout has {len(rows['holdout'])} rows; with --holdout it is the real class and "
+                        "needs at least 4; fix: pass a larger holdout, or leave --holdout out")
     ref, real_idx, other_idx = _split(n, reference, derive_seed(seed, "audit", "split"))
+    if has_holdout:  # the training rows past the reference all go to the controls
+        other_idx = np.sort(np.r_[real_idx, other_idx])
     shuffle_seed = derive_seed(seed, "audit", POSITIVE)
     out: dict[str, dict[str, pd.DataFrame]] = {}
     for view, tables in (("text", text), ("rows", rows)):
-        real = tables["real"]
-        other = real.iloc[other_idx].reset_index(drop=True)
-        groups = {RELEASE: tables["synthetic"].reset_index(drop=True),
-                  POSITIVE: shuffled_columns_table(other, seed=shuffle_seed),
-                  NEGATIVE: tables["holdout"].reset_index(drop=True) if "holdout" in tables else other}
-        out[view] = {"real": real.iloc[real_idx].reset_index(drop=True),
-                     "reference": real.iloc[ref].reset_index(drop=True), **groups}
-    notes = {
-        "real": f"{len(real_idx)} of the real rows read (seeded half)",
-        "reference": f"{len(ref)} other real rows, shown before each sample as context by the sample instruments",
-        RELEASE: "the synthetic rows read",
-        POSITIVE: f"the other {len(other_idx)} real rows, every column shuffled independently (seeded)",
-        NEGATIVE: ("real holdout rows (--holdout): records the synthesizer never saw" if "holdout" in text
-                   else f"the other {len(other_idx)} real rows (no --holdout: pass one to use records the "
-                   "synthesizer never saw)"),
-    }
+        read = tables["real"]
+        other = read.iloc[other_idx].reset_index(drop=True)
+        real = tables["holdout"].reset_index(drop=True) if has_holdout else read.iloc[real_idx].reset_index(drop=True)
+        out[view] = {"real": real, "reference": read.iloc[ref].reset_index(drop=True),
+                     RELEASE: tables["synthetic"].reset_index(drop=True),
+                     POSITIVE: shuffled_columns_table(other, seed=shuffle_seed), NEGATIVE: other}
     rows_view = out["rows"]
+    if has_holdout:
+        notes = {"real": f"the {len(real)} --holdout rows: records the generator never saw (a generator that "
+                         "memorised its training rows is indistinguishable from those, not from these)",
+                 NEGATIVE: f"{len(other_idx)} of the --real rows (the generator's training rows), in the synthetic "
+                           "class: real against real"}
+        training, fresh = rows["real"].reset_index(drop=True), rows_view["real"]
+    else:
+        notes = {"real": f"{len(real_idx)} of the --real rows (seeded half); no --holdout, so the real class is the "
+                         "generator's own training rows and a generator that memorised them reads as "
+                         "indistinguishable on every instrument but the distances (pass --holdout)",
+                 NEGATIVE: f"the other {len(other_idx)} --real rows, in the synthetic class: real against real"}
+        training, fresh = rows_view["real"], rows_view[NEGATIVE]
+    notes.update({
+        "reference": f"{len(ref)} other --real rows, shown before each sample as context by the sample instruments",
+        RELEASE: "the synthetic rows read",
+        POSITIVE: f"the {len(other_idx)} --real rows of the negative control, every column shuffled independently "
+                  "(seeded)"})
     return AuditData(real=rows_view["real"], groups={g: rows_view[g] for g in (RELEASE, POSITIVE, NEGATIVE)},
                      reference=rows_view["reference"], text=out["text"], kinds=dict(kinds), seed=seed,
-                     cache_dir=Path(cache_dir), notes=notes)
+                     cache_dir=Path(cache_dir), notes=notes, training=training, fresh=fresh)

@@ -13,14 +13,15 @@ The rule:
 2. **Inconclusive** when no instrument decides (never a pass, with or without ``--fail-above``).
 3. Otherwise **conclusive**: the release is *told apart* when some deciding instrument separates it (D's lower
    bound above 0).
-4. With ``--fail-above X``: a deciding instrument *can vouch* at X when it measured enough units that a release at
-   chance would keep its 95 % upper bound of D below X four times in five (:func:`can_vouch`); a smaller one
-   (20-row samples of the embedded model in a 10-minute audit) can still find a release out but cannot vouch
-   for it. The release **fails** when a vouching instrument's upper bound of D exceeds X, or when any deciding
-   instrument's *lower* bound does (it is sure the release is above X); it **passes** when at least one instrument
-   vouches and none fails — so a pass means every instrument large enough to bound D at X bounds it below X, and
-   no smaller one is sure of more. With no instrument able to vouch and none sure of a failure, the gate is
-   **inconclusive** (exit 3, never a pass): run more samples (``--samples``) or rows.
+4. With ``--fail-above X``: a deciding instrument *vouches* for a pass at X only when (a) its positive control is
+   separated in its expected direction with D's lower bound above X — it has shown it sees a difference that
+   large — and (b) at its units a release exactly at chance would keep D's 95 % upper bound at or below X with
+   probability at least :data:`VOUCH_PASS_PROBABILITY` (:func:`chance_pass_probability`). The decision states, for
+   every deciding instrument, that probability and the probability that a release at D = 1.5 X fails
+   (:func:`gate_probabilities`). The release **fails** when a vouching instrument's upper bound of D exceeds X, or
+   when any deciding instrument's *lower* bound does (it is sure the release is above X); it **passes** when at
+   least one instrument vouches and none fails. With no instrument able to vouch and none sure of a failure, the
+   gate is **inconclusive** (exit 3, never a pass): the reasons say what would let one vouch.
 
 Example threshold: :data:`EXAMPLE_THRESHOLD` (0.5: no instrument may rank release units above real ones more
 than three times in four, AUC 0.75). The paper's DRS = min(p_REAL, p_SYN) stays in the tables of the instruments
@@ -30,57 +31,182 @@ is labelled right — a different scale, not the gate.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from llmdisc.audit.instruments.base import (MIN_UNITS, RELEASE, Comparison, Reading, auc_text, control_check,
-                                           units_text)
+from llmdisc.audit.instruments.base import (MIN_UNITS, POSITIVE, RELEASE, Comparison, Reading, auc_text,
+                                           control_check, units_text)
+from llmdisc.scoring.separation import (auc_interval, fail_probability, null_standard_error,
+                                        pass_probability_at_chance)
 
 OUTCOMES = ("pass", "fail", "inconclusive", "conclusive")
 """``conclusive`` = decided, without a gate to pass or fail."""
 EXAMPLE_THRESHOLD = 0.5
-VOUCH_Z = 1.96 + 0.84
-"""z of the 95 % interval's bound plus z of 80 % power: how far D's upper bound at chance may spread (in standard
-errors) and still sit below the threshold four times in five."""
+VOUCH_PASS_PROBABILITY = 0.8
+"""The least probability with which a release at chance must pass an instrument's gate for it to vouch."""
+POWER_AT = 1.5
+"""The gate's power is stated against a release at this multiple of the threshold."""
+
+
+def _inflation(comparison: Comparison) -> float:
+    """How much wider the comparison's own interval is than the AUC's score interval at its units (>= 1): a
+    fold-corrected C2ST interval is; the sample instruments' intervals are the score interval itself."""
+    low, high = auc_interval(comparison.auc, *comparison.units)
+    own = (comparison.auc_high or 0.0) - (comparison.auc_low or 0.0)
+    return max(1.0, own / (high - low)) if high > low else 1.0
+
+
+def gate_probabilities(comparison: Comparison, threshold: float) -> tuple[float, float]:
+    """``(pass_at_chance, fail_at)``: the probability that a release exactly at chance passes the gate at
+    ``threshold`` on this comparison's units, and the probability that a release at D = :data:`POWER_AT` ×
+    ``threshold`` fails it. From the score interval (:mod:`llmdisc.scoring.separation`); an instrument whose
+    interval is wider than that (by the factor r of :func:`_inflation`) is read as a normal AUC with r times the
+    standard error and r times the half-width."""
+    n1, n2 = comparison.units
+    if min(n1, n2) < 1:
+        return 0.0, 1.0
+    target = min(1.0, POWER_AT * threshold)
+    r = _inflation(comparison)
+    if r <= 1.0 + 1e-6:
+        return pass_probability_at_chance(threshold, n1, n2), fail_probability(target, threshold, n1, n2)
+    from scipy import stats
+
+    se = r * null_standard_error(n1, n2)
+    room = threshold / 2 - 1.96 * se
+    if room <= 0:
+        return 0.0, 1.0
+    shift = target / 2
+    inside = stats.norm.cdf((room - shift) / se) - stats.norm.cdf((-room - shift) / se)
+    return float(2 * stats.norm.cdf(room / se) - 1), float(1 - inside)
+
+
+def chance_pass_probability(comparison: Comparison, threshold: float) -> float:
+    """The probability that a release at chance passes the gate at ``threshold`` (:func:`gate_probabilities`)."""
+    return gate_probabilities(comparison, threshold)[0]
+
+
+def vouch_reason(release: Comparison, positive: Comparison | None, threshold: float, title: str,
+                 unit: str, directions: tuple[str, str]) -> str | None:
+    """Why an instrument cannot vouch for a pass at ``threshold`` (None: it can): its positive control does not
+    show D above the threshold, or a release at chance would pass it less than 4 times in 5 at its units."""
+    low = None if positive is None else positive.discrimination[1]
+    if low is None or low <= threshold:
+        shown = ("measured no positive control" if positive is None
+                 else f"its positive control shows {positive.words(*directions)}, a lower bound not above {threshold:g}")
+        return (f"{title}: {shown}, so it has not shown it would see a release at the threshold; it can only find "
+                "the release out")
+    chance = chance_pass_probability(release, threshold)
+    if chance < VOUCH_PASS_PROBABILITY:
+        need = units_to_vouch(threshold)
+        return (f"{title}: at {units_text(release)} {unit} a release at chance would pass at --fail-above "
+                f"{threshold:g} only {100 * chance:.0f} % of the time (it takes "
+                + (f"{need} per side for 80 %" if need else "more units than any audit has") +
+                "); it can only find the release out")
+    return None
+
+
+def units_to_vouch(threshold: float) -> int | None:
+    """The fewest units per side (equal sides, score interval) at which a release at chance passes the gate at
+    ``threshold`` with probability >= :data:`VOUCH_PASS_PROBABILITY` (None at 0 or when over a million would be
+    needed)."""
+    if threshold <= 0:
+        return None
+
+    def ok(n: int) -> bool:
+        return pass_probability_at_chance(threshold, n, n) >= VOUCH_PASS_PROBABILITY
+
+    low, high = 1, 2
+    while not ok(high):
+        low, high = high, high * 2
+        if high > 1_000_000:
+            return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if ok(mid) else (mid, high)
+    return high
+
 
 GATE_SENTENCE = ("D = 2·|AUC − 0.5| of each instrument that passed its controls: 0 = indistinguishable from real "
                  "data, 1 = every sample told apart; --fail-above reads its 95 % upper bound (example: "
                  f"--fail-above {EXAMPLE_THRESHOLD:g} fails a release that some instrument may rank above real data "
-                 "more than three times in four); only an instrument with enough units vouches for a pass (22 per "
-                 "side at 0.5), a smaller one can only fail a release")
-RULE = ("an instrument decides when it passed its controls (it detects the shuffled-columns control and sits at "
-        "chance on real vs real); the audit is inconclusive when none decides; otherwise the release is told apart "
-        "when a deciding instrument separates it (D's 95 % lower bound above 0); with --fail-above it fails when "
-        "the 95 % upper bound of D of an instrument with enough units to vouch at the threshold exceeds it, or when "
-        "any deciding instrument's lower bound does, passes when some instrument vouches and none fails, and is "
-        "inconclusive when none can vouch")
+                 "more than three times in four); an instrument vouches for a pass only when its positive control's D "
+                 "lower bound exceeds the threshold and a release at chance would pass it at least 4 times in 5 "
+                 f"({units_to_vouch(EXAMPLE_THRESHOLD)} units per side at 0.5); a smaller one can only fail a "
+                 "release")
+RULE = ("an instrument decides when it passed its controls (it tells the shuffled-columns control apart in its "
+        "expected direction by more than the D the release comparison could detect, and real vs real is shown at "
+        "chance within that D); the audit is inconclusive when none decides; otherwise the release is told apart "
+        "when a deciding instrument separates it (D's 95 % lower bound above 0); with --fail-above X it fails when "
+        "the 95 % upper bound of D of an instrument that vouches at X exceeds it (vouching: its positive control's "
+        "D lower bound above X, and a release at chance passing it with probability >= 0.8), or when any deciding "
+        "instrument's lower bound does, passes when some instrument vouches and none fails, and is inconclusive "
+        "when none can vouch")
 
 
-def can_vouch(comparison: Comparison, threshold: float) -> bool:
-    """True when ``comparison`` has enough units to bound D below ``threshold`` for a release at chance: 2 ×
-    :data:`VOUCH_Z` × the AUC's standard error under no difference (Mann–Whitney: √((n₁ + n₂ + 1) / (12 n₁ n₂)))
-    is at most ``threshold``. At 0.5 that takes 22 units per side (20-row samples); 1,000 rows per side vouch
-    down to 0.08."""
-    n1, n2 = comparison.units  # samples that share rows count for what they are worth
-    return min(n1, n2) >= 1 and _spread_at_chance(n1, n2) <= threshold
+def _flag(reading: Reading, size: int) -> str:
+    """The option that gives ``reading``'s instrument ``size`` units a side."""
+    if reading.instrument.startswith("llm"):
+        return f"--trials-per-label {size}"
+    if reading.unit == "rows":
+        return f"about {size:,} real and synthetic rows a side (--max-rows, or a larger real table)"
+    return f"--samples {size}"
 
 
-def _spread_at_chance(n1: float, n2: float) -> float:
-    """2 × :data:`VOUCH_Z` × the Mann–Whitney AUC's standard error under no difference, on D's scale."""
-    return 2 * VOUCH_Z * math.sqrt((n1 + n2 + 1) / (12 * n1 * n2))
+def _first_size(ok: Any, start: int, limit: int = 100_000) -> int | None:
+    """The smallest n in [start, limit] with ``ok(n)`` (doubling, then bisection; ``ok`` monotone), else None."""
+    if ok(start):
+        return start
+    low, high = start, start * 2
+    while not ok(high):
+        low, high = high, high * 2
+        if high > limit:
+            return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if ok(mid) else (mid, high)
+    return high
 
 
-def units_to_vouch(threshold: float) -> int | None:
-    """The fewest units per side (equal sides) with which an instrument can vouch at ``threshold`` (None at 0: no
-    size can). Solves 2 × :data:`VOUCH_Z` × √((2n + 1) / (12 n²)) <= threshold for n."""
-    if threshold <= 0:
+def next_step(reading: Reading) -> str | None:
+    """What would let an instrument that does not decide decide: the size at which its positive control, at the
+    separation it showed, would clear the effect a release comparison of that size needs, and at which its negative
+    control, at the AUC it read, would be shown at chance; or, for a control it does not see at all, another
+    instrument. None when it decides or cannot run."""
+    from llmdisc.audit.instruments.base import NEGATIVE, NEGATIVE_MARGIN_FLOOR, control_status
+    from llmdisc.scoring.separation import equivalent_to_chance, minimum_detectable_separation, separation
+
+    status, _ = control_status(reading)
+    if status == "passed" or reading.status not in ("measured", "stopped"):
         return None
-    c = (threshold / (2 * VOUCH_Z)) ** 2
-    n = math.ceil((2 + math.sqrt(4 + 48 * c)) / (24 * c))
-    while n > 1 and _spread_at_chance(n - 1, n - 1) <= threshold:
-        n -= 1  # guard against rounding up one too far
-    return n
+    positive, negative = reading.comparisons.get(POSITIVE), reading.comparisons.get(NEGATIVE)
+    if positive is None or positive.auc is None:
+        return None
+    d = positive.discrimination[0] or 0.0
+    right_way = (positive.auc > 0.5) == (reading.expected_direction == "higher")
+    if d < 0.2 or not right_way:
+        return (f"{reading.title} does not see the shuffled-columns control (D {d:.2f}); more samples will not help: "
+                "add an instrument that does (the C2ST sees it on rows)")
+    auc = positive.auc
+    release = reading.comparisons.get(RELEASE)
+    release_low = (release.discrimination[1] or 0.0) if release is not None and release.auc is not None else 0.0
+
+    def positive_ok(n: int) -> bool:
+        return separation(auc, *auc_interval(auc, n, n)).low > minimum_detectable_separation(n, n)
+
+    def negative_ok(n: int) -> bool:
+        if negative is None or negative.auc is None:
+            return True
+        margin = max(minimum_detectable_separation(n, n), release_low, NEGATIVE_MARGIN_FLOOR)
+        return equivalent_to_chance(negative.auc, n, n, margin)
+
+    now = int(min(positive.units))
+    size = _first_size(lambda n: positive_ok(n) and negative_ok(n), max(now, MIN_UNITS))
+    if size is None:
+        return f"{reading.title}: no size this audit can reach would let its controls pass at the figures it read"
+    shared = positive.effective is not None
+    return (f"{reading.title}: at the separations its controls showed, they would pass at about {size} independent "
+            f"{reading.unit} a group (now {now}): " + ("a larger real table (its samples share rows)" if shared
+                                                         else _flag(reading, size)))
 
 
 @dataclass(frozen=True)
@@ -96,8 +222,13 @@ class Decision:
         bound_by: the instrument that gives ``upper_bound``.
         fail_above: the threshold (None: no gate).
         reasons: why an instrument does not decide, or cannot vouch (one sentence each).
-        vouching: with a gate, the deciding instruments with enough units to vouch at it (:func:`can_vouch`).
+        vouching: with a gate, the deciding instruments that vouch at it (:func:`vouch_reason`).
         sure_above: with a gate, the deciding instruments whose 95 % *lower* bound of D exceeds it.
+        gate: with a gate, per deciding instrument: the probability that a release at chance passes it
+            (``pass_probability_at_chance``), the probability that a release at D = 1.5 × the threshold fails it
+            (``fail_probability`` at ``fail_probability_at_D``), and whether it ``vouches``.
+        next_steps: what would make an inconclusive audit conclusive, one sentence per instrument that does not
+            decide or cannot vouch (:func:`next_step`, :func:`units_to_vouch`).
     """
 
     outcome: str
@@ -109,46 +240,54 @@ class Decision:
     reasons: tuple[str, ...] = field(default_factory=tuple)
     vouching: tuple[str, ...] = field(default_factory=tuple)
     sure_above: tuple[str, ...] = field(default_factory=tuple)
+    gate: dict[str, dict[str, Any]] = field(default_factory=dict)
+    next_steps: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view, with the rule and the gate statistic in words."""
         return {"outcome": self.outcome, "deciding": list(self.deciding), "told_apart_by": list(self.told_apart_by),
                 "upper_bound": self.upper_bound, "bound_by": self.bound_by, "fail_above": self.fail_above,
-                "vouching": list(self.vouching), "sure_above": list(self.sure_above),
+                "vouching": list(self.vouching), "sure_above": list(self.sure_above), "gate": self.gate,
+                "next_steps": list(self.next_steps),
                 "reasons": list(self.reasons), "gate_statistic": GATE_SENTENCE, "rule": RULE}
 
 
 def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision:
     """Apply the rule of the module docstring to the instruments' readings."""
     deciding, reasons, told, bounds, vouching, sure = [], [], [], [], [], []
+    gate: dict[str, dict[str, Any]] = {}
     for reading in readings:
+        release = reading.comparisons.get(RELEASE)
+        if release is not None and release.auc is not None and not release.enough:
+            # first: the effect its controls are judged against is the release comparison's, undefined here
+            reasons.append(f"{reading.title}: too few {reading.unit} of the release to decide "
+                           f"({auc_text(release)}; at least {MIN_UNITS} per side are needed)")
+            continue
         passed, why = control_check(reading)
         if not passed:
             reasons += why
             continue
-        release = reading.comparisons.get(RELEASE)
         if release is None or release.auc is None:
             reasons.append(f"{reading.title} passed its controls but measured no release comparison")
-            continue
-        if not release.enough:
-            reasons.append(f"{reading.title}: too few {reading.unit} of the release to decide "
-                           f"({auc_text(release)}; at least {MIN_UNITS} per side are needed)")
             continue
         deciding.append(reading.instrument)
         if release.separated:
             told.append(reading.instrument)
         _, low, high = release.discrimination
         high = 1.0 if high is None else float(high)
-        if fail_above is None or can_vouch(release, fail_above):
+        why_not = None if fail_above is None else vouch_reason(
+            release, reading.comparisons.get(POSITIVE), fail_above, reading.title, reading.unit, reading.directions)
+        if fail_above is not None:
+            chance, power = gate_probabilities(release, fail_above)
+            gate[reading.instrument] = {"pass_probability_at_chance": round(chance, 3),
+                                        "fail_probability_at_D": round(min(1.0, POWER_AT * fail_above), 3),
+                                        "fail_probability": round(power, 3), "vouches": why_not is None}
+        if why_not is None:
             bounds.append((high, reading.instrument))
             if fail_above is not None:
                 vouching.append(reading.instrument)
         else:
-            need = units_to_vouch(fail_above)
-            reasons.append(f"{reading.title}: {units_text(release)} {reading.unit} are too few to "
-                           f"vouch for D below {fail_above:g} ("
-                           + (f"it takes {need} per side" if need else "no number of units can") +
-                           "); it can only find the release out")
+            reasons.append(why_not)
         if fail_above is not None and low is not None and low > fail_above:
             sure.append(reading.instrument)
     upper, bound_by = max(bounds) if bounds else (None, None)
@@ -160,9 +299,18 @@ def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision
         outcome = "fail"
     else:
         outcome = "pass" if vouching else "inconclusive"
+    steps = []
+    if outcome == "inconclusive":
+        steps = [step for reading in readings if reading.instrument not in deciding
+                 and (step := next_step(reading)) is not None]
+        if fail_above is not None and deciding and not vouching:
+            need = units_to_vouch(fail_above)
+            steps.append(f"to vouch for a pass at --fail-above {fail_above:g} an instrument needs "
+                         + (f"about {need} independent units a side" if need else "a threshold above 0")
+                         + " and a positive control whose D lower bound is above the threshold")
     return Decision(outcome=outcome, deciding=tuple(deciding), told_apart_by=tuple(told), upper_bound=upper,
                     bound_by=bound_by, fail_above=fail_above, reasons=tuple(dict.fromkeys(reasons)),
-                    vouching=tuple(vouching), sure_above=tuple(sure))
+                    vouching=tuple(vouching), sure_above=tuple(sure), gate=gate, next_steps=tuple(steps))
 
 
 def headline(decision: Decision, titles: dict[str, str]) -> str:

@@ -2,16 +2,15 @@
 
 Each cell × condition gets the verdict's figures (:func:`llmdisc.scoring.metrics.score_cells`: p_REAL, p_SYN,
 DRS = min(p_REAL, p_SYN) with intervals) and, when label scores were asked for, the probability's
-(:func:`llmdisc.scoring.probability.score_probability_cells`): the AUC of ``p_synthetic`` with its DeLong
+(:func:`llmdisc.scoring.probability.score_probability_cells`): the AUC of ``p_synthetic`` with its score
 95 % interval, permutation p-value and direction; the raw DRS (SYNTHETIC when ``p_synthetic > 0.5``), the
 batch-calibrated DRS (threshold = the cell's median log-odds) and the contextually calibrated DRS (threshold =
 the content-free table's log-odds, where it was scored), each with its bootstrap 95 % interval; Brier and ECE.
 
 Two derived readings are added here:
 
-- ``discrimination`` = 2·|AUC − 0.5|, the two-sided discrimination max(AUC, 1 − AUC) mapped so that 0 = chance
-  and 1 = perfect ranking in either direction; its interval folds the AUC interval the same way (0 when the
-  AUC interval holds 0.5).
+- ``discrimination`` = the separation D = 2·|AUC − 0.5|: 0 = chance and 1 = perfect ranking in either
+  direction; its interval folds the AUC interval the same way (0 when the AUC interval holds 0.5).
 - ``verdict_auc``: the AUC of the verdict itself (SYNTHETIC = 1, REAL = 0), which equals the balanced accuracy;
   the positive-control rule reads it when no label scores exist (``--scoring verdict``).
 """
@@ -32,7 +31,7 @@ VERDICT_KEYS = (
 """The verdict figures of a cell × condition row (None when the audit generated no verdict)."""
 PROBABILITY_KEYS = (
     "n_real", "n_syn", "n_invalid", "n_error", "mean_p_synthetic", "mean_label_mass", "auc", "auc_ci_low",
-    "auc_ci_high", "auc_two_sided", "auc_direction", "auc_p_value", "raw_p_real", "raw_p_syn", "raw_drs",
+    "auc_ci_high", "auc_separation", "auc_direction", "auc_p_value", "raw_p_real", "raw_p_syn", "raw_drs",
     "raw_drs_ci_low", "raw_drs_ci_high", "batch_threshold", "batch_p_real", "batch_p_syn", "batch_drs",
     "batch_drs_ci_low", "batch_drs_ci_high", "context_threshold", "context_p_real", "context_p_syn",
     "context_drs", "context_drs_ci_low", "context_drs_ci_high", "brier", "ece", "seed",
@@ -64,7 +63,7 @@ def verdict_auc(cell: pd.DataFrame, *, seed: int) -> dict[str, Any]:
     """AUC of the valid verdicts as a score (SYNTHETIC = 1, REAL = 0; equals the balanced accuracy).
 
     Returns:
-        ``{"auc", "ci_low", "ci_high", "p_value", "n_real", "n_syn"}`` (DeLong 95 % interval, permutation p);
+        ``{"auc", "ci_low", "ci_high", "p_value", "n_real", "n_syn"}`` (95 % score interval, permutation p);
         the AUC fields None when a label has no valid verdict.
     """
     from llmdisc.scoring.auc import auc_test

@@ -9,8 +9,8 @@ dataset key × synthesizer (or control) × discriminator × model × condition �
   interval and direction, and the calibrated DRS (``batch_drs``: the cell's median score as threshold;
   ``context_drs``: a content-free table's score, where it was measured), n = scored samples
   (``results/tables/llm_probability_cells.csv``, :mod:`llmdisc.scoring.probability`);
-* ``likelihood`` — the likelihood discriminator: AUC of ``mean_logprob`` (DeLong 95 %), its direction and
-  two-sided ``separation`` = max(AUC, 1 − AUC), and the label-free band rule's DRS
+* ``likelihood`` — the likelihood discriminator: AUC of ``mean_logprob`` (95 % score interval), its direction and
+  separation D = 2·|AUC − 0.5|, and the label-free band rule's DRS
   (``results/tables/likelihood_cells.csv``, :mod:`llmdisc.scoring.likelihood`); its ``real_vs_real`` control
   (the trials' real train samples against the holdout samples) is the same comparison as the LLM's
   ``real_holdout`` control and is shown under that name;
@@ -33,7 +33,7 @@ dataset key × synthesizer (or control) × discriminator × model × condition �
   either way (AUC 0 or 1); which way is kept in ``direction`` (``higher``/``lower`` for the LLM's probability
   and the C2ST, ``synthetic more/less probable`` for the likelihood). So AUC 0.2 reads 0.6, ``lower``. The
   interval is mapped end by end; one straddling 0.5 starts at 0 and ends at the farther end's separation.
-  For the likelihood and the joint contrast, scale = 2·separation − 1.
+  For the likelihood and the joint contrast, the tables' ``separation`` is that D already.
 * a DRS is kept as it is: 0 = cannot tell (e.g. always one answer), 1 = tells every sample apart. A balanced
   coin flip has DRS near 0.5 but separation near 0: the two readings agree at 1, not at chance — compare DRS
   with DRS and separation with separation, and read the two against each other only near the top.

@@ -118,7 +118,7 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "rate, a synthetic sample being the positive class); legend: the cell's AUC.",
         "n = real and synthetic samples scored in the cell (columns n_real, n_syn of "
         "results/tables/llm_probability_cells.csv).",
-        "The AUC's 95 % DeLong interval and its permutation p-value are in the table (auc_ci_low, auc_ci_high, "
+        "The AUC's 95 % score interval and its permutation p-value are in the table (auc_ci_low, auc_ci_high, "
         "auc_p_value).",
         "AUC 0.5 (the diagonal): the score does not rank the labels; 1: every synthetic sample ranked above every "
         "real one; 0: perfectly the wrong way round (a ranking an adversary with a few labelled samples would flip)."),
@@ -137,7 +137,7 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "holdout first, then each release and both controls (columns shuffled; real train rows as real_vs_real); "
         "x labels carry each group's AUC against real holdout.",
         "n = samples per group (points); columns n_real, n_syn of results/tables/likelihood_cells.csv.",
-        "None drawn: the AUC's 95 % DeLong interval and permutation p are in results/tables/likelihood_cells.csv.",
+        "None drawn: the AUC's 95 % score interval and permutation p are in results/tables/likelihood_cells.csv.",
         "AUC 0.5: the release's tables are as probable as real ones; near 0: less probable (odd values); near 1: "
         "more probable (collapsed, repetitive values). It reads values: the shuffled-columns control sits near 0.5."),
     "likelihood_columns": FigureCaption(
@@ -154,7 +154,7 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "of each sample, real holdout first, then each release and both controls (columns shuffled; real train "
         "rows as real_vs_real); bars = medians; x labels carry each group's AUC against real holdout.",
         "n = samples per group (points); columns n_real, n_syn of results/tables/joint_cells.csv.",
-        "None drawn: the AUC's 95 % DeLong interval and permutation p are in results/tables/joint_cells.csv.",
+        "None drawn: the AUC's 95 % score interval and permutation p are in results/tables/joint_cells.csv.",
         "C near 0: the model sees no tie between the columns (the shuffled-columns control must sit there); real "
         "rows well above 0. AUC 0.5: not told apart; below 0.5: the group holds together less than real rows."),
     "joint_dependence": FigureCaption(
@@ -179,7 +179,7 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "n beside each marker = valid trials (LLM verdict), scored samples (probability, likelihood, joint), rows "
         "(C2ST, where its table gives them) or labels (human pilot); column n of "
         "results/tables/discriminators_side_by_side.csv.",
-        "Bars: each statistic's 95 % interval (bootstrap for a DRS, DeLong for the LLM's, the likelihood's and "
+        "Bars: each statistic's 95 % interval (bootstrap for a DRS, score intervals for the LLM's, the likelihood's and "
         "the joint contrast's AUC, Nadeau–Bengio corrected for the C2ST; none where the C2ST comes from the "
         "headline table), an AUC's mapped end by end and starting at 0 when it holds 0.5.",
         "Separation 0: chance (AUC 0.5); 1: perfect separation either way (AUC 0 or 1; the direction is in the "
@@ -238,7 +238,7 @@ RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = (
 
 TABLE_DESCRIPTIONS: dict[str, str] = {
     "joint_cells": "Joint structure per dataset × release and control: AUC of the contrast C = log P(sample) − mean "
-                   "log P(values recombined within the sample) against real holdout samples (DeLong 95 % interval, "
+                   "log P(values recombined within the sample) against real holdout samples (95 % score interval, "
                    "permutation p), the reference-band decision (p_REAL, p_SYN, DRS), the KS test of the "
                    "per-sample p-values' calibration (notebook 09 § 6).",
     "joint_columns": "Joint structure per column: each column's share of C, real holdout against each release "
@@ -247,7 +247,7 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
     "llm_cells": "Our LLM trials scored per dataset × synthesizer × condition × provider/model: n, p_REAL and "
                  "p_SYN with Wilson 95 % intervals, DRS with its 95 % bootstrap interval (notebook 07).",
     "llm_probability_cells": "The verdict as a probability per cell: AUC of log P(SYNTHETIC) − log P(REAL) "
-                             "with its 95 % DeLong interval and permutation p-value; raw, batch-calibrated and "
+                             "with its 95 % score interval and permutation p-value; raw, batch-calibrated and "
                              "contextual DRS (notebook 07).",
     "discriminators_side_by_side": "Every discriminator per dataset × synthesizer (and control) on one scale: "
                                    "separation 2·|AUC − 0.5| or DRS, with the statistic, its 95 % interval, n "

@@ -1,23 +1,30 @@
 """What the run found, in one summary generated from ``results/tables/``: the README's results block and the
 first section of the landing page are this same text (:func:`findings_markdown`).
 
-Per dataset × release (and both controls), every discriminator side by side on one reading, the AUC of
-telling the group from real data (0.5 = not told apart; below 0.5 = the group scores *lower*, e.g. less
-probable; read both directions):
+Per dataset × release (and both controls), every discriminator side by side on one reading: the **separation**
+D = 2·|AUC − 0.5| of the group from real data, its 95 % interval and the direction in words
+(:mod:`llmdisc.scoring.separation`; AUC = P(a unit of the group scores higher than a real unit)):
 
 - **C2ST** — gradient-boosted trees on rows (``baselines_headline.csv``; thousands of rows, so no interval is
-  shown: it is narrower than the rounding);
+  shown: it is narrower than the rounding; one-sided: only an AUC above 0.5 is a finding);
 - **table likelihood** — the embedded model's mean token log-likelihood of 20-row samples (``likelihood_cells``);
 - **joint structure** — the contrast of the rows against their values recombined (``joint_cells``);
 - **verdict probability** — the LLM's p_synthetic in C1 (``llm_probability_cells``);
 - **generated verdicts** — the paper's DRS with its n (``llm_cells``).
 
-A cell with fewer than :data:`MIN_N` units per class is shown as ``n = a / b: too few``, never as a point estimate
-with a collapsed interval. p-values print as ``< 0.001`` below that. The cells of one instrument share their real
-samples and are read together, so the instrument's p-values are Holm-adjusted across its release cells
-(``p_holm``), and a release counts as told apart only when its Holm-adjusted p is below 0.05 *and* the
-instrument passed its controls on that dataset (detects the shuffled-columns control, sits at chance on real vs
-real). Each research question gets one sentence that these numbers support, or "not measured here".
+Every interval is recomputed here from the table's AUC and n (the score interval), so a table written before the
+interval changed reads as a new run would. A cell with fewer than :data:`MIN_N` units per class is shown as
+``n = a / b: too few``. The statements follow the control rule (:func:`control_verdict`):
+
+- **Holm's family** (:data:`HOLM_FAMILY`): one instrument's release cells across every dataset of the run.
+- **The effect needed** is the smallest D a release cell could detect with 80 % power at Holm's first-step level
+  α/m (m = the family's cells): 0.67 at 20 samples a group and 9 cells.
+- An instrument's **positive control passes** on a dataset when it is separated in the instrument's expected
+  direction and D's lower bound exceeds that effect; its **negative control passes** when the 90 % interval of D
+  lies below it (two one-sided tests). Otherwise the instrument "cannot say" on that dataset, and the sentence
+  gives what its control reached against what was needed. A release counts as told apart only when its
+  Holm-adjusted p is below 0.05 on a dataset where the instrument passed both controls; a release not told apart
+  is reported with its D upper bound and the effect that would have been seen.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
+from llmdisc.scoring.separation import Separation, auc_interval, holm, minimum_detectable_separation, separation
 
 MIN_N = 10
 """Fewer units than this in a class: the cell is shown as too few, not as a figure."""
@@ -38,19 +46,19 @@ POSITIVE, NEGATIVE = "shuffled_columns", "real_vs_real"
 INSTRUMENTS = ("c2st", "likelihood", "joint", "probability", "verdict")
 TITLES = {"c2st": "C2ST (rows)", "likelihood": "table likelihood", "joint": "joint structure",
           "probability": "verdict probability (C1)", "verdict": "generated verdicts"}
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjustment of ``p_values`` (NaN kept, not counted)."""
-    p = np.asarray(p_values, float)
-    ok = np.flatnonzero(np.isfinite(p))
-    out = np.full(len(p), np.nan)
-    order = ok[np.argsort(p[ok])]
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(order) - rank) * p[index]))
-        out[index] = running
-    return out.tolist()
+WORDS = {"c2st": ("not told apart", "told apart"), "likelihood": ("less probable", "more probable"),
+         "joint": ("less structured", "more structured"),
+         "probability": ("called synthetic less often", "called synthetic more often")}
+"""What a group scoring lower / higher than real data means, per instrument."""
+EXPECTED = {"c2st": "higher", "likelihood": "lower", "joint": "lower", "probability": "higher"}
+"""The direction in which each instrument must tell the positive control (columns shuffled) apart: shuffled rows
+are less probable and less structured to the model, and should be called synthetic more often."""
+HOLM_FAMILY = ("Holm's correction runs over one instrument's release cells across every dataset of the run: they "
+               "answer one question of the instrument (does it tell releases from real data?), and the cells of a "
+               "dataset share their real samples")
+ROW_SEPARATION = 0.1
+"""A row-level C2ST (thousands of rows a side, no interval in its table) counts as telling a release apart above
+this D (AUC 0.55): its interval is narrower than the rounding."""
 
 
 def p_text(p: float | None) -> str:
@@ -62,38 +70,52 @@ def p_text(p: float | None) -> str:
 
 @dataclass
 class Cell:
-    """One instrument's reading of one group against real data."""
+    """One instrument's reading of one group against real data (the AUC as its table gives it, the n behind it)."""
 
     auc: float | None = None
-    low: float | None = None
-    high: float | None = None
     p: float | None = None
     n_real: int = 0
     n_other: int = 0
     p_holm: float | None = None
     note: str = ""
+    rows: bool = False
+    """A row-level reading with no interval (the C2ST on thousands of rows)."""
+    one_sided: bool = False
 
     @property
     def enough(self) -> bool:
         return min(self.n_real, self.n_other) >= MIN_N and self.auc is not None and math.isfinite(self.auc)
 
-    def text(self) -> str:
+    @property
+    def separation(self) -> Separation | None:
+        """D with its score interval at the cell's n (None with too few units)."""
+        if not self.enough:
+            return None
+        low, high = (self.auc, self.auc) if self.rows else auc_interval(self.auc, self.n_real, self.n_other)
+        return separation(self.auc, low, high, one_sided=self.one_sided)
+
+    def text(self, words: tuple[str, str]) -> str:
+        """``D 0.39 [0.03, 0.66], less structured, p (Holm) 0.252``, a note, or the n when too few."""
         if self.note:
             return self.note
-        if not self.enough:
+        sep = self.separation
+        if sep is None:
             return f"n = {self.n_real} / {self.n_other}: too few" if self.n_real or self.n_other else "–"
-        interval = "" if self.low is None or not math.isfinite(self.low) else f" [{self.low:.2f}, {self.high:.2f}]"
+        way = {"lower": words[0], "higher": words[1]}.get(sep.direction, "") if sep.d > 0 else ""
+        interval = "" if self.rows else f" [{sep.low:.2f}, {sep.high:.2f}]"
         holm_p = "" if self.p_holm is None else f", p (Holm) {p_text(self.p_holm)}"
-        return f"{self.auc:.2f}{interval}{holm_p}"
+        return f"{sep.d:.2f}{interval}" + (f", {way}" if way else "") + holm_p
 
     @property
     def separated(self) -> bool:
-        if not self.enough:
+        """Told apart: D's lower bound above 0 and, where the cell has a p-value, its Holm-adjusted p below 0.05
+        (a row-level C2ST: D above :data:`ROW_SEPARATION`)."""
+        sep = self.separation
+        if sep is None:
             return False
-        if self.low is not None and math.isfinite(self.low) and self.high is not None:
-            excludes = self.low > 0.5 or self.high < 0.5
-            return excludes and (self.p_holm is None or self.p_holm < ALPHA)
-        return abs(self.auc - 0.5) > 0.05  # a row-level C2ST: thousands of rows, its interval is negligible
+        if self.rows:
+            return sep.d > ROW_SEPARATION
+        return sep.low > 0 and (self.p_holm is None or self.p_holm < ALPHA)
 
 
 def _read(tables_dir: Path, name: str) -> pd.DataFrame | None:
@@ -116,8 +138,7 @@ def _sample_cells(frame: pd.DataFrame | None, instrument: str) -> dict[tuple[str
         frame = frame[frame["score"] == SCORES[instrument]]
     key = "dataset_key" if "dataset_key" in frame else "dataset"
     for row in frame.to_dict("records"):
-        out[(row[key], row["source"])] = Cell(row.get("auc"), row.get("auc_low"), row.get("auc_high"),
-                                              row.get("perm_p"), int(row.get("n_real") or 0),
+        out[(row[key], row["source"])] = Cell(row.get("auc"), row.get("perm_p"), int(row.get("n_real") or 0),
                                               int(row.get("n_syn") or 0))
     return out
 
@@ -145,8 +166,7 @@ def _probability_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell
     protocols = _protocols(part)
     for row in part.to_dict("records"):
         group = _group(row, protocols)
-        out.setdefault((row[key], group), Cell(row.get("auc"), row.get("auc_ci_low"), row.get("auc_ci_high"),
-                                               row.get("auc_p_value"), int(row.get("n_real") or 0),
+        out.setdefault((row[key], group), Cell(row.get("auc"), row.get("auc_p_value"), int(row.get("n_real") or 0),
                                                int(row.get("n_syn") or 0)))
     return out
 
@@ -160,7 +180,7 @@ def _verdict_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
     for row in part.to_dict("records"):
         group = _group(row, protocols)
         n_real, n_syn = int(row.get("n_valid_real") or 0), int(row.get("n_valid_syn") or 0)
-        cell = Cell(None, None, None, None, n_real, n_syn)
+        cell = Cell(None, None, n_real, n_syn)
         if min(n_real, n_syn) >= MIN_N:
             cell.note = (f"DRS {100 * row['drs']:.0f} % [{100 * row['drs_ci_low']:.0f}, {100 * row['drs_ci_high']:.0f}],"
                          f" n = {n_real} / {n_syn}")
@@ -177,7 +197,7 @@ def _c2st_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
     for row in frame.to_dict("records"):
         auc = row.get("c2st_auc_hist_gb")
         if auc is not None and math.isfinite(auc):
-            out[(row[key], row[synth])] = Cell(float(auc), None, None, None, 1000, 1000)
+            out[(row[key], row[synth])] = Cell(float(auc), None, 1000, 1000, rows=True, one_sided=True)
     return out
 
 
@@ -197,18 +217,119 @@ def collect(tables_dir: Path) -> dict[str, dict[tuple[str, str], Cell]]:
     return found
 
 
-def passes_controls(cells: dict[tuple[str, str], Cell], dataset: str) -> bool | None:
-    """True when the instrument detects the positive control and not the negative one on ``dataset`` (None: not
-    measured there)."""
-    positive, negative = cells.get((dataset, POSITIVE)), cells.get((dataset, NEGATIVE))
-    if positive is None or not positive.enough:
+def effect_needed(cells: dict[tuple[str, str], Cell], dataset: str) -> float | None:
+    """The smallest D a release cell of ``dataset`` could detect with 80 % power at Holm's first-step level α/m
+    (m = the instrument's release cells with a p-value, :data:`HOLM_FAMILY`), at the fewest units a class among
+    that dataset's release cells. None without a release cell there."""
+    family = [c for k, c in cells.items() if k[1] not in (POSITIVE, NEGATIVE) and c.p is not None]
+    here = [c for k, c in cells.items() if k[0] == dataset and k[1] not in (POSITIVE, NEGATIVE) and c.enough]
+    if not here:
         return None
-    detected = positive.low is not None and (positive.low > 0.5 or positive.high < 0.5)
-    at_chance = negative is None or not negative.enough or not (negative.low > 0.5 or negative.high < 0.5)
-    return bool(detected and at_chance)
+    n = min(min(c.n_real, c.n_other) for c in here)
+    return minimum_detectable_separation(n, n, alpha=ALPHA / max(1, len(family)))
 
 
-def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str]) -> list[str]:
+def control_verdict(cells: dict[tuple[str, str], Cell], dataset: str, instrument: str) -> tuple[str, str]:
+    """``(status, words)`` of the control rule (module docstring) for one instrument on one dataset.
+
+    ``status``: ``passed``, ``weak`` (the positive control is told apart the right way, but by less than a
+    release would need to differ by to be seen: releases told apart count, of the others it cannot say),
+    ``cannot say`` (the positive control is not told apart, or the wrong way), ``biased`` (real vs real separated), ``unjudged`` (a control missing, with too
+    few units, or real vs real not shown at chance) or ``not measured``. ``words``: the figures behind it."""
+    lower, higher = WORDS[instrument]
+    positive, negative = cells.get((dataset, POSITIVE)), cells.get((dataset, NEGATIVE))
+    needed = effect_needed(cells, dataset)
+    if needed is None:
+        return "not measured", f"no release cell with {MIN_N} samples a class"
+    for name, control in (("positive control (columns shuffled)", positive), ("real-vs-real control", negative)):
+        if control is None or not control.enough:
+            counts = "not run" if control is None else f"n = {control.n_real} / {control.n_other}"
+            return "unjudged", f"too few samples in its {name} ({counts})"
+    pos, neg = positive.separation, negative.separation
+    expected = higher if EXPECTED[instrument] == "higher" else lower
+    n = min(positive.n_real, positive.n_other)
+    if pos.low > 0 and pos.direction != EXPECTED[instrument]:
+        return "cannot say", (f"its positive control (columns shuffled) reads the wrong way: {pos.words(lower, higher)}, "
+                              f"where {expected} is what it should find")
+    weak = (f"its positive control (columns shuffled) reaches {pos.words(lower, higher)} ({n} samples a group), and "
+            f"its lower bound is not above the D {needed:.2f} a release would need to differ by to be seen (80 % "
+            "power, Holm)")
+    if pos.low <= 0:
+        return "cannot say", weak
+    if neg.low > 0:
+        return "biased", f"it tells real from real: {neg.words(lower, higher)}"
+    low90, high90 = auc_interval(negative.auc, negative.n_real, negative.n_other, confidence=0.90)
+    if not (0.5 - needed / 2 < low90 and high90 < 0.5 + needed / 2):
+        return "unjudged", (f"real vs real ({neg.words(lower, higher)}) cannot be shown below D {needed:.2f} "
+                            "(equivalence test, 90 % interval)")
+    if pos.low <= needed:  # it sees its control: a release it tells apart is told apart, of the others it cannot say
+        return "weak", weak
+    return "passed", (f"its controls pass (columns shuffled {pos.words(lower, higher)}; real vs real "
+                      f"D {neg.d:.2f}, shown below {needed:.2f})")
+
+
+def _instrument_sentence(cells: dict[tuple[str, str], Cell], datasets: list[str], instrument: str) -> str:
+    """Per dataset: what the control rule allows the instrument to say of the releases."""
+    parts = []
+    for dataset in datasets:
+        status, words = control_verdict(cells, dataset, instrument)
+        if status == "not measured":
+            parts.append(f"{dataset}: too few samples ({words})")
+            continue
+        releases = {k[1]: c for k, c in cells.items() if k[0] == dataset and k[1] not in (POSITIVE, NEGATIVE)}
+        told = [g for g, c in releases.items() if c.separated]
+        if status == "weak" and told:
+            parts.append(f"{dataset}: it tells {len(told)} of its {len(releases)} releases apart (Holm p < 0.05; it "
+                         f"sees its positive control and reads real vs real at chance); of the other "
+                         f"{len(releases) - len(told)} it cannot say — {words}")
+            continue
+        if status != "passed":
+            parts.append(f"{dataset}: {'cannot say' if status != 'biased' else 'biased, so it vouches for nothing'}"
+                         f" — {words}")
+            continue
+        lower, higher = WORDS[instrument]
+        missed = [f"{g} {c.separation.words(lower, higher)}" for g, c in releases.items()
+                  if g not in told and c.separation is not None]
+        text = f"{dataset}: {words}; it tells {len(told)} of its {len(releases)} releases apart (Holm p < 0.05)"
+        if missed:
+            text += (f"; not told apart: {', '.join(missed)}, where a release differing by D "
+                     f"{effect_needed(cells, dataset):.2f} would have been seen 4 times in 5")
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def _calibration_sentence(table: pd.DataFrame | None) -> list[str]:
+    """The calibration of the joint contrast's per-sample test (``joint_calibration.csv``, written by ``llmdisc bench
+    joint-calibration``): per dataset, over every run seed, the KS test of the randomised p-values on
+    shuffled-columns samples and the rank counts. No line without the table."""
+    if table is None or "run_seed" not in table:
+        return []
+    pooled = table[table["run_seed"].astype(str) == "all"]
+    parts = []
+    for row in pooled.to_dict("records"):
+        verdict = "uniform, as it must be" if row["ks_p"] >= ALPHA else "not uniform"
+        parts.append(f"{row['dataset_key']}: {int(row['samples'])} samples from run seeds {row['seeds']}, KS p "
+                     f"{p_text(row['ks_p'])} ({verdict}; ranks of the sample among its permutations "
+                     f"{row['rank_counts']}, χ² p {p_text(row['rank_chi2_p'])}; mean C {row['mean_C']:+.2f} ± "
+                     f"{row['se_C']:.2f} nats)")
+    if not parts:
+        return []
+    backend = f" ({table['backend'].iloc[0]})" if "backend" in table else ""
+    return ["- **Is the joint contrast's per-sample test calibrated?** On shuffled-columns samples, where a sample "
+            f"and its recombinations are exchangeable, its p-values must be uniform{backend}: " + "; ".join(parts)
+            + "."]
+
+
+def _model_note(tables_dir: Path, table: str, fallback: str) -> str:
+    """`` (model m)``: the model that wrote ``table`` (its ``model`` column), or ``fallback``."""
+    frame = _read(tables_dir, table)
+    if frame is None or "model" not in frame:
+        return fallback
+    models = sorted({str(m) for m in frame["model"].dropna()})
+    return ", ".join(models) if models else fallback
+
+
+def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str], tables_dir: Path) -> list[str]:
     lines = []
     c2st = found["c2st"]
     if c2st:
@@ -216,49 +337,38 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
         for whose, paper in (("our", False), ("the paper's own", True)):
             cells = [c for k, c in c2st.items() if k[1] not in (POSITIVE, NEGATIVE) and k[1].startswith("paper_") == paper]
             if cells:
-                aucs, told = [c.auc for c in cells], sum(c.separated for c in cells)
+                ds, told = [c.separation.d for c in cells], sum(c.separated for c in cells)
                 counts.append((told, len(cells)))
                 parts.append(f"{'every one' if told == len(cells) else told} of {whose} {len(cells)} releases "
-                             f"(C2ST AUC {min(aucs):.2f}–{max(aucs):.2f})")
+                             f"(D {min(ds):.2f}–{max(ds):.2f})")
         if parts:
             told_all, n_all = map(sum, zip(*counts))
             answer = "Yes" if told_all == n_all else "No" if told_all == 0 else "Partly"
-            lines.append(f"- **Can a classifier tell the releases from real rows?** {answer}: " + "; ".join(parts) + ".")
-    for name, question in (("likelihood", "Does the table likelihood see what a classifier sees?"),
-                           ("joint", "Does the joint-structure statistic see whether a row's values belong "
-                                     "together?")):
+            lines.append(f"- **Can a classifier tell the releases from real rows?** {answer}, by a gradient-boosted "
+                         "C2ST on thousands of rows: " + "; ".join(parts) + ". This run gives the C2ST no "
+                         "shuffled-columns or real-vs-real control, so it does not show whether the classifier "
+                         "would see a release that keeps every value but loses how values go together.")
+    for name, question, table in (
+            ("likelihood", "Does the table likelihood see what a classifier sees?", "likelihood_cells"),
+            ("joint", "Does the joint-structure statistic see whether a row's values belong together?",
+             "joint_cells")):
         cells = found[name]
         if not cells:
             where = (" (a run with `likelihood.joint: true`, as in `configs/default.yaml`, measures it; "
                      "`llmdisc audit` reads it on a release by default)") if name == "joint" else ""
             lines.append(f"- **{question}** Not measured here{where}.")
             continue
-        verdicts = []
-        for dataset in datasets:
-            ok = passes_controls(cells, dataset)
-            pos = cells.get((dataset, POSITIVE))
-            if ok is None:
-                verdicts.append(f"{dataset}: too few samples")
-                continue
-            told = [k[1] for k, c in cells.items() if k[0] == dataset and k[1] not in (POSITIVE, NEGATIVE)
-                    and c.separated]
-            verdicts.append(f"{dataset}: " + (f"passes its controls (shuffled columns AUC {pos.auc:.2f}) and tells "
-                                              f"{len(told)} of the releases apart" if ok else
-                                              f"fails its controls (shuffled columns AUC {pos.auc:.2f} "
-                                              f"[{pos.low:.2f}, {pos.high:.2f}]), so its release figures vouch "
-                                              "for nothing"))
-        lines.append(f"- **{question}** " + "; ".join(verdicts) + ".")
+        model = _model_note(tables_dir, table, DEFAULT_LIKELIHOOD_MODEL)
+        lines.append(f"- **{question}** (model: {model}) " + _instrument_sentence(cells, datasets, name) + ".")
+        if name == "joint":
+            lines += _calibration_sentence(_read(tables_dir, "joint_calibration"))
     prob, verdict = found["probability"], found["verdict"]
-    enough = [c for c in prob.values() if c.enough]
-    if not enough:
+    if not any(c.enough for c in prob.values()):
         lines.append("- **Can the LLM's verdict tell them apart?** Not measured here (too few trials per cell).")
     else:
-        told = [k for k, c in prob.items() if k[1] not in (POSITIVE, NEGATIVE) and c.separated]
-        controls = [d for d in datasets if passes_controls(prob, d)]
-        lines.append(f"- **Can the LLM's verdict tell them apart?** Its probability separates {len(told)} of "
-                     f"{sum(k[1] not in (POSITIVE, NEGATIVE) for k in prob)} release cells after Holm's correction; "
-                     f"it passes its controls on {len(controls)} of {len(datasets)} datasets"
-                     + ("" if controls else ", so it vouches for none") + ".")
+        model = _model_note(tables_dir, "llm_probability_cells", "the run's model")
+        lines.append(f"- **Can the LLM's verdict tell them apart?** (p_synthetic in C1; model: {model}) "
+                     + _instrument_sentence(prob, datasets, "probability") + ".")
     if not verdict:
         lines.append("- **Generated verdicts (the paper's reading)**: not in this run (`configs/paper.yaml` generates "
                      "them).")
@@ -283,64 +393,86 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
         return ["_No results yet: run `make reproduce` to fill this summary from `results/tables/`._"]
     datasets = sorted({k[0] for k in keys})
     shown = [i for i in INSTRUMENTS if found[i]]  # an instrument this run did not measure gets no column
-    lines = [f"{heading} What the run found", "", *_sentences(found, datasets), "",
-             "AUC of telling each group from real data, per instrument (0.5 = not told apart; below 0.5 the group "
-             "scores lower, e.g. less probable or less structured), 95 % interval and Holm-adjusted p across the "
-             "release cells of that instrument:", "",
+    lines = [f"{heading} What the run found", "", *_sentences(found, datasets, Path(tables_dir)), "",
+             "Separation D = 2·|AUC − 0.5| of each group from real data, per instrument (0 = not told apart, 1 = "
+             "every sample told apart), its 95 % interval, the direction in words and the Holm-adjusted p "
+             "(AUC = P(a sample of the group scores higher than a real one); `docs/glossary.md`):", "",
              "| dataset | group | " + " | ".join(TITLES[i] for i in shown) + " |",
              "|---|---|" + "---|" * len(shown)]
     order = {POSITIVE: 1, NEGATIVE: 2}
     for dataset, group in sorted(keys, key=lambda k: (k[0], order.get(k[1], 0), k[1])):
         name = {POSITIVE: "positive control (columns shuffled)", NEGATIVE: "negative control (real vs real)"}.get(
             group, group)
-        cells = [found[i].get((dataset, group)) for i in shown]
-        lines.append(f"| {dataset} | {name} | " + " | ".join("–" if c is None else c.text() for c in cells) + " |")
-    lines += ["", f"Cells with fewer than {MIN_N} samples per class show their n instead of a figure. The release "
-              "cells of one instrument share their real samples, so they are read together with Holm's correction; "
-              "an instrument that misses the positive control or separates real from real vouches for no release."]
+        cells = [(i, found[i].get((dataset, group))) for i in shown]
+        lines.append(f"| {dataset} | {name} | " + " | ".join(
+            "–" if c is None else c.text(WORDS.get(i, ("lower", "higher"))) for i, c in cells) + " |")
+    lines += ["", f"Cells with fewer than {MIN_N} samples per class show their n instead of a figure. The intervals "
+              "are score intervals recomputed from each cell's AUC and n (never of zero width). "
+              f"{HOLM_FAMILY}. An instrument speaks of a dataset's releases only when its positive control is told "
+              "apart in the expected direction by more than the D a release would need to differ by to be seen "
+              "(80 % power at Holm's first-step level), and real vs real is shown below that D."]
     return lines + design_markdown(_read(Path(tables_dir), "joint_design"))
+
+
+def _design_separation(auc: float, n_real: int, n_other: int) -> Separation:
+    """A design row's control as D with its score interval (``auc`` = P(real C > other C))."""
+    return separation(auc, *auc_interval(auc, n_real, n_other))
 
 
 def design_markdown(design: pd.DataFrame | None) -> list[str]:
     """The joint-structure design study (``joint_design.csv``, ``llmdisc bench joint-design``) as a Markdown table:
-    per model, dataset and design, the positive control's AUC with its interval, real vs real where measured, and
-    the tokens a sample runs through the model (the load-free cost; seconds depend on what else the machine ran).
-    No lines when the table is absent."""
+    per model, dataset and design, the shuffled-columns control's D with its interval and direction, real vs real
+    where measured, and the tokens a sample runs through the model (the load-free cost; seconds depend on what
+    else the machine ran). No lines when the table is absent."""
     if design is None:
         return []
     lines = ["", "How the joint-structure design was chosen (`llmdisc bench joint-design`, one factor at a time from "
-             "the base: Markdown table, k = 2 recombinations, 40 real reference rows before the sample): real holdout "
-             "samples against shuffled-columns samples (AUC 1 = every real sample above every shuffled one) and, for "
-             "the base, against real train samples (0.5 expected). The model is the embedded SmolLM2-135M unless the "
-             "row names an opt-in one (`--model`):", "",
-             "| model | dataset | design | n per group | shuffled columns AUC | real vs real AUC | tokens per sample |",
+             "the base: Markdown table, k = 2 recombinations, 40 real reference rows before the sample): the "
+             "separation D of shuffled-columns samples from real holdout samples (1 = every shuffled sample less "
+             "structured than every real one) and, for the base, of real train samples (0 expected). The model is "
+             "the embedded SmolLM2-135M unless the row names an opt-in one (`--model`):", "",
+             "| model | dataset | design | n per group | shuffled columns D | real vs real D | tokens per sample |",
              "|---|---|---|---|---|---|---|"]
     for _, row in design.iterrows():
-        rr = "–" if pd.isna(row["auc_real_vs_real"]) else f"{row['auc_real_vs_real']:.2f}"
+        n_real, n_other = int(row["n_real"]), int(row.get("n_control", row["n_real"]) or row["n_real"])
+        control = _design_separation(float(row["auc_control"]), n_real, n_other)
+        # P(real > other) above 0.5 means the other group is the less structured one
+        way = {"higher": "less structured", "lower": "more structured"}.get(control.direction, "")
+        rr = "–" if pd.isna(row["auc_real_vs_real"]) else f"{2 * abs(row['auc_real_vs_real'] - 0.5):.2f}"
         model = row.get("model", "–")  # tables written before the model was a column do not say
-        lines.append(f"| {model} | {row['dataset_key']} | {row['design']} | {int(row['n_real'])} | "
-                     f"{row['auc_control']:.2f} "
-                     f"[{row['auc_control_low']:.2f}, {row['auc_control_high']:.2f}] | {rr} | "
-                     f"{row['tokens_run_per_sample']:,.0f} |")
+        lines.append(f"| {model} | {row['dataset_key']} | {row['design']} | {n_real} | "
+                     f"{control.d:.2f} [{control.low:.2f}, {control.high:.2f}]" + (f", {way}" if way else "") +
+                     f" | {rr} | {row['tokens_run_per_sample']:,.0f} |")
     return lines + _cheapest_design(design)
 
 
+DESIGN_D = 0.8
+"""The shuffled-columns D a design must reach (point estimate) to be named, besides being told apart."""
+
+
 def _cheapest_design(design: pd.DataFrame) -> list[str]:
-    """The sentence naming the cheapest design that separates the control at n >= 6 per group with its interval's
-    low end at 0.9 or more, per dataset of the embedded model, and the datasets where none does."""
+    """The sentence naming the cheapest design of the embedded model whose shuffled-columns control is told apart
+    the right way (D's lower bound above 0, shuffled samples less structured) with D at least :data:`DESIGN_D`, per
+    dataset, and the datasets where none is."""
     if "model" in design:
         design = design[design["model"] == DEFAULT_LIKELIHOOD_MODEL]
     if design.empty:  # only opt-in models measured: nothing to say of the embedded one
         return []
-    rows = design[(design["auc_control_low"] >= 0.9) & (design["n_real"] >= 6)]
+
+    def qualifies(row: pd.Series) -> bool:
+        n_other = int(row.get("n_control", row["n_real"]) or row["n_real"])
+        control = _design_separation(float(row["auc_control"]), int(row["n_real"]), n_other)
+        return control.direction == "higher" and control.low > 0 and control.d >= DESIGN_D
+
+    rows = design[design.apply(qualifies, axis=1)]
     found = []
     for dataset, group in rows.groupby("dataset_key", sort=False):
         best = group.loc[group["tokens_run_per_sample"].idxmin()]
         found.append(f"on {dataset}, `{best['design']}` ({best['tokens_run_per_sample']:,.0f} tokens a sample, "
-                     f"AUC {best['auc_control']:.2f})")
+                     f"D {2 * abs(best['auc_control'] - 0.5):.2f})")
     missing = [d for d in dict.fromkeys(design["dataset_key"]) if d not in set(rows["dataset_key"])]
     if missing:
         found.append(f"none on {', '.join(missing)}")
-    return ["", "Cheapest design of the embedded model whose interval on the shuffled-columns control stays above "
-            "0.9: " + "; ".join(found) + ". The runs and the audit write the table as CSV "
+    return ["", f"Cheapest design of the embedded model whose shuffled-columns control is told apart (D's lower bound "
+            f"above 0) with D ≥ {DESIGN_D}: " + "; ".join(found) + ". The runs and the audit write the table as CSV "
             "(`likelihood.joint_serialisation`), with k = 2 and 20 reference rows (`configs/default.yaml`)."]

@@ -134,7 +134,7 @@ def _interval(estimate: object, low: object, high: object) -> str:
 
 def probability_headline_rows(cells: pd.DataFrame) -> list[list[object]]:
     """Rows of one model's probability headline from ``llm_probability_cells.csv``: dataset, cell, condition, n,
-    AUC of p_synthetic [95 % DeLong], its permutation p-value, batch-calibrated DRS [95 %] and raw DRS (fractions)."""
+    AUC of p_synthetic [95 % score interval], its permutation p-value, batch-calibrated DRS [95 %] and raw DRS (fractions)."""
     order = cells.sort_values(["dataset_key", "synthetic_method", "condition"])
     return [[r.dataset_key, r.synthetic_method, r.condition, f"{int(r.n_real)} / {int(r.n_syn)}",
              _interval(r.auc, r.auc_ci_low, r.auc_ci_high), _num(r.auc_p_value, 3),

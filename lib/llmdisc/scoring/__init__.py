@@ -25,7 +25,7 @@ from llmdisc.scoring.analyses import (
     permutation_tests,
     seed_stability,
 )
-from llmdisc.scoring.auc import AUCTest, auc_test, delong_auc
+from llmdisc.scoring.auc import AUCTest, auc_test, auc_with_interval
 from llmdisc.scoring.calibration import brier_score, expected_calibration_error, reliability_bins
 from llmdisc.scoring.cue_validity import verified_cues
 from llmdisc.scoring.cues import code_cues, coder_agreement, cue_strings, load_codebook
@@ -55,7 +55,7 @@ __all__ = [
     "joint", "joint_design", "likelihood",
     "code_cues", "coder_agreement", "cue_strings", "cue_tables", "cue_validity", "cues", "load_codebook",
     "verified_cues", "paper_samples", "verify_paper_census_samples",
-    "AUCTest", "PROBABILITY_COLUMNS", "auc_test", "delong_auc", "score_probability_cell", "score_probability_cells",
+    "AUCTest", "PROBABILITY_COLUMNS", "auc_test", "auc_with_interval", "score_probability_cell", "score_probability_cells",
     "CELL_COLUMNS", "SCORES", "Estimate", "ScoreInfo", "balanced_accuracy", "brier_score", "cell_reliability",
     "cell_table", "disclosure_risk_score", "drs_bootstrap", "expected_calibration_error", "fair_cells",
     "import_paper_trials", "matched_n_sample", "mcnemar_exact", "paired_condition_tests", "paper_reported_cells",

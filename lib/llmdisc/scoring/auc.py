@@ -1,11 +1,11 @@
-"""Ranking scores of a discriminator: ROC-AUC with its DeLong interval and a seeded permutation p-value.
+"""Ranking scores of a discriminator: ROC-AUC with its score interval and a seeded permutation p-value.
 
 Used for every score that ranks samples — the verdict probability ``p_synthetic``, a likelihood score, a
 classifier's out-of-fold probability. AUC is the probability that a random sample of the positive class
 scores higher than a random sample of the negative class (ties count one half): 0.5 = no ranking, 1 = every
 positive above every negative, 0 = every positive *below* every negative. An AUC far below 0.5 is still a
 signal — the score ranks, the wrong way round — which an adversary with a few labelled samples would flip;
-:func:`auc_test` therefore reports the direction and the two-sided reading ``max(AUC, 1 - AUC)`` beside it.
+:func:`auc_test` therefore reports the direction and the separation D = 2·|AUC − 0.5| beside it.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from scipy import stats
 
 from llmdisc.errors import DataError
 from llmdisc.scoring.metrics import Estimate
+from llmdisc.scoring.separation import auc_interval
 
 PERMUTATIONS = 2000
 """Label permutations of :func:`auc_test`'s p-value (the smallest p it can give is 1/2001)."""
 
 
-def delong_auc(labels: np.ndarray, scores: np.ndarray, confidence: float = 0.95) -> Estimate:
-    """ROC-AUC with its DeLong interval (normal approximation, clipped to [0, 1]).
+def auc_with_interval(labels: np.ndarray, scores: np.ndarray, confidence: float = 0.95) -> Estimate:
+    """ROC-AUC with its score interval (:func:`llmdisc.scoring.separation.auc_interval`: never of zero width).
 
     Args:
         labels: 0/1 array; 1 is the class expected to score higher.
@@ -40,13 +41,9 @@ def delong_auc(labels: np.ndarray, scores: np.ndarray, confidence: float = 0.95)
     if m == 0 or n == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), len(labels))
     rank_all = stats.rankdata(np.concatenate([pos, neg]))
-    rank_pos, rank_neg = stats.rankdata(pos), stats.rankdata(neg)
-    auc = (rank_all[:m].sum() - m * (m + 1) / 2) / (m * n)
-    v_pos = (rank_all[:m] - rank_pos) / n  # structural components (Sun & Xu 2014)
-    v_neg = 1.0 - (rank_all[m:] - rank_neg) / m
-    var = (np.var(v_pos, ddof=1) / m if m > 1 else 0.0) + (np.var(v_neg, ddof=1) / n if n > 1 else 0.0)
-    half = stats.norm.ppf(0.5 + confidence / 2) * float(np.sqrt(var))
-    return Estimate(float(auc), float(max(0.0, auc - half)), float(min(1.0, auc + half)), len(labels))
+    auc = float((rank_all[:m].sum() - m * (m + 1) / 2) / (m * n))
+    low, high = auc_interval(auc, m, n, confidence)
+    return Estimate(auc, low, high, len(labels))
 
 
 def _auc_many(labels: np.ndarray, ranks: np.ndarray) -> np.ndarray:
@@ -61,11 +58,12 @@ class AUCTest:
     """An AUC, its interval, its direction, and how surprising it is under no ranking at all."""
 
     auc: Estimate
-    """AUC of the score for the positive class (DeLong 95 % interval; n = samples of both classes)."""
+    """AUC of the score for the positive class (95 % score interval; n = samples of both classes)."""
     n_positive: int
     n_negative: int
-    two_sided: float
-    """``max(AUC, 1 - AUC)``: how well the score separates the classes in either direction (0.5-1)."""
+    separation: float
+    """D = 2·|AUC − 0.5|: how far the score separates the classes in either direction (0 = not at all, 1 =
+    every positive on one side of every negative; :mod:`llmdisc.scoring.separation`)."""
     direction: str
     """``higher`` (positives score higher, AUC > 0.5), ``lower`` (AUC < 0.5) or ``none`` (exactly 0.5/NaN)."""
     p_value: float
@@ -77,7 +75,7 @@ class AUCTest:
 
 def auc_test(labels: np.ndarray, scores: np.ndarray, *, seed: int, permutations: int = PERMUTATIONS,
              confidence: float = 0.95) -> AUCTest:
-    """AUC of ``scores`` for ``labels == 1``, its DeLong interval, direction and permutation p-value.
+    """AUC of ``scores`` for ``labels == 1``, its score interval, direction and permutation p-value.
 
     Args:
         labels: 0/1 (or bool) array; 1 = the positive class (e.g. SYNTHETIC).
@@ -106,7 +104,7 @@ def auc_test(labels: np.ndarray, scores: np.ndarray, *, seed: int, permutations:
                         "a cell that holds both REAL and SYNTHETIC samples")
     if permutations < 1:
         raise DataError(f"permutations={permutations}; fix: use at least 1")
-    auc = delong_auc(labels, scores, confidence)
+    auc = auc_with_interval(labels, scores, confidence)
     ranks = stats.rankdata(scores)
     rng = np.random.default_rng(seed)
     shuffled = np.stack([rng.permutation(labels) for _ in range(permutations)])
@@ -114,5 +112,5 @@ def auc_test(labels: np.ndarray, scores: np.ndarray, *, seed: int, permutations:
     observed = abs(auc.value - 0.5)
     p = (int(np.sum(np.abs(null - 0.5) >= observed - 1e-12)) + 1) / (permutations + 1)
     direction = "higher" if auc.value > 0.5 else "lower" if auc.value < 0.5 else "none"
-    return AUCTest(auc=auc, n_positive=m, n_negative=n, two_sided=max(auc.value, 1 - auc.value),
+    return AUCTest(auc=auc, n_positive=m, n_negative=n, separation=2 * abs(auc.value - 0.5),
                    direction=direction, p_value=float(p), permutations=int(permutations), seed=int(seed))

@@ -7,7 +7,7 @@ the columns look independent.
 
 * **AUC** (:func:`~llmdisc.scoring.likelihood.likelihood_auc`, read two-sided) = P(C of an other-group sample > C
   of a real holdout sample): below 0.5 = the release (or control) keeps less of the structure than real rows;
-  above = more (a collapsed synthesizer can be too consistent). DeLong interval, seeded permutation p.
+  above = more (a collapsed synthesizer can be too consistent). Score interval, seeded permutation p.
 * **Decision** (:func:`~llmdisc.scoring.likelihood.decision_scores`): a sample is flagged when its C falls outside
   the central 95 % of the C of *separate* real holdout reference samples (two-sided); it never reads the synthetic
   labels. p_REAL, p_SYN and DRS with intervals.
@@ -33,7 +33,7 @@ from llmdisc.errors import DataError
 from llmdisc.scoring.likelihood import (
     BAND_COVERAGE,
     REAL_VS_REAL,
-    _cell_seed,
+    cell_seed,
     decision_scores,
     flag_outside_band,
     likelihood_auc,
@@ -58,6 +58,48 @@ def uniformity_test(p_values: Any) -> dict[str, float]:
         return {"ks_stat": float("nan"), "ks_p": float("nan")}
     result = stats.kstest(values, "uniform")
     return {"ks_stat": float(result.statistic), "ks_p": float(result.pvalue)}
+
+
+def calibration_summary(frame: pd.DataFrame, k: int) -> dict[str, Any]:
+    """How calibrated the per-sample test is on shuffled-columns samples (where a sample and its k permutations are
+    exchangeable): ``samples``; ``mean_C`` with its standard error ``se_C`` and the one-sample t-test ``t_p`` of
+    mean 0 (nats); the KS test of the randomised p-values against Uniform(0, 1) (``ks_stat``, ``ks_p``); the counts
+    of samples by how many of their k permutations scored below them (``rank_counts``, "a / b / c", 0 = the sample
+    least probable; equal expected) with a chi-square test (``rank_chi2_p``); ``s_per_sample``.
+
+    Args:
+        frame: JointRecords of shuffled-columns samples (``contrast``, ``logprob``, ``permuted_logprobs``,
+            ``p_randomised``, ``seconds``).
+        k: permutations per sample.
+    """
+    contrast = frame["contrast"].to_numpy(float)
+    observed = frame["logprob"].to_numpy(float)
+    permuted = np.array(frame["permuted_logprobs"].tolist(), float)
+    below = np.bincount((permuted < observed[:, None]).sum(axis=1), minlength=k + 1)
+    uniform = uniformity_test(frame["p_randomised"])
+    return {"samples": len(frame), "mean_C": float(contrast.mean()),
+            "se_C": float(contrast.std(ddof=1) / np.sqrt(len(frame))),
+            "t_p": float(stats.ttest_1samp(contrast, 0.0).pvalue), "ks_stat": uniform["ks_stat"],
+            "ks_p": uniform["ks_p"], "rank_counts": " / ".join(map(str, below)),
+            "rank_chi2_p": float(stats.chisquare(below).pvalue), "s_per_sample": float(frame["seconds"].mean())}
+
+
+def calibration_table(frames: dict[tuple[str, int], pd.DataFrame], k: int) -> pd.DataFrame:
+    """One :func:`calibration_summary` row per dataset and run seed, then one per dataset over every seed (``run_seed``
+    ``all``): the calibration evidence the findings read (``results/tables/joint_calibration.csv``).
+
+    Args:
+        frames: ``{(dataset_key, run_seed): JointRecords}`` of shuffled-columns samples.
+        k: permutations per sample.
+    """
+    rows = [{"dataset_key": key, "run_seed": str(seed), **calibration_summary(frame, k)}
+            for (key, seed), frame in sorted(frames.items())]
+    for key in sorted({key for key, _ in frames}):
+        pooled = pd.concat([f for (name, _), f in sorted(frames.items()) if name == key], ignore_index=True)
+        seeds = sorted(seed for name, seed in frames if name == key)
+        rows.append({"dataset_key": key, "run_seed": "all", **calibration_summary(pooled, k),
+                     "seeds": " ".join(map(str, seeds))})
+    return pd.DataFrame(rows)
 
 
 def attainable_level(k: Any, alpha: float = ALPHA) -> float:
@@ -109,10 +151,11 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
         for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
             name = REAL_VS_REAL if source == "train" else source
             other = group[score].to_numpy(float)
-            row_seed = _cell_seed(seed, (*cell, name, score, "joint"))
+            row_seed = cell_seed(seed, (*cell, name, score, "joint"))
             row = dict(zip(JOINT_CELL_COLUMNS, cell))
             row.update({"source": name, "kind": _kind(source), "score": score})
-            row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm))
+            row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm,
+                                      words=("less structured", "more structured")))
             row.update(decision_scores(real, other, reference, seed=row_seed, n_boot=n_boot))
             row["real_mean"], row["other_mean"] = float(np.mean(real)), float(np.mean(other))
             level = attainable_level(row["k"], alpha)

@@ -10,13 +10,13 @@ JointScores.restrict`). The records stay under ``results/likelihood/joint/design
 ``results/tables/joint_design.csv``.
 
 Columns: the model (the embedded one, or an opt-in model: ``llmdisc bench joint-design --model``); the design;
-``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one), its DeLong interval
+``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one), its score interval
 and permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p;
 mean C per group; ``share_p_real`` and ``share_p_control``, the shares of samples whose per-sample permutation p
 is at most ``share_level`` (0.05, or 1/(k + 1) when k is too small to reach it:
 :func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (measured in this run: varies with the machine's load; the bench times
 it cleanly), ``tokens_run_per_sample`` (tokens through the model per sample: the load-free cost) and
-``power_per_second`` = (separation − 0.5) / seconds per sample.
+``power_per_second`` = separation D / seconds per sample (D = 2·|AUC − 0.5|).
 """
 
 from __future__ import annotations
@@ -179,5 +179,5 @@ def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.Dat
     both = pd.concat([real, control, train])
     seconds = float(both["seconds"].mean())
     row.update({"seconds_per_sample": seconds, "tokens_run_per_sample": float(both["tokens_run"].mean()),
-                "power_per_second": (test["separation"] - 0.5) / seconds if seconds else np.nan})
+                "power_per_second": test["separation"] / seconds if seconds else np.nan})
     return row

@@ -6,14 +6,16 @@ mean token log-likelihood in nats) is higher when the model finds a sample more 
 
 * **AUC** (:func:`likelihood_auc`) = P(score of a synthetic sample > score of a real holdout sample), ties counting half:
   0.5 = no separation; 0 = every synthetic sample less probable than every real one; 1 = every synthetic sample
-  *more* probable (a mode-collapsed release reads as predictable). ``separation`` = max(AUC, 1 − AUC) is the
-  two-sided reading (0.5 = none, 1 = perfect, either way). The interval is DeLong's (normal approximation,
-  clipped to [0, 1]); the p-value is a two-sided permutation test of |AUC − 0.5| with a seed (reproducible).
+  *more* probable (a mode-collapsed release reads as predictable). ``separation`` = D = 2·|AUC − 0.5| is the
+  two-sided reading (0 = none, 1 = perfect, either way). The interval is a score interval (never of zero
+  width, :mod:`llmdisc.scoring.separation`); the p-value is a two-sided permutation test of |AUC − 0.5| with a seed (reproducible).
 * **Decision rule** (:func:`flag_outside_band`): a sample is called SYNTHETIC when its score falls outside the
-  central 95 % of the scores of a *separate* set of real holdout samples (the reference); it never reads the
+  band of a *separate* set of real holdout samples (the reference) that keeps 95 % of new real samples, or as much
+  as their number allows (:func:`band_coverage`: min–max of 20 reference samples keeps 90.5 %); it never reads the
   synthetic labels. p_REAL = share of real holdout test samples not flagged, p_SYN = share of synthetic samples
   flagged, likelihood DRS = min(p_REAL, p_SYN) on the footing of the LLM's DRS (Wilson intervals for the shares,
-  bootstrap for the DRS). With no synthesis at all p_SYN stays near 0.05 and DRS near 0.05.
+  bootstrap for the DRS). With no synthesis at all p_SYN stays near 1 − ``band_coverage`` (0.095 at 20 reference
+  samples, 0.05 from 39) and so does the DRS.
 * **Controls**: real train samples scored as the "synthetic" class (real-vs-real: must sit near AUC 0.5; a clear
   departure means the model has memorised the public data) and the shuffled-columns positive control.
 * **Columns** (:func:`column_contributions`): which columns make synthetic rows improbable.
@@ -27,8 +29,9 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.errors import DataError
-from llmdisc.scoring.auc import auc_test, delong_auc
+from llmdisc.scoring.auc import auc_test, auc_with_interval
 from llmdisc.scoring.metrics import Estimate, drs_bootstrap_from_counts, wilson_interval
+from llmdisc.scoring.separation import separation
 from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
 SCORE_COLUMNS = ("mean_logprob", "min_k_logprob")
@@ -54,10 +57,10 @@ def _labelled(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np.n
     return np.r_[np.zeros(len(real)), np.ones(len(synthetic))], np.r_[real, synthetic]
 
 
-def delong_interval(real: Sequence[float], synthetic: Sequence[float], confidence: float = 0.95) -> Estimate:
-    """AUC = P(synthetic > real) (ties half) with DeLong's interval (:func:`llmdisc.scoring.auc.delong_auc`)."""
+def auc_interval(real: Sequence[float], synthetic: Sequence[float], confidence: float = 0.95) -> Estimate:
+    """AUC = P(synthetic > real) (ties half) with its score interval (:func:`llmdisc.scoring.auc.auc_with_interval`)."""
     labels, scores = _labelled(np.asarray(real, float), np.asarray(synthetic, float))
-    return delong_auc(labels, scores, confidence)
+    return auc_with_interval(labels, scores, confidence)
 
 
 def permutation_p_value(real: Sequence[float], synthetic: Sequence[float], *, seed: int, n_perm: int = 2000) -> float:
@@ -68,45 +71,65 @@ def permutation_p_value(real: Sequence[float], synthetic: Sequence[float], *, se
 
 
 def likelihood_auc(real: Sequence[float], synthetic: Sequence[float], *, seed: int, n_perm: int = 2000,
-             confidence: float = 0.95) -> dict[str, Any]:
-    """AUC of the score, real vs synthetic, with direction, two-sided reading, interval and permutation p.
+                   confidence: float = 0.95, words: tuple[str, str] = ("less probable", "more probable")
+                   ) -> dict[str, Any]:
+    """AUC of the score, real vs synthetic, with its separation D, direction in words, interval and permutation p.
+
+    Args:
+        real, synthetic: the two classes' scores (higher = more of what the score measures).
+        seed, n_perm: the permutation test's seed and size.
+        confidence: level of the intervals.
+        words: what a *lower* and a *higher* score means (``less probable``/``more probable`` for a
+            likelihood, ``less structured``/``more structured`` for the joint contrast).
 
     Returns:
-        ``auc``, ``auc_low``, ``auc_high`` (DeLong), ``separation`` = max(AUC, 1 − AUC) with ``separation_low``/
-        ``separation_high`` (the interval folded the same way), ``direction`` (``synthetic less probable`` when
-        AUC < 0.5, ``synthetic more probable`` when > 0.5, ``none`` at 0.5), ``perm_p``, ``n_real``, ``n_syn``.
+        ``auc``, ``auc_low``, ``auc_high`` (score interval), ``separation`` = D = 2·|AUC − 0.5| with
+        ``separation_low``/``separation_high`` (the interval folded, :func:`llmdisc.scoring.separation.separation`),
+        ``direction`` (``synthetic <words[0]>`` when AUC < 0.5, ``synthetic <words[1]>`` when > 0.5, ``none`` at
+        0.5), ``perm_p``, ``n_real``, ``n_syn``.
 
     Raises:
         DataError: a class is empty (the message names the fix) or a score is not finite.
     """
     real_arr, syn_arr = np.asarray(real, float), np.asarray(synthetic, float)
-    est = delong_interval(real_arr, syn_arr, confidence)
-    if est.value < 0.5:
-        direction, sep_low, sep_high = "synthetic less probable", 1 - est.ci_high, 1 - est.ci_low
-    elif est.value > 0.5:
-        direction, sep_low, sep_high = "synthetic more probable", est.ci_low, est.ci_high
-    else:
-        direction, sep_low, sep_high = "none", 0.5, max(1 - est.ci_low, est.ci_high)
-    if sep_low < 0.5 < sep_high or direction == "none":  # interval straddles 0.5: fold it at 0.5
-        sep_low, sep_high = 0.5, max(1 - est.ci_low, est.ci_high)
+    est = auc_interval(real_arr, syn_arr, confidence)
+    folded = separation(est.value, est.ci_low, est.ci_high)
+    direction = {"lower": f"synthetic {words[0]}", "higher": f"synthetic {words[1]}"}.get(folded.direction, "none")
     return {"auc": est.value, "auc_low": est.ci_low, "auc_high": est.ci_high,
-            "separation": max(est.value, 1 - est.value), "separation_low": sep_low, "separation_high": sep_high,
+            "separation": folded.d, "separation_low": folded.low, "separation_high": folded.high,
             "direction": direction, "perm_p": permutation_p_value(real_arr, syn_arr, seed=seed, n_perm=n_perm),
             "n_real": len(real_arr), "n_syn": len(syn_arr)}
 
 
+def _band_rank(n: int, coverage: float) -> int:
+    """The rank j of the band's order statistics: the largest j >= 1 with (n + 1 − 2j)/(n + 1) >= ``coverage``
+    (1 when even the minimum and the maximum cover less)."""
+    return max(1, int(np.floor(((n + 1) * (1 - coverage)) / 2 + 1e-9)))
+
+
+def band_coverage(n: int, coverage: float = BAND_COVERAGE) -> float:
+    """The share of new real samples that :func:`reference_band` of ``n`` reference samples keeps inside, in
+    expectation, for any continuous score: (n + 1 − 2j)/(n + 1) (order statistics of exchangeable samples). It is
+    below ``coverage`` when ``n`` is too small to reach it: 20 reference samples keep 19/21 = 0.905 (a real sample
+    is flagged 9.5 % of the time), 39 keep 0.95."""
+    return (n + 1 - 2 * _band_rank(n, coverage)) / (n + 1)
+
+
 def reference_band(reference: Sequence[float], coverage: float = BAND_COVERAGE) -> tuple[float, float]:
-    """The central ``coverage`` of the reference (real holdout) scores: its (1−c)/2 and (1+c)/2 quantiles.
+    """The band of the reference (real holdout) scores a new real sample falls in with probability ``coverage``,
+    or as close to it as ``n`` reference samples allow: their j-th smallest and j-th largest value
+    (:func:`band_coverage` gives the coverage the band really has; min–max below 39 samples at 0.95).
 
     Raises:
         DataError: fewer than 2 reference scores, or a non-finite one.
     """
-    values = np.asarray(reference, float)
+    values = np.sort(np.asarray(reference, float))
     if len(values) < 2 or not np.isfinite(values).all():
         raise DataError(f"the decision rule needs at least 2 finite reference scores of real holdout samples; got "
-                        f"{len(values)}; fix: score reference holdout samples (reference_samples >= 20 is advised)")
-    low, high = np.quantile(values, [(1 - coverage) / 2, (1 + coverage) / 2])
-    return float(low), float(high)
+                        f"{len(values)}; fix: score reference holdout samples (at least 39 give the band its 95 % "
+                        "coverage)")
+    j = _band_rank(len(values), coverage)
+    return float(values[j - 1]), float(values[len(values) - j])
 
 
 def flag_outside_band(scores: Sequence[float], band: tuple[float, float]) -> np.ndarray:
@@ -124,11 +147,12 @@ def decision_scores(real: Sequence[float], synthetic: Sequence[float], reference
         synthetic: Scores of the synthetic (or control) samples.
         reference: Scores of separate real holdout samples (they set the band).
         seed: Seed of the DRS bootstrap.
-        coverage: Central share of the reference kept as "real" (0.95).
+        coverage: Share of new real samples the band should keep as "real" (0.95; the band's true coverage,
+            lower with fewer than 39 reference samples, is returned as ``band_coverage``).
         n_boot: Bootstrap draws.
 
     Returns:
-        ``band_low``, ``band_high``, ``n_reference``, ``p_real`` (+ ``_low``/``_high``, Wilson), ``p_syn`` (+ Wilson),
+        ``band_low``, ``band_high``, ``n_reference``, ``band_coverage`` (:func:`band_coverage`), ``p_real`` (+ ``_low``/``_high``, Wilson), ``p_syn`` (+ Wilson),
         ``drs`` (+ bootstrap interval). DRS 0 = no balanced discrimination, 0.5 = chance-level balanced, 1 = perfect.
     """
     band = reference_band(reference, coverage)
@@ -141,12 +165,14 @@ def decision_scores(real: Sequence[float], synthetic: Sequence[float], reference
     p_real, p_syn = wilson_interval(kept, n_real), wilson_interval(caught, n_syn)
     drs = drs_bootstrap_from_counts(n_real, kept, n_syn, caught, seed=seed, n_boot=n_boot)
     return {"band_low": band[0], "band_high": band[1], "n_reference": len(reference),
+            "band_coverage": band_coverage(len(reference), coverage),
             "p_real": p_real.value, "p_real_low": p_real.ci_low, "p_real_high": p_real.ci_high,
             "p_syn": p_syn.value, "p_syn_low": p_syn.ci_low, "p_syn_high": p_syn.ci_high,
             "drs": drs.value, "drs_low": drs.ci_low, "drs_high": drs.ci_high}
 
 
-def _cell_seed(seed: int, parts: Sequence[Any]) -> int:
+def cell_seed(seed: int, parts: Sequence[Any]) -> int:
+    """A seed for one table row, derived from the run's seed and the row's identifying parts (stable across runs)."""
     import hashlib
 
     return int(hashlib.sha256("||".join(map(str, (seed, *parts))).encode()).hexdigest()[:8], 16)
@@ -178,7 +204,7 @@ def likelihood_table(records: pd.DataFrame, *, score: str = "mean_logprob", seed
             kind = ("real_vs_real" if source == "train" else
                     "positive_control" if source == POSITIVE_CONTROL else "release")
             other = group[score].to_numpy(float)
-            row_seed = _cell_seed(seed, (*cell, name, score))
+            row_seed = cell_seed(seed, (*cell, name, score))
             row = dict(zip(CELL_COLUMNS, cell))
             row.update({"source": name, "kind": kind, "score": score})
             row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm))
@@ -220,7 +246,7 @@ def column_contributions(records: pd.DataFrame, *, seed: int = 0) -> pd.DataFram
             for column in real_cols.columns:
                 if column not in other_cols.columns:
                     continue
-                est = delong_interval(real_cols[column].to_numpy(float), other_cols[column].to_numpy(float))
+                est = auc_interval(real_cols[column].to_numpy(float), other_cols[column].to_numpy(float))
                 part.append({**dict(zip(CELL_COLUMNS, cell)), "source": REAL_VS_REAL if source == "train" else source,
                              "column": column, "real_nats_per_row": float(real_cols[column].mean()),
                              "other_nats_per_row": float(other_cols[column].mean()),

@@ -41,7 +41,7 @@ PROBABILITY_CELL = CELL_KEY
 
 PROBABILITY_COLUMNS = (
     "n_real", "n_syn", "n_invalid", "n_error", "mean_label_mass", "mean_p_synthetic",
-    "auc", "auc_ci_low", "auc_ci_high", "auc_two_sided", "auc_direction", "auc_p_value", "auc_norm",
+    "auc", "auc_ci_low", "auc_ci_high", "auc_separation", "auc_direction", "auc_p_value", "auc_norm",
     "raw_p_real", "raw_p_syn", "raw_drs", "raw_drs_ci_low", "raw_drs_ci_high",
     "batch_threshold", "batch_p_real", "batch_p_syn", "batch_drs", "batch_drs_ci_low", "batch_drs_ci_high",
     "context_threshold", "context_p_real", "context_p_syn", "context_drs", "context_drs_ci_low",
@@ -104,7 +104,7 @@ def score_probability_cell(trials: pd.DataFrame, *, seed: int, context_threshold
 
     Returns:
         A dict with the keys of :data:`PROBABILITY_COLUMNS`: AUC (0.5 = no ranking, 1 = every synthetic
-        sample above every real one, 0 = perfectly the wrong way), its 95 % DeLong interval, direction,
+        sample above every real one, 0 = perfectly the wrong way), its 95 % score interval, direction,
         two-sided reading and p-value; p_REAL, p_SYN and DRS with 95 % bootstrap intervals under the raw,
         batch-calibrated and contextually calibrated decisions (DRS 0 = no balanced discrimination, 0.5 =
         chance, 1 = every sample told apart); Brier score (0 = perfect, 0.25 = always 0.5) and ECE of
@@ -127,7 +127,7 @@ def score_probability_cell(trials: pd.DataFrame, *, seed: int, context_threshold
     if both:
         test = auc_test(is_syn, scores, seed=seed, permutations=permutations)
         out.update(auc=test.auc.value, auc_ci_low=test.auc.ci_low, auc_ci_high=test.auc.ci_high,
-                   auc_two_sided=test.two_sided, auc_direction=test.direction, auc_p_value=test.p_value)
+                   auc_separation=test.separation, auc_direction=test.direction, auc_p_value=test.p_value)
         norm = log_odds(valid, per_char=True).to_numpy(dtype=float)
         if np.isfinite(norm).all():
             out["auc_norm"] = auc_test(is_syn, norm, seed=seed, permutations=1).auc.value

@@ -31,10 +31,10 @@ def adult_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from llmdisc.data.datasets import load_dataset
 
     root = tmp_path_factory.mktemp("adult_controls")
-    # 1,600 rows: each group's 5 samples are drawn from about 780 rows, so they count as independent
-    # (fewer rows and they share rows: worth fewer than 5 a side, too few to judge a control)
-    real = load_dataset("adult", n_rows=1600, seed=1)
-    marked = load_dataset("adult", n_rows=1600, seed=2)
+    # 3,000 rows: each group's samples are drawn from about 1,480 rows, so 5 count as independent and 20 as
+    # about 16 (fewer rows and they share rows more: worth fewer than 5 a side, too few to judge a control)
+    real = load_dataset("adult", n_rows=3000, seed=1)
+    marked = load_dataset("adult", n_rows=3000, seed=2)
     marked["workclass"] = SYNTH_MARK + marked["workclass"]
     paths = {"real": root / "real.csv", "marked": root / "marked.parquet"}
     real.to_csv(paths["real"], index=False)
@@ -59,14 +59,15 @@ def _llm(audit: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def recorded(adult_files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    """The trial records of a 5-trial C1 audit: every prompt the audit shows, with its cell and label."""
+    """The trial records of a 20-trial C1 audit: every prompt the audit shows, with its cell and label (a replay
+    with fewer trials a label reads the first of them)."""
     out = tmp_path_factory.mktemp("recording") / "audit"
     with OpenAIWireServer() as server:  # answers REAL to everything: blind, so inconclusive
         assert _audit(adult_files, out, "--provider", "openai", "--base-url", server.base_url,
-                      "--trials-per-label", "5", "--scoring", "verdict") == EXIT_INCONCLUSIVE
+                      "--trials-per-label", "20", "--scoring", "verdict") == EXIT_INCONCLUSIVE
     path = out / "trials" / _llm(_read(out))["details"]["trials_file"]
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(records) == 30 and {r["synthetic_method"] for r in records} == {"release", "shuffled_columns",
+    assert len(records) == 120 and {r["synthetic_method"] for r in records} == {"release", "shuffled_columns",
                                                                                  "real_holdout"}
     return records
 
@@ -129,40 +130,43 @@ def test_always_real_with_one_score_is_inconclusive_never_a_pass(
         reading = _llm(audit)
         assert reading["controls_passed"] is False and reading["details"]["reading"] == "probability"
         positive = reading["comparisons"]["shuffled_columns"]
-        # one score for every sample: no ranking at all, a zero-width interval at chance
-        assert (positive["auc"], positive["auc_low"], positive["auc_high"]) == (0.5, 0.5, 0.5)
+        # one score for every sample: no ranking at all; the interval is the score interval at 5 vs 5, never [0.5, 0.5]
+        assert positive["auc"] == 0.5 and positive["auc_low"] < 0.5 < positive["auc_high"]
         assert positive["n_other"] == 5 and positive["separated"] is False
-        # the release's own figures would pass any gate: the control keeps them from doing so
-        assert reading["comparisons"]["release"]["D_high"] == 0.0
+        # the release reads D 0: the control keeps that from counting as a pass
+        assert reading["comparisons"]["release"]["D"] == 0.0
         assert audit["headline"].startswith("INCONCLUSIVE")
         html = (out / "report.html").read_text(encoding="utf-8")
         assert "INCONCLUSIVE: no instrument passed its controls" in html
         assert "missed its positive control" in html
 
 
-def test_a_ranker_that_passes_its_controls_decides_and_on_5_trials_can_fail_a_release_but_not_vouch(
+def test_a_ranker_that_passes_its_controls_decides_and_on_20_trials_can_fail_a_release_but_not_vouch(
         adult_files: dict[str, Path], recorded: list[dict], tmp_path: Path) -> None:
-    # 5 trials a label are too few to bound D below 0.3 (it takes 59 per side): the blind ranker's release cannot
-    # pass, and the perfect one's is failed by its lower bound of D (1.0)
+    # 20 trials a label, worth about 16 as independent samples (they share rows): a perfect split of the shuffled
+    # rows (D's lower bound 0.74) is more than a release would need to differ by to be seen (0.58), so the controls
+    # pass; but a release at chance would pass a gate at 0.3 only rarely at this size (it takes 74 per side): the
+    # blind ranker's release cannot pass, and the perfect one's is failed by its lower bound of D
     runs = {"blind": (blind_to_release, EXIT_INCONCLUSIVE, 0.0, "inconclusive"),
             "perfect": (perfect, EXIT_GATE, 1.0, "fail")}
     for name, (answer, status, bound, outcome) in runs.items():
         replay = _replay_file(recorded, tmp_path / f"{name}.jsonl", answer)
         out = tmp_path / name
-        assert _replayed(adult_files, out, replay, "--fail-above", "0.3") == status, name
+        assert _replayed(adult_files, out, replay, "--fail-above", "0.3", trials="20") == status, name
         audit = _read(out)
         reading = _llm(audit)
         assert reading["controls_passed"] is True, reading["control_reasons"]
-        assert reading["comparisons"]["shuffled_columns"]["auc_low"] == 1.0  # every shuffled sample ranked above
+        assert reading["comparisons"]["shuffled_columns"]["auc"] == 1.0  # every shuffled sample ranked above
         negative = reading["comparisons"]["real_holdout"]
         assert negative["auc"] == 0.5 and negative["separated"] is False  # real rows as "synthetic": chance
         release = reading["comparisons"]["release"]
-        assert release["auc"] == (0.5 if name == "blind" else 1.0) and release["D_high"] == bound
+        assert release["auc"] == (0.5 if name == "blind" else 1.0) and release["D"] == bound
         decision = audit["decision"]
         assert (decision["outcome"], decision["deciding"], decision["upper_bound"]) == (outcome, ["llm-C1"], None)
         assert decision["fail_above"] == 0.3 and decision["vouching"] == []
         assert decision["sure_above"] == ([] if name == "blind" else ["llm-C1"])
-        assert any("too few to vouch for D below 0.3 (it takes 59 per side)" in r for r in decision["reasons"])
+        assert any("a release at chance would pass at --fail-above 0.3 only" in r
+                   and "(it takes 74 per side for 80 %)" in r for r in decision["reasons"])
         html = (out / "report.html").read_text(encoding="utf-8")
         assert ("INCONCLUSIVE: " if name == "blind" else "FAIL: ") in html
         assert "positive control (columns shuffled)" in html and "negative control (real vs real)" in html
@@ -222,4 +226,4 @@ def test_on_a_small_table_the_samples_share_rows_and_a_perfect_ranker_cannot_jud
     assert all("sharing rows: worth" in r for r in reading["control_reasons"])
     assert any("share rows (rows drawn from: real class 135" in n for n in reading["details"]["notes"])
     html = (tmp_path / "small" / "report.html").read_text(encoding="utf-8")
-    assert "too few samples to judge its controls" in html and "sharing rows: worth" in html
+    assert "its controls unjudged" in html and "sharing rows: worth" in html

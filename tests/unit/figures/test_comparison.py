@@ -184,7 +184,7 @@ class TestComparison:
         row = lk[(lk["dataset_key"] == "adult") & (lk["synthesizer"] == "gaussian_copula")
                  & (lk["statistic"] == "auc")].iloc[0]
         assert row["estimate"] == source["auc"] and row["direction"] == "synthetic less probable"
-        assert row["scale_value"] == pytest.approx(2 * source["separation"] - 1)
+        assert row["scale_value"] == pytest.approx(source["separation"])  # the table's separation is D already
         assert row["n"] == source["n_real"] + source["n_syn"]
         assert set(lk["synthesizer"]) == {"gaussian_copula", "ctgan", "shuffled_columns", "real_holdout"}
         assert len(lk) == 2 * 2 * 4  # auc and drs, per key × source: min_k_logprob rows left out
@@ -199,7 +199,7 @@ class TestComparison:
         lost = joint[(joint["dataset_key"] == "adult") & (joint["synthesizer"] == "gaussian_copula")
                      & (joint["statistic"] == "auc")].iloc[0]
         assert lost["estimate"] == cells.loc[("adult", "gaussian_copula"), "auc"] < 0.1  # planted: ties lost
-        assert lost["scale_value"] == pytest.approx(2 * cells.loc[("adult", "gaussian_copula"), "separation"] - 1)
+        assert lost["scale_value"] == pytest.approx(cells.loc[("adult", "gaussian_copula"), "separation"])
         assert lost["notes"].startswith("AUC of contrast")
         control = joint[(joint["synthesizer"] == "real_holdout") & (joint["statistic"] == "auc")]
         assert control["notes"].str.contains("real_vs_real").all() and len(control) == 2

@@ -23,7 +23,7 @@ def _findings_lines(text: str) -> list[str]:
 def _tables(tmp_path, n=20):
     rows = []
     for source, auc, low, high, p in (("ctgan", 0.05, 0.0, 0.12, 0.0004), ("gaussian_copula", 0.45, 0.27, 0.63, 0.6),
-                                      ("shuffled_columns", 0.1, 0.0, 0.2, 0.001), ("real_vs_real", 0.5, 0.32, 0.68,
+                                      ("shuffled_columns", 0.0, 0.0, 0.05, 0.001), ("real_vs_real", 0.5, 0.32, 0.68,
                                                                                    0.9)):
         rows.append({"dataset_key": "adult", "source": source, "auc": auc, "auc_low": low, "auc_high": high,
                      "perm_p": p, "n_real": n, "n_syn": n})
@@ -41,12 +41,18 @@ def test_block_is_the_landing_pages_first_section_word_for_word(tmp_path):
     assert _findings_lines(block) == _findings_lines(page)
     assert page.index("What the run found") < page.index("Research questions")  # the page leads with it
     # the joint statistic passes its controls and tells the ctgan release apart (Holm: 2 release cells); the
-    # instruments with no table get no column, the verdicts a sentence
+    # instruments with no table get no column, the verdicts a sentence; every figure is D with its score interval
     assert "| dataset | group | table likelihood | joint structure |" in block
-    assert "| adult | ctgan | 0.50 [0.30, 0.70], p (Holm) 1.000 | 0.05 [0.00, 0.12], p (Holm) < 0.001 |" in block
+    assert ("| adult | ctgan | 0.00 [0.00, 0.34], p (Holm) 1.000 | 0.90 [0.63, 0.97], less structured, "
+            "p (Holm) < 0.001 |") in block
     assert "**Generated verdicts (the paper's reading)**: not in this run" in block
-    assert "adult: passes its controls (shuffled columns AUC 0.10) and tells 1 of the releases apart" in block
-    assert "adult: fails its controls" in block  # the likelihood sits at 0.5 on the shuffled columns
+    assert ("adult: its controls pass (columns shuffled D 1.00 [0.80, 1.00], less structured; real vs real D 0.00, "
+            "shown below 0.57); it tells 1 of its 2 releases apart (Holm p < 0.05); not told apart: gaussian_copula "
+            "D 0.10 [0.00, 0.42], less structured, where a release differing by D 0.57 would have been seen 4 times "
+            "in 5") in block
+    # the likelihood sits at chance on the shuffled columns: it cannot say anything of the releases
+    assert ("adult: cannot say — its positive control (columns shuffled) reaches D 0.00 [0.00, 0.34] (20 samples "
+            "a group), and its lower bound is not above the D 0.57") in block
 
 
 def test_too_few_samples_show_their_n_and_header_only_tables_say_not_measured(tmp_path):
@@ -57,7 +63,7 @@ def test_too_few_samples_show_their_n_and_header_only_tables_say_not_measured(tm
     block = render_results_block(tmp_path)
     assert "n = 4 / 4: too few" in block and "0.05 [0.00, 0.12]" not in block
     assert "**Can the LLM's verdict tell them apart?** Not measured here" in block
-    assert "adult: too few samples" in block
+    assert "adult: too few samples (no release cell with 10 samples a class)" in block
 
 
 def test_update_rewrites_only_the_block(tmp_path, monkeypatch):
@@ -86,8 +92,11 @@ def test_block_names_the_config_and_date_and_keeps_protocols_apart(tmp_path):
     assert f"written by the run of `configs/paper.yaml` on {created}" in block
     protocol_rows = [line for line in block.splitlines() if line.startswith("| adult | ctgan · ")]
     assert len(protocol_rows) == 2  # one row per protocol, never pooled
-    assert any("paper prompt" in row and "0.90 [0.80, 1.00]" in row for row in protocol_rows)
-    assert any("neutral prompt" in row and "0.60 [0.40, 0.80]" in row for row in protocol_rows)
+    # AUC 0.9 and 0.6 on 12 a class: D 0.80 and 0.20 with their score intervals (the table's own are not read)
+    assert any("paper prompt" in row and "0.80 [0.37, 0.94], called synthetic more often" in row
+               for row in protocol_rows)
+    assert any("neutral prompt" in row and "0.20 [0.00, 0.57], called synthetic more often" in row
+               for row in protocol_rows)
 
 
 def test_only_a_config_with_readme_true_rewrites_the_block(tmp_path, monkeypatch):
@@ -113,8 +122,9 @@ def test_the_classifier_sentence_counts_ours_and_the_papers_releases_apart(tmp_p
                   "c2st_auc_hist_gb": [0.97, 0.99, 0.61, 0.502]}).to_csv(tmp_path / "baselines_headline.csv",
                                                                       index=False)
     sentence = next(line for line in render_results_block(tmp_path).splitlines() if "classifier" in line)
-    assert "Partly: every one of our 2 releases (C2ST AUC 0.97–0.99); 1 of the paper's own 2 releases " \
-           "(C2ST AUC 0.50–0.61)" in sentence
+    assert ("Partly, by a gradient-boosted C2ST on thousands of rows: every one of our 2 releases (D 0.94–0.98); "
+            "1 of the paper's own 2 releases (D 0.00–0.22)") in sentence
+    assert "gives the C2ST no shuffled-columns or real-vs-real control" in sentence
 
 
 def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_and_cost(tmp_path):
@@ -127,8 +137,9 @@ def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_
          "auc_control_low": 0.738, "auc_control_high": 1.0, "auc_real_vs_real": float("nan"),
          "tokens_run_per_sample": 4667.4}]).to_csv(tmp_path / "joint_design.csv", index=False)
     block = render_results_block(tmp_path)
-    assert "| smollm2 | adult | base | 6 | 1.00 [1.00, 1.00] | 0.56 | 6,649 |" in block
-    assert "| qwen | adult | reference_rows=0 | 6 | 0.92 [0.74, 1.00] | – | 4,667 |" in block
+    # D with its score interval at 6 a group (never [1, 1]) and the direction: shuffled samples less structured
+    assert "| smollm2 | adult | base | 6 | 1.00 [0.38, 1.00], less structured | 0.11 | 6,649 |" in block
+    assert "| qwen | adult | reference_rows=0 | 6 | 0.83 [0.16, 0.97], less structured | – | 4,667 |" in block
     assert block.index("What the run found") < block.index("How the joint-structure design was chosen")
     # the cheapest design that separates the control, per dataset of the embedded model (the qwen row is not its)
     embedded = "smollm2-135m-instruct-q4_1"
@@ -137,14 +148,26 @@ def test_the_joint_design_study_is_a_table_under_the_findings_with_its_controls_
          "auc_control_low": 1.0, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 6649.4},
         {"model": embedded, "dataset_key": "adult", "design": "serialisation=csv", "n_real": 6, "auc_control": 0.95,
          "auc_control_low": 0.91, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 3556.8},
-        {"model": embedded, "dataset_key": "adult", "design": "k=1", "n_real": 6, "auc_control": 0.97,
+        {"model": embedded, "dataset_key": "adult", "design": "k=1", "n_real": 6, "auc_control": 0.85,
          "auc_control_low": 0.89, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 100.0},
         {"model": embedded, "dataset_key": "census-codes", "design": "base", "n_real": 6, "auc_control": 0.78,
          "auc_control_low": 0.47, "auc_control_high": 1.0, "auc_real_vs_real": 0.8, "tokens_run_per_sample": 3294.2},
         {"model": "qwen", "dataset_key": "census-codes", "design": "base", "n_real": 6, "auc_control": 0.99,
          "auc_control_low": 0.95, "auc_control_high": 1.0, "auc_real_vs_real": 0.5, "tokens_run_per_sample": 10.0},
     ]).to_csv(tmp_path / "joint_design.csv", index=False)
-    assert ("above 0.9: on adult, `serialisation=csv` (3,557 tokens a sample, AUC 0.95); none on census-codes."
+    # k=1 is cheaper but reaches only D 0.70; census-codes' base is not told apart at 6 a group
+    assert ("with D ≥ 0.8: on adult, `serialisation=csv` (3,557 tokens a sample, D 0.90); none on census-codes."
             in render_results_block(tmp_path))
     pd.read_csv(tmp_path / "joint_design.csv").assign(model="qwen").to_csv(tmp_path / "joint_design.csv", index=False)
     assert "Cheapest design" not in render_results_block(tmp_path)  # the embedded model not measured: no sentence
+
+
+def test_a_control_seen_but_weaker_than_needed_keeps_the_releases_told_apart_and_says_nothing_of_the_rest(tmp_path):
+    _tables(tmp_path)
+    joint = pd.read_csv(tmp_path / "joint_cells.csv")
+    joint.loc[joint["source"] == "shuffled_columns", "auc"] = 0.25  # D 0.50 [0.14, 0.73]: seen, below 0.57
+    joint.to_csv(tmp_path / "joint_cells.csv", index=False)
+    block = render_results_block(tmp_path)
+    assert ("adult: it tells 1 of its 2 releases apart (Holm p < 0.05; it sees its positive control and reads real "
+            "vs real at chance); of the other 1 it cannot say — its positive control (columns shuffled) reaches "
+            "D 0.50 [0.14, 0.73], less structured") in block

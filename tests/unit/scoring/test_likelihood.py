@@ -18,22 +18,25 @@ from llmdisc.scoring.likelihood import (
     permutation_p_value,
     real_vs_real_warnings,
     reference_band,
+    band_coverage,
 )
 
 
-def test_auc_matches_sklearn_and_reports_direction_and_two_sided_reading():
+def test_auc_matches_sklearn_and_reports_direction_and_separation_d():
     rng = np.random.default_rng(1)
     real, syn = rng.normal(0, 1, 25), rng.normal(-1.0, 1, 20)
     result = likelihood_auc(real, syn, seed=3, n_perm=500)
     labels = np.r_[np.zeros(25), np.ones(20)]
     assert result["auc"] == pytest.approx(roc_auc_score(labels, np.r_[real, syn]))
     assert result["auc"] < 0.5 and result["direction"] == "synthetic less probable"
-    assert result["separation"] == pytest.approx(1 - result["auc"])
+    assert result["separation"] == pytest.approx(2 * (0.5 - result["auc"]))
     assert result["auc_low"] <= result["auc"] <= result["auc_high"]
-    assert 0.5 <= result["separation_low"] <= result["separation"] <= result["separation_high"] <= 1
+    assert 0 <= result["separation_low"] <= result["separation"] <= result["separation_high"] <= 1
     flipped = likelihood_auc(syn, real, seed=3, n_perm=500)
     assert flipped["direction"] == "synthetic more probable"
     assert flipped["separation"] == pytest.approx(result["separation"])
+    joint = likelihood_auc(real, syn, seed=3, n_perm=500, words=("less structured", "more structured"))
+    assert joint["direction"] == "synthetic less structured"
 
 
 def test_permutation_p_value_is_reproducible_for_a_seed_and_small_for_clear_separation():
@@ -67,12 +70,27 @@ def test_decision_rule_never_reads_the_synthetic_labels():
 def test_decision_rule_counts_and_intervals():
     reference = np.linspace(-1, 1, 41)
     low, high = reference_band(reference)
-    assert low == pytest.approx(-0.95) and high == pytest.approx(0.95)
+    assert low == pytest.approx(-1.0) and high == pytest.approx(1.0)  # 41 samples: min-max keeps 40/42
     result = decision_scores(real=[0.0] * 18 + [5.0, -5.0], synthetic=[3.0] * 15 + [0.0] * 5, reference=reference,
                              seed=1)
     assert result["p_real"] == pytest.approx(0.9) and result["p_syn"] == pytest.approx(0.75)
     assert result["drs"] == pytest.approx(0.75)
     assert result["p_real_low"] < 0.9 < result["p_real_high"] and result["drs_low"] <= 0.75 <= result["drs_high"]
+
+
+def test_the_band_keeps_the_share_of_new_real_samples_it_states():
+    # order statistics of exchangeable samples: (n + 1 - 2j) / (n + 1), whatever the score's distribution
+    assert band_coverage(20) == pytest.approx(19 / 21) and band_coverage(39) == pytest.approx(0.95)
+    assert band_coverage(79) == pytest.approx(76 / 80)  # j = 2 from 79 samples on
+    rng = np.random.default_rng(5)
+    for n in (20, 39, 100):
+        kept = []
+        for _ in range(3000):
+            low, high = reference_band(rng.standard_exponential(n))
+            kept.append(low <= rng.standard_exponential() <= high)
+        assert abs(np.mean(kept) - band_coverage(n)) < 0.015, n
+    result = decision_scores(rng.normal(size=10), rng.normal(size=10), rng.normal(size=20), seed=0)
+    assert result["band_coverage"] == pytest.approx(19 / 21)
 
 
 def test_empty_or_one_class_inputs_get_a_clear_error():

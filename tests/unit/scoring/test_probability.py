@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from llmdisc.errors import DataError
-from llmdisc.scoring.auc import auc_test, delong_auc
+from llmdisc.scoring.auc import auc_test, auc_with_interval
 from llmdisc.scoring.probability import (
     batch_threshold,
     decide,
@@ -39,9 +39,9 @@ def cell(log_odds_real: list[float], log_odds_syn: list[float], *, invalid: int 
 
 
 class TestAUC:
-    def test_a_perfect_ranking_the_wrong_way_round_is_auc_zero_and_two_sided_one(self) -> None:
+    def test_a_perfect_ranking_the_wrong_way_round_is_auc_zero_and_separation_one(self) -> None:
         test = auc_test(np.r_[0, 0, 0, 1, 1, 1], np.r_[5.0, 6, 7, 1, 2, 3], seed=0, permutations=500)
-        assert test.auc.value == 0.0 and test.two_sided == 1.0 and test.direction == "lower"
+        assert test.auc.value == 0.0 and test.separation == 1.0 and test.direction == "lower"
         assert test.p_value < 0.2
 
     def test_a_constant_score_gives_auc_one_half(self) -> None:
@@ -68,7 +68,7 @@ class TestAUC:
         labels, scores = rng.integers(0, 2, 60), rng.normal(size=60)
         pos, neg = scores[labels == 1], scores[labels == 0]
         pairwise = np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg])
-        assert delong_auc(labels, scores).value == pytest.approx(pairwise)
+        assert auc_with_interval(labels, scores).value == pytest.approx(pairwise)
 
 
 class TestCalibratedDecisions:

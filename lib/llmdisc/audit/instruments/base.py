@@ -7,38 +7,55 @@ synthetic data (:class:`AuditData`) and compares the **real class** against thre
 - ``shuffled_columns`` — the *positive control*: real rows with every column shuffled independently (each
   column's values stay real, their combinations are destroyed). An instrument that cannot tell these from
   real rows cannot vouch for a release;
-- ``real_holdout`` — the *negative control*: other real rows (the ``--holdout`` when given) in the synthetic
-  class. An instrument that tells these from real rows is biased and cannot vouch either.
+- ``real_holdout`` — the *negative control*: other real rows in the synthetic class (with ``--holdout`` the real
+  class is the holdout and these are training rows: :mod:`llmdisc.audit.data`). An instrument that tells these
+  from real rows is biased and cannot vouch either.
 
 Every comparison is summarised the same way (:class:`Comparison`): an AUC with its 95 % interval and p-value,
-and the **discrimination** D = 2·|AUC − 0.5| with its interval folded from the AUC's. D reads the same for every
-instrument: 0 = indistinguishable from real data, 1 = every sample (or row) told apart, in either direction
-(a release that is *too* regular is told apart as surely as one that is too odd). ``--fail-above`` bounds the
-95 % upper bound of D.
+and the **separation** D = 2·|AUC − 0.5| with its interval folded from the AUC's
+(:mod:`llmdisc.scoring.separation`). D reads the same for every instrument: 0 = indistinguishable from real data,
+1 = every sample (or row) told apart, in either direction (a release that is *too* regular is told apart as
+surely as one that is too odd), the direction said in words. No interval is narrower than the AUC's score
+interval at the comparison's units, so a perfect split of a few units is never read as D = 1 [1, 1].
+``--fail-above`` bounds the 95 % upper bound of D.
 
-An instrument *passes its controls* (:func:`control_check`) when its positive-control interval excludes
-chance (D's lower bound above 0) and its negative-control interval includes it. Only instruments that pass
-their controls decide the audit (:mod:`llmdisc.audit.decision`).
+The control rule (:func:`control_status`), with the effect it needs = the smallest D the release comparison could
+detect (80 % power, α 0.05, :func:`~llmdisc.scoring.separation.minimum_detectable_separation`):
+
+- the **positive control passes** when it is separated *in the instrument's expected direction*
+  (:attr:`Instrument.expected_direction`) and, unless the release is told apart, with D's lower bound above that
+  effect — an instrument whose control shows less than a release would need to be seen cannot say a release was
+  not seen (a release it does tell apart needs only that it sees its control, and is unbiased);
+- the **negative control passes** by an equivalence test: the 90 % interval of D (two one-sided tests at 5 %)
+  lies below the margin :func:`negative_margin` — the larger of that effect and of what the release itself reads
+  (D's lower bound), never below :data:`NEGATIVE_MARGIN_FLOOR`: an instrument that might read real against real as
+  far apart as the release could not tell the release from real data; separated from real data (D's 95 % lower
+  bound above 0) it *fails* (biased);
+- a control not measured, measured on fewer than :data:`MIN_UNITS` units a side, or whose equivalence cannot be
+  shown is **unjudged**, never passed.
+
+Only instruments that pass both controls decide the audit (:mod:`llmdisc.audit.decision`).
 
 To add an instrument: subclass :class:`Instrument` (``name``, ``title``, ``unit``, ``plan``, ``run``; optionally
 ``probe`` and ``section``) and list it in :data:`llmdisc.audit.instruments.INSTRUMENTS`. Nothing else in the
-audit changes.
+audit changes. A section is plain data (:class:`Table`, :class:`Bullets`, :class:`Paragraph`), never HTML: the
+report's template (:mod:`llmdisc.audit.report`) lays it out and escapes every text in it.
 """
 
 from __future__ import annotations
 
 import abc
-import html
 import math
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence, Union
 
 import pandas as pd
 
 from llmdisc.pipeline.findings import p_text  # one spelling of a p-value in the README, site and report
+from llmdisc.scoring.separation import auc_interval, minimum_detectable_separation, separation
 
 RELEASE = "release"
 POSITIVE = "shuffled_columns"
@@ -50,6 +67,9 @@ GROUP_NAMES = {RELEASE: "release", POSITIVE: "positive control (columns shuffled
 MIN_UNITS = 5
 """Fewer units per side than this and a comparison separates nothing and vouches for nothing: its interval is
 not to be trusted (one sample against one has an AUC of 0 or 1 with a zero-width interval)."""
+NEGATIVE_MARGIN_FLOOR = 0.1
+"""The smallest equivalence margin of the negative control (on D's scale; D 0.1 = AUC 0.55): thousands of rows
+would otherwise have to show real vs real within a few hundredths, which a fold-corrected C2ST interval cannot."""
 STATUSES = ("measured", "stopped", "unavailable", "skipped")
 """``measured``: ran to the end; ``stopped``: ``--max-minutes`` ran out, the figures are of what was done;
 ``unavailable``: it could not run (the reason says why); ``skipped``: not asked for or not applicable."""
@@ -64,7 +84,8 @@ def _num(value: Any) -> float | None:
 
 def discrimination(auc: float | None, low: float | None, high: float | None, *,
                    one_sided: bool = False) -> tuple[float | None, ...]:
-    """D = 2·|AUC − 0.5| and its 95 % interval folded from the AUC's.
+    """D = 2·|AUC − 0.5| and its 95 % interval folded from the AUC's
+    (:func:`llmdisc.scoring.separation.separation`).
 
     Args:
         auc, low, high: the AUC and its 95 % interval (None or NaN: undefined).
@@ -74,24 +95,16 @@ def discrimination(auc: float | None, low: float | None, high: float | None, *,
 
     Returns:
         ``(D, low, high)`` in [0, 1]: 0 = indistinguishable, 1 = every unit told apart in either direction
-        (upwards only when ``one_sided``).
-        ``low`` is 0 when the AUC interval holds 0.5; ``high`` = 2·max(|low − 0.5|, |high − 0.5|). All None when
-        the AUC is undefined; the bounds None when the interval is.
+        (upwards only when ``one_sided``). All None when the AUC is undefined; the bounds None when the interval
+        is.
     """
     auc, low, high = _num(auc), _num(low), _num(high)
     if auc is None:
         return None, None, None
-    if one_sided:
-        value = 2 * max(auc - 0.5, 0.0)
-        if low is None or high is None:
-            return value, None, None
-        return value, 2 * max(low - 0.5, 0.0), 2 * max(high - 0.5, 0.0)
-    value = 2 * abs(auc - 0.5)
     if low is None or high is None:
-        return value, None, None
-    upper = 2 * max(abs(low - 0.5), abs(high - 0.5))
-    lower = 0.0 if low <= 0.5 <= high else 2 * min(abs(low - 0.5), abs(high - 0.5))
-    return value, lower, upper
+        return (2 * max(auc - 0.5, 0.0) if one_sided else 2 * abs(auc - 0.5)), None, None
+    folded = separation(auc, low, high, one_sided=one_sided)
+    return folded.d, folded.low, folded.high
 
 
 @dataclass
@@ -123,6 +136,15 @@ class Comparison:
     one_sided: bool = False
     effective: tuple[float, float] | None = None
 
+    def __post_init__(self) -> None:
+        # never narrower than the AUC's score interval at these units: DeLong-type and fold intervals collapse to
+        # zero width at AUC 0 or 1, which would read a perfect split of 5 samples as certain
+        auc, low, high = _num(self.auc), _num(self.auc_low), _num(self.auc_high)
+        if auc is None or low is None or high is None or min(self.units) < 1:
+            return
+        floor_low, floor_high = auc_interval(auc, *self.units)
+        self.auc_low, self.auc_high = min(low, floor_low), max(high, floor_high)
+
     @property
     def units(self) -> tuple[float, float]:
         """``(real, other)`` independent units: :attr:`effective` where set, else ``n_real``, ``n_other``."""
@@ -137,6 +159,14 @@ class Comparison:
     def enough(self) -> bool:
         """True with at least :data:`MIN_UNITS` independent units on each side (:attr:`units`)."""
         return min(self.units) >= MIN_UNITS
+
+    def words(self, lower: str, higher: str) -> str:
+        """``D 0.39 [0.03, 0.65], <lower>`` (or ``<higher>``): the separation with its direction in words."""
+        d, low, high = self.discrimination
+        if d is None:
+            return "D undefined"
+        way = "" if d == 0 else f", {higher if self.auc > 0.5 else lower}"
+        return f"D {d:.2f}" + ("" if low is None else f" [{low:.2f}, {high:.2f}]") + way
 
     @property
     def separated(self) -> bool:
@@ -179,50 +209,107 @@ class Reading:
     seconds: float = 0.0
     findings: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    expected_direction: str = "higher"
+    directions: tuple[str, str] = ("scores lower", "scores higher")
+    """What a group scoring lower / higher than real data means for this instrument, in words."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view with the control check."""
-        passed, reasons = control_check(self)
-        # a control measured on too few units is unjudged, not failed: the report says which
-        judged = all(c.enough for g, c in self.comparisons.items() if g in (POSITIVE, NEGATIVE) and c.auc is not None)
+        status, reasons = control_status(self)
+        passed, judged = status == "passed", status != "unjudged"
         return {"instrument": self.instrument, "title": self.title, "unit": self.unit, "status": self.status,
                 "reason": self.reason, "seconds": round(self.seconds, 1),
                 "comparisons": {g: c.as_dict() for g, c in self.comparisons.items()},
                 "controls_passed": passed, "controls_judged": judged, "control_reasons": reasons, "findings": list(self.findings),
-                "details": self.details}
+                "details": self.details, "expected_direction": self.expected_direction,
+                "directions": list(self.directions)}
+
+
+def effect_needed(reading: Reading) -> float | None:
+    """The smallest D the release comparison could detect (80 % power, α 0.05): the effect a positive control
+    must exceed and within which the negative control must be shown. The positive control's own units stand in
+    when no release was measured; None when neither was."""
+    for group in (RELEASE, POSITIVE):
+        comparison = reading.comparisons.get(group)
+        if comparison is not None and comparison.auc is not None and min(comparison.units) >= 1:
+            return minimum_detectable_separation(*comparison.units)
+    return None
+
+
+def _told_apart(reading: Reading) -> bool:
+    """The release comparison is separated: a statement that needs only that the instrument sees its control."""
+    release = reading.comparisons.get(RELEASE)
+    return release is not None and release.auc is not None and release.separated
+
+
+def negative_margin(reading: Reading) -> float:
+    """The equivalence margin of the negative control (on D's scale): the largest of :func:`effect_needed`, the
+    release's D lower bound and :data:`NEGATIVE_MARGIN_FLOOR`."""
+    release = reading.comparisons.get(RELEASE)
+    release_low = release.discrimination[1] if release is not None and release.auc is not None else None
+    return max(effect_needed(reading) or 0.0, release_low or 0.0, NEGATIVE_MARGIN_FLOOR)
+
+
+def _equivalent(comparison: Comparison, margin: float) -> bool:
+    """Two one-sided tests at 5 %: the 90 % interval of D below ``margin`` (the 95 % half-widths scaled by
+    1.645/1.96; upwards only for a one-sided score)."""
+    scale = 1.6449 / 1.96
+    low = comparison.auc - (comparison.auc - comparison.auc_low) * scale
+    high = comparison.auc + (comparison.auc_high - comparison.auc) * scale
+    return high < 0.5 + margin / 2 and (comparison.one_sided or low > 0.5 - margin / 2)
+
+
+def control_status(reading: Reading) -> tuple[str, list[str]]:
+    """``("passed" | "failed" | "unjudged", reasons)`` by the control rule of the module docstring: one sentence
+    per control that did not pass, with its D, the effect needed and the units."""
+    if reading.status not in ("measured", "stopped"):
+        return "unjudged", [f"{reading.title}: {reading.status}" + (f" ({reading.reason})" if reading.reason else "")]
+    failed, unjudged = [], []
+    needed = effect_needed(reading)
+    lower, higher = reading.directions
+    expected_words = higher if reading.expected_direction == "higher" else lower
+    for name, group in (("positive", POSITIVE), ("negative", NEGATIVE)):
+        control = reading.comparisons.get(group)
+        if control is None or control.auc is None:
+            unjudged.append(f"{reading.title}: no {name} control measured")
+        elif not control.enough:
+            unjudged.append(f"{reading.title}: too few {reading.unit} to judge its {name} control "
+                            f"({auc_text(control)}; at least {MIN_UNITS} per side are needed)")
+    if unjudged:
+        return "unjudged", unjudged
+    positive, negative = reading.comparisons[POSITIVE], reading.comparisons[NEGATIVE]
+    d, low, _ = positive.discrimination
+    right_way = (positive.auc > 0.5) == (reading.expected_direction == "higher")
+    if positive.separated and not right_way:
+        failed.append(f"{reading.title} reads its positive control the wrong way (rows with every column shuffled: "
+                      f"{positive.words(lower, higher)}; expected: {expected_words}), so it does not measure what "
+                      "that control breaks")
+    elif not positive.separated:
+        failed.append(f"{reading.title} missed its positive control (rows with every column shuffled: "
+                      f"{positive.words(lower, higher)}, n = {units_text(positive)}): it is blind to what that "
+                      "control breaks")
+    elif low is None or (low <= needed and not _told_apart(reading)):
+        failed.append(f"{reading.title} cannot see a difference the size a release would need: its positive control "
+                      f"(rows with every column shuffled) reaches {positive.words(lower, higher)}, n = "
+                      f"{units_text(positive)}, and its lower bound is not above the D {needed:.2f} the release "
+                      f"comparison needs to be seen (80 % power)")
+    if negative.separated:
+        failed.append(f"{reading.title} failed its negative control (real rows against real rows: "
+                      f"{negative.words(lower, higher)}, {auc_text(negative)}): it is biased")
+    elif not _equivalent(negative, margin := negative_margin(reading)):
+        unjudged.append(f"{reading.title}: its negative control (real rows against real rows, "
+                        f"{negative.words(lower, higher)}, n = {units_text(negative)}) cannot show real data at "
+                        f"chance within D {margin:.2f} (equivalence test, 90 % interval; more {reading.unit} in the "
+                        "control would)")
+    if failed:
+        return "failed", failed + unjudged
+    return ("unjudged", unjudged) if unjudged else ("passed", [])
 
 
 def control_check(reading: Reading) -> tuple[bool, list[str]]:
-    """Whether an instrument passed its controls, and why not.
-
-    Passed = it measured both controls on at least :data:`MIN_UNITS` units per side, the positive control
-    (columns shuffled) is separated from real data (D's 95 % lower bound above 0) and the negative control
-    (real vs real) is not.
-
-    Returns:
-        ``(passed, reasons)``: one sentence per failure.
-    """
-    if reading.status not in ("measured", "stopped"):
-        return False, [f"{reading.title}: {reading.status}" + (f" ({reading.reason})" if reading.reason else "")]
-    reasons = []
-    positive, negative = reading.comparisons.get(POSITIVE), reading.comparisons.get(NEGATIVE)
-    for name, control in (("positive", positive), ("negative", negative)):
-        if control is not None and control.auc is not None and not control.enough:
-            reasons.append(f"{reading.title}: too few {reading.unit} to judge its {name} control "
-                           f"({auc_text(control)}; at least {MIN_UNITS} per side are needed)")
-    if reasons:
-        return False, reasons
-    if positive is None or positive.auc is None:
-        reasons.append(f"{reading.title}: no positive control measured")
-    elif not positive.separated:
-        reasons.append(f"{reading.title} missed its positive control (rows with every column shuffled: "
-                       f"{auc_text(positive)}): it is blind to what that control breaks")
-    if negative is None or negative.auc is None:
-        reasons.append(f"{reading.title}: no negative control measured")
-    elif negative.separated:
-        reasons.append(f"{reading.title} failed its negative control (real rows against real rows: "
-                       f"{auc_text(negative)}): it is biased")
-    return not reasons, reasons
+    """Whether an instrument passed its controls (:func:`control_status`), and why not: one sentence each."""
+    status, reasons = control_status(reading)
+    return status == "passed", reasons
 
 
 def auc_text(comparison: Comparison) -> str:
@@ -257,6 +344,10 @@ class AuditData:
         seed: the run seed (every draw derives from it).
         cache_dir: the audit's cache folder (the user's rows never reach the project's cache).
         notes: where each group came from, in words.
+        training: the rows the generator saw (row view): what the distance and copy checks measure against (the
+            real class when no holdout was given).
+        fresh: real rows the generator never saw, or, without a holdout, real rows outside the real class: the
+            distance checks' reference of how close a new real record sits (row view).
     """
 
     real: pd.DataFrame
@@ -267,6 +358,14 @@ class AuditData:
     seed: int
     cache_dir: Path
     notes: dict[str, str] = field(default_factory=dict)
+    training: pd.DataFrame | None = None
+    fresh: pd.DataFrame | None = None
+
+    def __post_init__(self) -> None:
+        if self.training is None:
+            self.training = self.real
+        if self.fresh is None:
+            self.fresh = self.groups[NEGATIVE]
 
 
 class Progress:
@@ -344,6 +443,43 @@ class WorkPlan:
         return self.fixed_seconds + self.units * self.seconds_per_unit
 
 
+@dataclass(frozen=True)
+class Table:
+    """A table of the report, as data: its template writes and escapes every header and cell.
+
+    Attributes:
+        header: the column names.
+        rows: the cells, row by row: a number (written with 2 decimals when a float) or None (``n/a``) is
+            right-aligned; any other value is written as ``str(value)``.
+        numeric: columns right-aligned whatever their cells hold (figures written as text, with intervals).
+    """
+
+    header: Sequence[str]
+    rows: Sequence[Sequence[Any]]
+    numeric: Sequence[int] = ()
+    kind: ClassVar[str] = "table"
+
+
+@dataclass(frozen=True)
+class Bullets:
+    """A bulleted list of sentences (plain text)."""
+
+    items: Sequence[str]
+    kind: ClassVar[str] = "bullets"
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """One paragraph of plain text."""
+
+    text: str
+    kind: ClassVar[str] = "paragraph"
+
+
+Block = Union[Table, Bullets, Paragraph]
+"""One piece of an instrument's section (:meth:`Instrument.section`): plain data, never HTML."""
+
+
 class Instrument(abc.ABC):
     """A discriminator with its controls (see the module docstring).
 
@@ -355,6 +491,11 @@ class Instrument(abc.ABC):
     title: ClassVar[str]
     unit: ClassVar[str]
     description: ClassVar[str]
+    expected_direction: ClassVar[str] = "higher"
+    """Which way the positive control must be told apart: ``higher`` (the shuffled rows score above real ones)
+    or ``lower``. A control separated the other way does not pass."""
+    directions: ClassVar[tuple[str, str]] = ("scores lower", "scores higher")
+    """What scoring lower / higher than real data means for this instrument, in words."""
 
     @abc.abstractmethod
     def plan(self, data: AuditData) -> WorkPlan:
@@ -365,41 +506,39 @@ class Instrument(abc.ABC):
         """Measure the release and both controls; stop early when ``progress.out_of_time()`` (status
         ``stopped``, the figures of what was done)."""
 
-    def section(self, reading: Reading) -> str:
-        """The instrument's part of ``report.html`` (HTML; escaped). Default: the comparisons' table,
-        the findings and the notes in :attr:`Reading.details` ``notes``."""
-        return comparison_table(reading) + findings_list(reading)
+    def section(self, reading: Reading) -> list[Block]:
+        """The instrument's part of ``report.html``, as plain data (:data:`Block`: tables, lists, paragraphs of
+        text) that the report's template lays out and escapes. Default: the comparisons' table, the findings and
+        the notes in :attr:`Reading.details` ``notes``."""
+        return [block for block in (comparison_table(reading), findings_list(reading)) if block is not None]
 
     def reading(self, **kwargs: Any) -> Reading:
         """A :class:`Reading` of this instrument."""
-        return Reading(instrument=self.name, title=self.title, unit=self.unit, **kwargs)
+        return Reading(instrument=self.name, title=self.title, unit=self.unit,
+                       expected_direction=self.expected_direction, directions=self.directions, **kwargs)
 
 
 def _f(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def comparison_table(reading: Reading) -> str:
-    """HTML table: one row per group with AUC, D and their intervals, p and n."""
+def comparison_table(reading: Reading) -> Table | None:
+    """The comparisons' table: one row per group with D, the AUC and their intervals, p and n (None without a
+    comparison)."""
     rows = []
     for group in GROUPS:
         c = reading.comparisons.get(group)
         if c is None:
             continue
-        d, low, high = c.discrimination
-        rows.append("<tr>" + "".join(f"<td{' class=num' if k else ''}>{html.escape(v)}</td>" for k, v in enumerate([
-            GROUP_NAMES[group], f"{_f(c.auc)} [{_f(c.auc_low)}, {_f(c.auc_high)}]",
-            f"{_f(d)} [{_f(low)}, {_f(high)}]", p_text(c.p_value), units_text(c, " / ")])) + "</tr>")
+        rows.append((GROUP_NAMES[group], c.words(*reading.directions),
+                     f"{_f(c.auc)} [{_f(c.auc_low)}, {_f(c.auc_high)}]", p_text(c.p_value), units_text(c, " / ")))
     if not rows:
-        return ""
-    head = "".join(f"<th>{h}</th>" for h in ("compared with real", "AUC [95 % CI]", "D [95 % CI]", "p",
-                                             f"n real / other ({html.escape(reading.unit)})"))
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+        return None
+    return Table(("compared with real", "separation D [95 % CI], direction", "AUC [95 % CI] (docs/glossary.md)",
+                  "p", f"n real / other ({reading.unit})"), tuple(rows), numeric=(1, 2, 3, 4))
 
 
-def findings_list(reading: Reading) -> str:
-    """HTML list of the findings and notes."""
+def findings_list(reading: Reading) -> Bullets | None:
+    """The findings and notes as a list (None without any)."""
     items = list(reading.findings) + list(reading.details.get("notes", []))
-    if not items:
-        return ""
-    return "<ul>" + "".join(f"<li>{html.escape(str(i))}</li>" for i in items) + "</ul>"
+    return Bullets(tuple(str(i) for i in items)) if items else None

@@ -15,7 +15,6 @@ fast (a remote service, or a local server with ``--concurrency``), and on reques
 
 from __future__ import annotations
 
-import html
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -25,8 +24,10 @@ from llmdisc.audit.instruments.base import (
     GROUPS,
     RELEASE,
     AuditData,
+    Block,
     Comparison,
     Instrument,
+    Paragraph,
     Progress,
     Reading,
     WorkPlan,
@@ -110,6 +111,7 @@ class LLMInstrument(Instrument):
     name = "llm"
     unit = "20-row samples"
     description = "an LLM is shown 20-row samples and says REAL or SYNTHETIC; AUC of its p_synthetic (or verdict)"
+    directions = ("called synthetic less often", "called synthetic more often")
 
     def __init__(self, trials: LLMTrials, condition: str) -> None:
         self.trials, self.condition = trials, condition
@@ -169,15 +171,16 @@ class LLMInstrument(Instrument):
         reading.seconds = time.perf_counter() - start
         return reading
 
-    def section(self, reading: Reading) -> str:
-        parts = [comparison_table(reading), findings_list(reading)]
+    def section(self, reading: Reading) -> list[Block]:
+        parts: list[Block | None] = [comparison_table(reading), findings_list(reading)]
         flags = reading.details.get("red_flags") or []
         if flags:
-            parts.append("<p>Red flags the LLM cited most often on the release: "
-                         + html.escape("; ".join(f"{f['red_flag']} ({f['count']})" for f in flags[:8])) + "</p>")
+            parts.append(Paragraph("Red flags the LLM cited most often on the release: "
+                                   + "; ".join(f"{f['red_flag']} ({f['count']})" for f in flags[:8])))
         cues = reading.details.get("cues") or {}
         if cues.get("n_trials"):
             counts = cues["counts"]
-            parts.append(f"<p>Claims about the shown rows in {cues['n_trials']} verdicts: {counts['true']} verified "
-                         f"true, {counts['false']} false, {counts['not_checkable']} not checkable.</p>")
-        return "".join(parts)
+            parts.append(Paragraph(f"Claims about the shown rows in {cues['n_trials']} verdicts: {counts['true']} "
+                                   f"verified true, {counts['false']} false, {counts['not_checkable']} not "
+                                   "checkable."))
+        return [part for part in parts if part is not None]

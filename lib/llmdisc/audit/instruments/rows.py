@@ -56,6 +56,7 @@ class C2STInstrument(Instrument):
     unit = "rows"
     description = ("gradient-boosted trees learn to tell the group's rows from real rows (5-fold "
                    "cross-validation); AUC of the held-out predictions")
+    directions = ("not told apart", "told apart by the classifier")  # one-sided: below 0.5 is no finding
     seconds_per_fit_row = 0.002
     """Seconds per row of one comparison (both sides, 5 folds, native categorical splits), measured on Adult on
     2 cores (30 s of CPU for 5,000 + 5,000 rows); the plan scales
@@ -117,6 +118,8 @@ class DistanceInstrument(Instrument):
     unit = "rows"
     description = ("each record's distance to its closest real record, against fresh real rows' distances; "
                    "exact and near copies of real rows")
+    expected_direction = "lower"  # rows with shuffled columns sit further from every real record
+    directions = ("further from the real records", "closer to the real records")
     seconds_per_query = 0.0009
     """Seconds per query record against 5,000 real rows, measured on Adult on 2 cores."""
 
@@ -124,8 +127,8 @@ class DistanceInstrument(Instrument):
         self.max_rows = max_rows
 
     def plan(self, data: AuditData) -> WorkPlan:
-        queries = min(self.max_rows, len(data.groups[RELEASE])) * 3 + len(data.groups[NEGATIVE])
-        per = self.seconds_per_query * max(1.0, len(data.real) / 5000) * max(1.0, len(data.kinds) / 15)
+        queries = min(self.max_rows, len(data.groups[RELEASE])) * 3 + min(2 * self.max_rows, len(data.fresh))
+        per = self.seconds_per_query * max(1.0, len(data.training) / 5000) * max(1.0, len(data.kinds) / 15)
         return WorkPlan(units=4, what="groups", seconds_per_unit=queries / 4 * per, description=self.description)
 
     def run(self, data: AuditData, progress: Progress) -> Reading:
@@ -136,23 +139,27 @@ class DistanceInstrument(Instrument):
 
         start = time.perf_counter()
         rng = np.random.default_rng(derive_seed(data.seed, "audit", "distances"))
-        schema = resolve_schema(data.real, data.groups[RELEASE], data.kinds, names=("real", "release"))
-        negative = seeded_rows(data.groups[NEGATIVE], min(2 * self.max_rows, len(data.groups[NEGATIVE])), rng)
+        schema = resolve_schema(data.training, data.groups[RELEASE], data.kinds, names=("real", "release"))
+        # the fresh rows and the negative control are two halves of rows the distances are not measured against
+        negative = seeded_rows(data.fresh, min(2 * self.max_rows, len(data.fresh)), rng)
         half = len(negative) // 2
         queries = {"fresh": negative.iloc[:half], NEGATIVE: negative.iloc[half:]}
         for group in GROUPS:
             if group != NEGATIVE:
                 queries[group] = seeded_rows(data.groups[group], min(self.max_rows, len(data.groups[group])), rng)
         reading = self.reading(details={"notes": [
-            "fresh real rows: half of the negative-control rows (" + data.notes.get(NEGATIVE, "") + ")"]})
+            f"distances to the {len(data.training)} " + ("training rows (--real)" if data.training is not data.real
+                                                          else "real-class rows")
+            + "; fresh real rows and the negative control: two halves of "
+            + ("the --holdout rows" if data.training is not data.real else "the other --real rows")]})
         progress.start(self.name, len(queries), "groups")
         distances, copies = {}, {}
-        real_hash = row_hashes([data.real], schema)[0]
+        real_hash = row_hashes([data.training], schema)[0]
         for name, rows in queries.items():
             if progress.out_of_time():
                 reading.status, reading.reason = "stopped", "--max-minutes reached"
                 break
-            distances[name] = gower_dcr(rows.reset_index(drop=True), data.real, schema)
+            distances[name] = gower_dcr(rows.reset_index(drop=True), data.training, schema)
             copies[name] = float(np.isin(row_hashes([rows], schema)[0], real_hash).mean()) if len(rows) else None
             progress.advance()
         fresh = distances.get("fresh")

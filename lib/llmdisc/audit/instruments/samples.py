@@ -16,10 +16,12 @@ independently within the same 20 rows; :mod:`llmdisc.discrimination.likelihood.j
   well above. Its positive control (columns shuffled) is what it is built to detect.
 
 The real class is :data:`~.base.RELEASE`'s counterpart: samples of the real-class rows. Units are samples, so
-the intervals are wider than the row instruments'; ``--samples`` sets how many per group. Samples drawn from a
-small table share rows: they count for what they are worth as independent samples (:func:`effective_samples`;
-215 real rows give about 4 a group), their intervals are widened to that (:func:`shared_rows_comparison`), and a
-control worth fewer than :data:`~.base.MIN_UNITS` a side is not judged.
+the intervals are wider than the row instruments'; ``--samples`` sets how many per group. A group's samples are
+disjoint blocks of one seeded permutation of its rows as long as the rows last (independent samples); past that a
+new permutation starts and samples share rows: they then count for what they are worth as independent samples
+(:func:`effective_samples`; 215 real rows give about 4 a group), their intervals are the score interval at that
+worth (:func:`shared_rows_comparison`, coverage checked by simulation in the tests), and a control worth fewer
+than :data:`~.base.MIN_UNITS` a side is not judged.
 """
 
 from __future__ import annotations
@@ -104,11 +106,14 @@ def shared_rows_note(effective: dict[str, tuple[float, float]], pools: dict[str,
 
 def shared_rows_comparison(comparison: Comparison, real_pool: int, other_pool: int, n_rows: int) -> Comparison:
     """``comparison`` as its samples are worth when they share rows (:func:`effective_samples`): its AUC interval
-    widened by √((1/e₁ + 1/e₂) / (1/n₁ + 1/n₂)) about the AUC (clipped to [0, 1]), its p-value the normal one of
-    the AUC's standard error under no difference at the effective sizes (label permutations assume independent
+    the score interval at the effective sizes (:func:`llmdisc.scoring.separation.auc_interval`; under no difference
+    it covers 0.5 at least 95 % of the time in the tests' simulation of overlapping draws), its p-value the normal
+    one of the AUC's standard error under no difference at those sizes (label permutations assume independent
     samples), :attr:`~.base.Comparison.effective` set. Unchanged when both groups are worth at least
     :data:`SHARED_ROWS_TOLERANCE` of their number."""
     from scipy import stats
+
+    from llmdisc.scoring.separation import auc_interval, null_standard_error
 
     n1, n2 = comparison.n_real, comparison.n_other
     if comparison.auc is None or min(n1, n2) < 1:
@@ -116,21 +121,24 @@ def shared_rows_comparison(comparison: Comparison, real_pool: int, other_pool: i
     e1, e2 = effective_samples(n1, real_pool, n_rows), effective_samples(n2, other_pool, n_rows)
     if min(e1 / n1, e2 / n2) >= SHARED_ROWS_TOLERANCE:
         return comparison
-    factor = math.sqrt((1 / e1 + 1 / e2) / (1 / n1 + 1 / n2))
-    auc = comparison.auc
-    low = None if comparison.auc_low is None else max(0.0, auc - (auc - comparison.auc_low) * factor)
-    high = None if comparison.auc_high is None else min(1.0, auc + (comparison.auc_high - auc) * factor)
-    se_null = math.sqrt((e1 + e2 + 1) / (12 * e1 * e2))
-    p_value = float(2 * stats.norm.sf(abs(auc - 0.5) / se_null))
-    return replace(comparison, auc_low=low, auc_high=high, p_value=p_value, effective=(e1, e2))
+    low, high = auc_interval(comparison.auc, e1, e2)
+    p_value = float(2 * stats.norm.sf(abs(comparison.auc - 0.5) / null_standard_error(e1, e2)))
+    return replace(comparison, auc_low=min(low, comparison.auc_low if comparison.auc_low is not None else low),
+                   auc_high=max(high, comparison.auc_high if comparison.auc_high is not None else high),
+                   p_value=p_value, effective=(e1, e2))
 
 
-def account_for_shared_rows(reading: Reading, data: AuditData, n_rows: int, samples: int) -> None:
+def account_for_shared_rows(reading: Reading, data: AuditData, n_rows: int, samples: int,
+                            disjoint: dict[str, bool] | None = None) -> None:
     """Replace each of ``reading``'s comparisons by :func:`shared_rows_comparison` (pools: the rows of the real
     class and of the group in ``data.text``) and, where any changed, add :func:`shared_rows_note` to its notes.
-    ``samples`` = the samples drawn per group (for the note's fix)."""
+    ``samples`` = the samples drawn per group (for the note's fix); ``disjoint`` = the groups whose samples share
+    no row (a comparison of two such groups is left as it is: its samples are independent)."""
     pools = {g: len(data.text[g]) for g in ("real",) + GROUPS}
+    disjoint = disjoint or {}
     for group, comparison in reading.comparisons.items():
+        if disjoint.get("real") and disjoint.get(group):
+            continue
         reading.comparisons[group] = shared_rows_comparison(comparison, pools["real"], pools[group], n_rows)
     shared = {g: c.effective for g, c in reading.comparisons.items() if c.effective is not None}
     if shared:
@@ -155,6 +163,7 @@ class SamplePasses:
         self.scorer: Any = None
         self.probe_seconds: float | None = None
         self.probed: dict[str, int] = {}  # per group, the first samples scored (and cached) by the probe
+        self.disjoint: dict[str, bool] = {}  # per group, whether its samples share no row (set by draws)
         self.status, self.reason = "measured", None
 
     def _open(self, data: AuditData) -> Any:
@@ -199,17 +208,30 @@ class SamplePasses:
                         description=description, fixed_seconds=fixed_seconds)
 
     def draws(self, data: AuditData) -> dict[str, list[tuple[int, pd.DataFrame]]]:
-        """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group."""
-        from llmdisc.discrimination.samples import derive_seed, sample_rows
+        """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group.
+
+        Sample i of a group is block i of a seeded permutation of the group's rows (``derive_seed(seed, "audit",
+        "samples", group, round)``), a new permutation each time the rows run out: the first ``rows // n_rows``
+        samples share no row. Sample i is the same whatever the number drawn. Sets :attr:`disjoint`."""
+        from llmdisc.discrimination.samples import derive_seed
 
         out = {}
+        self.disjoint = {}
         for group in ("real",) + GROUPS:
             table = data.text[group]
+            n = min(self.n_rows, len(table))
+            per_round = len(table) // n
+            self.disjoint[group] = self.counts[group] <= per_round
+            orders: dict[int, np.ndarray] = {}
             items = []
             for i in range(self.counts[group]):
-                seed = derive_seed(data.seed, "audit", "samples", group, i)
-                rows, _ = sample_rows(table, min(self.n_rows, len(table)), seed=seed)
-                items.append((seed, rows))
+                turn, block = divmod(i, per_round)
+                if turn not in orders:
+                    rng = np.random.default_rng(derive_seed(data.seed, "audit", "samples", group, turn))
+                    orders[turn] = rng.permutation(len(table))
+                ids = orders[turn][block * n:(block + 1) * n]
+                items.append((derive_seed(data.seed, "audit", "samples", group, i),
+                              table.iloc[ids].reset_index(drop=True)))
             out[group] = items
         return out
 
@@ -359,7 +381,8 @@ class _SampleInstrument(Instrument):
                 group, test.auc.value, test.auc.ci_low, test.auc.ci_high, test.p_value, len(real), int(ok.sum()),
                 extra={"mean_real": float(real.mean()), "mean_other": float(values[ok].mean()),
                        **self.extra(records["real"], records[group])})
-        account_for_shared_rows(reading, data, self.passes.n_rows, max(self.passes.counts.values()))
+        account_for_shared_rows(reading, data, self.passes.n_rows, max(self.passes.counts.values()),
+                                disjoint=self.passes.disjoint)
         reading.findings = self.findings(records, reading)
         reading.seconds = time.perf_counter() - start
         return reading
@@ -385,6 +408,8 @@ class LikelihoodInstrument(_SampleInstrument):
     name = "likelihood"
     title = "Table likelihood (embedded model)"
     description = "how probable the embedded model finds each sample's values (mean token log-likelihood)"
+    expected_direction = "lower"  # shuffled rows pair values the model finds improbable together
+    directions = ("less probable", "more probable")
     field = "mean_logprob"
 
     def findings(self, records: dict[str, list[dict[str, Any]]], reading: Reading) -> list[str]:
@@ -393,7 +418,7 @@ class LikelihoodInstrument(_SampleInstrument):
             return []
         deltas = column_deltas(records["real"], records[RELEASE], "column_logprob") / 20
         lines = [f"The release's values are {'less' if release.auc < 0.5 else 'more'} probable to the model than "
-                 f"real values (AUC {release.auc:.2f})."]
+                 f"real values ({release.words(*self.directions)})."]
         for column, delta in deltas.head(TOP_COLUMNS).items():
             if delta < 0:
                 lines.append(f"The values of {column!r} are less probable in the release than in real data "
@@ -408,6 +433,8 @@ class JointInstrument(_SampleInstrument):
     title = "Joint structure (embedded model)"
     description = ("how much more probable the model finds each sample's rows than the same values recombined "
                    "within the sample (C = log P(sample) − mean log P(permutations))")
+    expected_direction = "lower"  # shuffled columns keep no dependence: C near 0, real rows above it
+    directions = ("less structured", "more structured")
     field = "contrast"
 
     def findings(self, records: dict[str, list[dict[str, Any]]], reading: Reading) -> list[str]:
@@ -416,10 +443,13 @@ class JointInstrument(_SampleInstrument):
             return []
         lines = [f"The release's rows hold together {'less' if release.auc < 0.5 else 'more'} than real rows do: "
                  f"mean contrast C {release.extra['mean_other']:+.1f} nats against {release.extra['mean_real']:+.1f} "
-                 f"for real samples (AUC {release.auc:.2f})."]
+                 f"for real samples ({release.words(*self.directions)})."]
         deltas = column_deltas(records["real"], records[RELEASE], "column_contrast")
         for column, delta in deltas.head(TOP_COLUMNS).items():
             if delta < 0:
-                lines.append(f"{column!r} no longer goes with the rest of its row: its values are {-delta:.1f} nats "
-                             "per sample less predictable from the row than in real data.")
+                # the model reads left to right: a tie between two columns is credited to the later one, so this
+                # says where the contrast fell, not which column lost its partner
+                lines.append(f"{column!r} is {-delta:.1f} nats per sample less predictable from the columns before "
+                             "it than in real data (the model reads each row left to right, so a lost dependence "
+                             "shows at the later of the two columns).")
         return lines

@@ -40,25 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="precision of the model (default auto: the default run's on this CPU)")
 
 
-def calibration_row(frame, k: int) -> dict:  # noqa: ANN001 - a DataFrame of JointRecords
-    """The figures printed for one dataset's records (see the module docstring)."""
-    import numpy as np
-    from scipy import stats
-
-    from llmdisc.scoring.joint import uniformity_test
-
-    contrast = frame["contrast"].to_numpy(float)
-    observed = frame["logprob"].to_numpy(float)
-    permuted = np.array(frame["permuted_logprobs"].tolist(), float)
-    below = np.bincount((permuted < observed[:, None]).sum(axis=1), minlength=k + 1)
-    uniform = uniformity_test(frame["p_randomised"])
-    return {"samples": len(frame), "mean_C": contrast.mean(), "se_C": contrast.std(ddof=1) / np.sqrt(len(frame)),
-            "t_p": float(stats.ttest_1samp(contrast, 0.0).pvalue), "ks_stat": uniform["ks_stat"],
-            "ks_p": uniform["ks_p"], "rank_counts": " / ".join(map(str, below)),
-            "rank_chi2_p": float(stats.chisquare(below).pvalue),
-            "s_per_sample": float(frame["seconds"].mean())}
-
-
 def run(args: argparse.Namespace) -> int:
     """Score the samples (resuming), print one row per dataset; returns 0."""
     import pandas as pd
@@ -69,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from llmdisc.discrimination.likelihood.token_cache import TokenCache
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
     from llmdisc.errors import ConfigError
+    from llmdisc.scoring.joint import calibration_summary
     from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
     if args.samples < 2 or args.k < 1 or args.reference_rows < 0:
@@ -89,8 +71,38 @@ def run(args: argparse.Namespace) -> int:
 
         run_joint(specs, {key: tables}, scorer, path, k=args.k, reference_rows=args.reference_rows,
                   serialisation="csv", progress=progress)
-        rows.append({"dataset_key": key, "dtype": scorer.dtype, **calibration_row(load_joint(path), args.k)})
+        rows.append({"dataset_key": key, "dtype": scorer.dtype, **calibration_summary(load_joint(path), args.k)})
     print(pd.DataFrame(rows).round(3).to_string(index=False))
+    written = write_calibration_table(default_joint_path("calibration").parent / "calibration", args.k,
+                                      args.reference_rows)
+    if written is not None:
+        print(f"every calibration run so far (k = {args.k}, {args.reference_rows} reference rows): {written}")
     print(f"rank_counts: samples with 0, 1, … {args.k} of their permutations below them (equal expected); "
           f"{time.perf_counter() - start:.0f} s in all")
     return 0
+
+
+def write_calibration_table(folder, k: int, reference_rows: int):  # noqa: ANN001, ANN201 - a Path in, a Path out
+    """Pool every calibration record file of this design in ``folder`` (one per dataset, sample count, seed and
+    backend; the default precision's backend only, so precisions never mix) into
+    ``results/tables/joint_calibration.csv`` (:func:`llmdisc.scoring.joint.calibration_table`); None when there is
+    none."""
+    import re
+
+    from llmdisc.discrimination.likelihood.records import load_joint
+    from llmdisc.scoring.joint import calibration_table
+    from llmdisc.scoring.tables import write_table
+
+    pattern = re.compile(rf"(?P<key>.+)-csv-m{reference_rows}-k{k}-n\d+-s(?P<seed>\d+)-(?P<backend>.+)\.jsonl")
+    found: dict = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        match = pattern.fullmatch(path.name)
+        if match is None:
+            continue
+        frame = load_joint(path).assign(backend=match["backend"])
+        found.setdefault(match["backend"], {})[(match["key"], int(match["seed"]))] = frame
+    if not found:
+        return None
+    backend = "transformers-float32" if "transformers-float32" in found else sorted(found)[0]
+    table = calibration_table(found[backend], k).assign(backend=backend, k=k, reference_rows=reference_rows)
+    return write_table(table, "joint_calibration")["csv"]
