@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from llmdisc.audit.instruments.base import (MIN_UNITS, POSITIVE, RELEASE, Comparison, Reading, auc_text,
+from llmdisc.audit.instruments.base import (MIN_UNITS, NEGATIVE, POSITIVE, RELEASE, Comparison, Reading, auc_text,
                                            control_check, units_text)
 from llmdisc.scoring.separation import (auc_interval, fail_probability, null_standard_error,
                                         pass_probability_at_chance)
@@ -50,23 +50,26 @@ POWER_AT = 1.5
 
 def _inflation(comparison: Comparison) -> float:
     """How much wider the comparison's own interval is than the AUC's score interval at its units (>= 1): a
-    fold-corrected C2ST interval is; the sample instruments' intervals are the score interval itself."""
+    fold-corrected C2ST interval is; the sample instruments' intervals are the score interval itself. Read best near
+    chance (an interval clipped at 0 or 1 says little of its width), so the negative control is the one to pass."""
+    if comparison.auc is None or comparison.auc_low is None or comparison.auc_high is None:
+        return 1.0
     low, high = auc_interval(comparison.auc, *comparison.units)
-    own = (comparison.auc_high or 0.0) - (comparison.auc_low or 0.0)
-    return max(1.0, own / (high - low)) if high > low else 1.0
+    return max(1.0, (comparison.auc_high - comparison.auc_low) / (high - low)) if high > low else 1.0
 
 
-def gate_probabilities(comparison: Comparison, threshold: float) -> tuple[float, float]:
+def gate_probabilities(comparison: Comparison, threshold: float,
+                       width_from: Comparison | None = None) -> tuple[float, float]:
     """``(pass_at_chance, fail_at)``: the probability that a release exactly at chance passes the gate at
     ``threshold`` on this comparison's units, and the probability that a release at D = :data:`POWER_AT` ×
     ``threshold`` fails it. From the score interval (:mod:`llmdisc.scoring.separation`); an instrument whose
-    interval is wider than that (by the factor r of :func:`_inflation`) is read as a normal AUC with r times the
-    standard error and r times the half-width."""
+    interval is wider than that (by the factor r of :func:`_inflation`, read on ``width_from``, the negative control,
+    where given: it sits near chance) is read as a normal AUC with r times the standard error and the half-width."""
     n1, n2 = comparison.units
     if min(n1, n2) < 1:
         return 0.0, 1.0
     target = min(1.0, POWER_AT * threshold)
-    r = _inflation(comparison)
+    r = max(_inflation(comparison), _inflation(width_from) if width_from is not None else 1.0)
     if r <= 1.0 + 1e-6:
         return pass_probability_at_chance(threshold, n1, n2), fail_probability(target, threshold, n1, n2)
     from scipy import stats
@@ -80,22 +83,23 @@ def gate_probabilities(comparison: Comparison, threshold: float) -> tuple[float,
     return float(2 * stats.norm.cdf(room / se) - 1), float(1 - inside)
 
 
-def chance_pass_probability(comparison: Comparison, threshold: float) -> float:
+def chance_pass_probability(comparison: Comparison, threshold: float, width_from: Comparison | None = None) -> float:
     """The probability that a release at chance passes the gate at ``threshold`` (:func:`gate_probabilities`)."""
-    return gate_probabilities(comparison, threshold)[0]
+    return gate_probabilities(comparison, threshold, width_from)[0]
 
 
 def vouch_reason(release: Comparison, positive: Comparison | None, threshold: float, title: str,
-                 unit: str, directions: tuple[str, str]) -> str | None:
+                 unit: str, directions: tuple[str, str], negative: Comparison | None = None) -> str | None:
     """Why an instrument cannot vouch for a pass at ``threshold`` (None: it can): its positive control does not
     show D above the threshold, or a release at chance would pass it less than 4 times in 5 at its units."""
     low = None if positive is None else positive.discrimination[1]
     if low is None or low <= threshold:
         shown = ("measured no positive control" if positive is None
-                 else f"its positive control shows {positive.words(*directions)}, a lower bound not above {threshold:g}")
+                 else f"its positive control shows {positive.words(*directions)}, a lower bound not above "
+                      f"{threshold:g}")
         return (f"{title}: {shown}, so it has not shown it would see a release at the threshold; it can only find "
                 "the release out")
-    chance = chance_pass_probability(release, threshold)
+    chance = chance_pass_probability(release, threshold, negative)
     if chance < VOUCH_PASS_PROBABILITY:
         need = units_to_vouch(threshold)
         return (f"{title}: at {units_text(release)} {unit} a release at chance would pass at --fail-above "
@@ -172,7 +176,7 @@ def next_step(reading: Reading) -> str | None:
     separation it showed, would clear the effect a release comparison of that size needs, and at which its negative
     control, at the AUC it read, would be shown at chance; or, for a control it does not see at all, another
     instrument. None when it decides or cannot run."""
-    from llmdisc.audit.instruments.base import NEGATIVE, NEGATIVE_MARGIN_FLOOR, control_status
+    from llmdisc.audit.instruments.base import NEGATIVE_MARGIN_FLOOR, control_status
     from llmdisc.scoring.separation import equivalent_to_chance, minimum_detectable_separation, separation
 
     status, _ = control_status(reading)
@@ -275,10 +279,12 @@ def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision
             told.append(reading.instrument)
         _, low, high = release.discrimination
         high = 1.0 if high is None else float(high)
+        negative = reading.comparisons.get(NEGATIVE)
         why_not = None if fail_above is None else vouch_reason(
-            release, reading.comparisons.get(POSITIVE), fail_above, reading.title, reading.unit, reading.directions)
+            release, reading.comparisons.get(POSITIVE), fail_above, reading.title, reading.unit, reading.directions,
+            negative)
         if fail_above is not None:
-            chance, power = gate_probabilities(release, fail_above)
+            chance, power = gate_probabilities(release, fail_above, negative)
             gate[reading.instrument] = {"pass_probability_at_chance": round(chance, 3),
                                         "fail_probability_at_D": round(min(1.0, POWER_AT * fail_above), 3),
                                         "fail_probability": round(power, 3), "vouches": why_not is None}

@@ -103,9 +103,9 @@ class C2STInstrument(Instrument):
             progress.advance()
         release = reading.comparisons.get(RELEASE)
         if release is not None and release.separated:
-            reading.findings.append(f"A classifier tells the release's rows from real rows with AUC "
-                                    f"{release.auc:.2f}: some values or combinations of values are not as in the "
-                                    "real data (see the columns the other instruments name).")
+            reading.findings.append(f"A classifier tells the release's rows from real rows "
+                                    f"({release.words(*self.directions)}): some values or combinations of values "
+                                    "are not as in the real data (see the columns the other instruments name).")
         reading.seconds = time.perf_counter() - start
         return reading
 

@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from llmdisc.discrimination.likelihood.token_cache import TokenCache
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
     from llmdisc.errors import ConfigError
+    from llmdisc.paths import relative_to_root
     from llmdisc.scoring.joint import calibration_summary
     from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
@@ -76,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     written = write_calibration_table(default_joint_path("calibration").parent / "calibration", args.k,
                                       args.reference_rows)
     if written is not None:
-        print(f"every calibration run so far (k = {args.k}, {args.reference_rows} reference rows): {written}")
+        print(f"every calibration run so far (k = {args.k}, {args.reference_rows} reference rows): "
+              f"{relative_to_root(written)}")
     print(f"rank_counts: samples with 0, 1, … {args.k} of their permutations below them (equal expected); "
           f"{time.perf_counter() - start:.0f} s in all")
     return 0
