@@ -321,6 +321,8 @@ def test_a_weak_instrument_does_not_vouch_however_many_units_it_has() -> None:
 def _reading_with(release: Comparison, positive: Comparison | None = None) -> Reading:
     reading = _reading("x", release=(0.5,))
     reading.comparisons[RELEASE] = release
+    # a negative control whose interval is the score interval: the gate reads the instrument's width there
+    reading.comparisons[NEGATIVE] = Comparison(NEGATIVE, 0.5, 0.5, 0.5, None, 100, 100)
     if positive is not None:
         reading.comparisons[POSITIVE] = positive
     return reading
