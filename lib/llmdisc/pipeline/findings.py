@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
-from llmdisc.scoring.separation import Separation, auc_interval, holm, minimum_detectable_separation, separation
+from llmdisc.scoring.separation import (Separation, auc_interval, equivalent_to_chance, holm,
+                                        minimum_detectable_separation, separation)
 
 MIN_N = 10
 """Fewer units than this in a class: the cell is shown as too few, not as a figure."""
@@ -258,8 +259,7 @@ def control_verdict(cells: dict[tuple[str, str], Cell], dataset: str, instrument
         return "cannot say", weak
     if neg.low > 0:
         return "biased", f"it tells real from real: {neg.words(lower, higher)}"
-    low90, high90 = auc_interval(negative.auc, negative.n_real, negative.n_other, confidence=0.90)
-    if not (0.5 - needed / 2 < low90 and high90 < 0.5 + needed / 2):
+    if not equivalent_to_chance(negative.auc, negative.n_real, negative.n_other, needed):
         return "unjudged", (f"real vs real ({neg.words(lower, higher)}) cannot be shown below D {needed:.2f} "
                             "(equivalence test, 90 % interval)")
     if pos.low <= needed:  # it sees its control: a release it tells apart is told apart, of the others it cannot say
