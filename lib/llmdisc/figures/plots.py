@@ -35,14 +35,18 @@ def set_style() -> None:
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 200, "savefig.bbox": "tight"})
 
 
-def save_figure(fig: plt.Figure, name: str, directory: Path | None = None) -> list[Path]:
-    """Write ``<name>.pdf`` and ``<name>.png`` to ``figures/`` (or ``directory``); return both paths."""
+def save_figure(fig: plt.Figure, name: str, directory: Path | None = None, *, dpi: float | None = None) -> list[Path]:
+    """Write ``<name>.pdf`` and ``<name>.png`` to ``figures/`` (or ``directory``); return both paths.
+
+    ``dpi``: the PNG's resolution (default the style's); the headline figure passes its own so its PNG is the
+    README's width in pixels."""
     directory = directory or figures_dir()
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"{name}.pdf", directory / f"{name}.png"]
     for path in paths:
         # PDFs carry a creation date by default: drop it so unchanged figures hash the same.
-        fig.savefig(path, metadata={"CreationDate": None} if path.suffix == ".pdf" else None)
+        fig.savefig(path, metadata={"CreationDate": None} if path.suffix == ".pdf" else None,
+                    dpi=dpi if dpi and path.suffix == ".png" else None)
     plt.close(fig)
     return paths
 

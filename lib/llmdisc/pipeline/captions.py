@@ -166,6 +166,17 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "0 (white): as in real rows (what the real-vs-real column shows, like an AUC of 0.5); blue: the group lost "
         "that column's dependence on the rest of its row; red: more regular than real rows (a collapsed "
         "synthesizer)."),
+    "headline": FigureCaption(
+        "How far each release and control is from real data, per instrument (the README's figure).",
+        "Per dataset (panel) and release or control (row), one marker per instrument: C2ST (gradient-boosted trees "
+        "on rows), table likelihood, joint structure and verdict probability (C1) of the language model the title "
+        "names; filled = the direction the instrument's positive control must show (less probable, less "
+        "structured, called synthetic more often), hollow = the other way.",
+        "n = samples of 20 rows a group for the sample instruments (in the title; results/tables/*_cells.csv), "
+        "thousands of rows a side for the C2ST.",
+        "Bars: the 95 % score interval of the AUC, mapped to D; none for the C2ST (narrower than its marker).",
+        "D = 2·|AUC − 0.5|: 0 = not told apart, 1 = every sample told apart; a control only counts when the "
+        "results table's control rule says so."),
     "discriminators_side_by_side": FigureCaption(
         "Every discriminator side by side, on one scale.",
         "Per dataset (panel) and synthesizer or control (row), one marker per discriminator × statistic × model × "

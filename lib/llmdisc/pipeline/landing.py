@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from llmdisc.pipeline.captions import RESEARCH_QUESTIONS, TABLE_DESCRIPTIONS
+from llmdisc.paths import figures_dir
+from llmdisc.pipeline.captions import RESEARCH_QUESTIONS, TABLE_DESCRIPTIONS, caption_text
 
 HEADLINE_TABLE = "tbl-headline"
 # A run whose protocols only score the labels (scoring: probability, verdict_trials_per_label: 0) writes an
@@ -270,6 +271,8 @@ def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
         "every number below is read from `results/tables/` ({doc}`all tables <tables>`).", ""]
     from llmdisc.pipeline.findings import findings_markdown
 
+    lines += answer_lines(tables_dir, site)
+
     lines += findings_markdown(tables_dir, heading="##") + [""]
     lines += _question_lines(tables_dir, site)
     lines += _probability_headline(tables_dir, site)
@@ -278,6 +281,26 @@ def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
     lines += _paper_lines(tables_dir, site)
     lines += toctree
     return "\n".join(lines) + "\n"
+
+
+def answer_lines(tables_dir: Path, site: SiteMap) -> list[str]:
+    """The page's lead, as the README's: the paper's claims judged (:mod:`llmdisc.pipeline.claims`), linked to the
+    staged tables and notebook pages, and the headline figure when the run drew it."""
+    from llmdisc.pipeline.claims import claims_markdown
+
+    def link(target: str, text: str) -> str:
+        if target.startswith("notebooks/"):
+            pages = site.notebook_pages.get(Path(target).stem[:2], [])
+            return f"{{doc}}`{text} </{pages[0]}>`" if pages else text
+        files = site.table_files.get(target, [])
+        return f"{{download}}`{text} <{files[0]}>`" if files else text
+
+    lines = ["## Does the paper hold?", "", *claims_markdown(tables_dir, link=link), ""]
+    if "headline" in site.figure_labels or (figures_dir() / "headline.png").exists():
+        # an image, not a numbered figure: notebook 07's figures keep their numbers (it is Figure n there)
+        lines += ["```{image} _figures/headline.png", ":alt: separation D of every release and control per "
+                  "instrument", ":width: 100%", "```", "", caption_text("headline", {}), ""]
+    return lines
 
 
 def _format(value: object) -> str:

@@ -1,12 +1,15 @@
-"""The README's results block, generated from ``results/tables/`` so the two can never drift apart.
+"""The generated blocks of the README and of ``docs/results.md``, from ``results/tables/`` so neither can drift.
 
-:func:`render_results_block` builds the Markdown between the ``<!-- results:start -->`` and
-``<!-- results:end -->`` markers: the summary of findings (:mod:`llmdisc.pipeline.findings`, the landing page's
-first section), naming the configuration and the date of the run that wrote the tables
-(``results/tables/llm_manifest.json``);
-:func:`update_readme` rewrites that block, and only for a configuration with ``readme: true``
-(``configs/default.yaml``): a run of another configuration rewrites ``results/tables`` but never the README.
-A test compares the README with a fresh rendering.
+Two blocks, each between ``<!-- name:start -->`` and ``<!-- name:end -->`` markers:
+
+- ``claims`` (README): the paper's claims judged (:mod:`llmdisc.pipeline.claims`) and the headline figure;
+- ``results`` (``docs/results.md``): the summary of findings (:mod:`llmdisc.pipeline.findings`, the landing
+  page's first section), naming the configuration and the date of the run that wrote the tables
+  (``results/tables/llm_manifest.json``).
+
+:func:`update_readme` rewrites them, and only for a configuration with ``readme: true`` (``configs/default.yaml``):
+a run of another configuration rewrites ``results/tables`` but never the README. Tests compare both files with a
+fresh rendering.
 """
 
 from __future__ import annotations
@@ -19,7 +22,17 @@ from typing import Any
 from llmdisc.paths import project_root, results_dir
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
-_BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
+CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
+HEADLINE_FIGURE = "figures/headline.png"
+"""The committed headline figure (notebook 07 redraws it; a test keeps the two equal)."""
+
+
+def _pattern(start: str, end: str) -> re.Pattern[str]:
+    return re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+
+
+_BLOCK = _pattern(START, END)
+_CLAIMS = _pattern(CLAIMS_START, CLAIMS_END)
 
 
 def tables_source(tables_dir: Path | None = None) -> tuple[str, str]:
@@ -59,31 +72,58 @@ def render_results_block(tables_dir: Path | None = None) -> str:
                        "on the supplementary site.", "", *findings_markdown(tables_dir, heading="###"), END])
 
 
-def update_readme(readme: Path | None = None, *, config: Any = None) -> bool:
-    """Rewrite the README's results block from ``results/tables``; return True when it changed.
+def render_claims_block(tables_dir: Path | None = None) -> str:
+    """Return the README's claims block (markers included): which run wrote the tables, the claims table
+    (:func:`llmdisc.pipeline.claims.claims_markdown`) and the headline figure.
 
     Args:
-        readme: the README (default the project's).
-        config: the :class:`~llmdisc.pipeline.config.RunConfig` of the run that just wrote the tables; when
-            given, the block is rewritten only if its ``readme`` flag is true (``configs/default.yaml``), so a run
-            of the tiny, small or paper configuration never puts its numbers under the README's results.
-            None: rewrite (a deliberate call, e.g. from a test or a maintainer).
+        tables_dir: ``results/tables`` (default the project's).
     """
-    if config is not None and not getattr(config, "readme", False):
+    from llmdisc.pipeline.claims import claims_markdown
+
+    tables_dir = tables_dir or results_dir() / "tables"
+    return "\n".join([CLAIMS_START, *claims_markdown(tables_dir), "",
+                      f"![Separation D of every release and control from real data, per instrument]"
+                      f"({HEADLINE_FIGURE})", "", _source_sentence(tables_dir) + "; the figure is notebook 07's "
+                      "(§ 5c), every number of the run is in [docs/results.md](docs/results.md).", CLAIMS_END])
+
+
+def _rewrite(path: Path, blocks: dict[re.Pattern[str], str]) -> bool:
+    """Replace each block present in ``path``; True when the file changed."""
+    if not path.is_file():
         return False
-    readme = readme or project_root() / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    if not _BLOCK.search(text):
-        return False
-    new = _BLOCK.sub(lambda _: render_results_block(), text)
+    text = path.read_text(encoding="utf-8")
+    new = text
+    for pattern, block in blocks.items():
+        new = pattern.sub(lambda _, b=block: b, new)
     if new != text:
-        readme.write_text(new, encoding="utf-8")
+        path.write_text(new, encoding="utf-8")
         return True
     return False
 
 
-def readme_block(readme: Path | None = None) -> str:
-    """The results block currently in the README (markers included)."""
-    readme = readme or project_root() / "README.md"
-    match = _BLOCK.search(readme.read_text(encoding="utf-8"))
+def update_readme(readme: Path | None = None, *, config: Any = None) -> bool:
+    """Rewrite the generated blocks from ``results/tables``; return True when a file changed.
+
+    Args:
+        readme: one file to rewrite (every block it holds); default the project's README and
+            ``docs/results.md``.
+        config: the :class:`~llmdisc.pipeline.config.RunConfig` of the run that just wrote the tables; when
+            given, the blocks are rewritten only if its ``readme`` flag is true (``configs/default.yaml``), so a
+            run of the tiny, small or paper configuration never puts its numbers under the README's results.
+            None: rewrite (a deliberate call, e.g. from a test or a maintainer).
+    """
+    if config is not None and not getattr(config, "readme", False):
+        return False
+    blocks = {_BLOCK: render_results_block(), _CLAIMS: render_claims_block()}
+    paths = [readme] if readme else [project_root() / "README.md", project_root() / "docs" / "results.md"]
+    return any([_rewrite(path, blocks) for path in paths])
+
+
+def readme_block(readme: Path | None = None, *, name: str = "results") -> str:
+    """The generated block ``name`` (``results`` or ``claims``) currently in ``readme`` (markers included); default
+    file: ``docs/results.md`` for the results, the README for the claims."""
+    pattern = _BLOCK if name == "results" else _CLAIMS
+    default = "docs/results.md" if name == "results" else "README.md"
+    match = pattern.search((readme or project_root() / default).read_text(encoding="utf-8"))
     return match.group(0) if match else ""

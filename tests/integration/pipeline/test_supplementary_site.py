@@ -91,6 +91,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         both = pd.read_csv(root / "results" / "tables" / "llm_cells.csv")
         plots.save_figure(plots.drs_by_cell(both), "drs_by_cell", root / "figures")
         plots.save_figure(plots.drs_decomposition(both), "drs_decomposition", root / "figures")
+        from llmdisc.figures import headline
+
+        plots.save_figure(headline.draw_headline(root / "results" / "tables"), "headline", root / "figures",
+                          dpi=headline.DPI)
         executed = root / "reports" / "executed" / "fx"
         table_html = pd.DataFrame({"dataset": ["adult"], "rows": [30162]}).to_html()
         html_output = nbformat.v4.new_output("execute_result", data={"text/html": table_html, "text/plain": "df"},
@@ -263,6 +267,49 @@ def test_every_page_and_link_works_offline_in_a_real_browser(site: dict) -> None
     assert leaving == [], leaving
     assert console == [], console
     assert failed == [], failed
+
+
+@pytest.mark.browser
+def test_the_landing_page_leads_with_the_claims_and_the_headline_figure_at_1300_px(site: dict) -> None:
+    """What a reader sees first: the paper's claims judged and the headline figure, readable at 1300 px wide with
+    no sideways scroll of the page or of the claims table, and no console error."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is absent; install Debian's chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    from llmdisc.pipeline.claims import claims
+
+    tables = site["out"].parents[1] / "results" / "tables"
+    judged = claims(tables)
+    assert len(judged) == 5  # every claim's tables are committed
+    console: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: console.append(str(e)))
+        page.goto(site["index"].as_uri(), wait_until="load")
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTEFACTS / "landing_1300.png"), full_page=True)
+        text = page.inner_text("main").replace("\u2019", "'")  # Sphinx's smart quotes
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        table = page.locator("table", has_text="the paper says").first
+        table_box = table.bounding_box()
+        table_overflow = table.evaluate("t => t.scrollWidth - t.clientWidth")
+        wrapper_overflow = table.evaluate(
+            "t => { const w = t.parentElement; return w.scrollWidth - w.clientWidth; }")
+        image = page.locator("img[src*='headline.png']").first
+        image_box = image.bounding_box()
+        loaded = image.evaluate("i => i.complete && i.naturalWidth > 0")
+        browser.close()
+    assert text.index("Does the paper hold?") < text.index("What the run found")
+    for claim in judged:
+        assert claim.verdict in text and claim.paper in text
+    assert overflow <= 0 and table_overflow <= 0 and wrapper_overflow <= 0, (overflow, table_overflow,
+                                                                              wrapper_overflow)
+    assert table_box is not None and table_box["x"] >= 0 and table_box["x"] + table_box["width"] <= 1300
+    assert loaded and image_box is not None and image_box["width"] >= 600
+    assert console == [], console
 
 
 def test_an_unchanged_build_is_skipped_and_a_missing_table_rebuilds_without_it(site: dict, project: Path) -> None:

@@ -171,3 +171,38 @@ def test_a_control_seen_but_weaker_than_needed_keeps_the_releases_told_apart_and
     assert ("adult: it tells 1 of its 2 releases apart (Holm p < 0.05; it sees its positive control and reads real "
             "vs real at chance); of the other 1 it cannot say — its positive control (columns shuffled) reaches "
             "D 0.50 [0.14, 0.73], less structured") in block
+
+
+def _words_before_reference() -> list[str]:
+    import re
+
+    from llmdisc.paths import project_root
+
+    text = (project_root() / "README.md").read_text(encoding="utf-8").split("\n## Reference")[0]
+    text = re.sub(r"\]\([^)]*\)", "]", text)  # a link's address is not read
+    return re.sub(r"<!--.*?-->", " ", text).split()
+
+
+def test_a_reader_finishes_the_readme_before_its_reference_sections_in_1200_words():
+    words = _words_before_reference()
+    assert 300 < len(words) <= 1200, len(words)
+
+
+def test_every_link_of_the_readme_and_the_docs_resolves_to_a_file_and_anchor():
+    import re
+
+    from llmdisc.paths import project_root
+
+    root = project_root()
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "#")):
+                continue
+            path, _, anchor = target.partition("#")
+            resolved = (page.parent / path).resolve()
+            assert resolved.exists(), f"{page.name}: {target}"
+            if anchor:
+                text = resolved.read_text(encoding="utf-8")
+                headings = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                            for h in re.findall(r"^#+ (.*)$", text, re.M)}
+                assert f'id="{anchor}"' in text or anchor in headings, f"{page.name}: {target}"

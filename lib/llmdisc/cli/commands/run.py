@@ -16,7 +16,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "providers, configs/paper.yaml, needs it: a run calls one provider)")
     parser.add_argument("--force", action="store_true", help="re-run every notebook, changed or not")
     parser.add_argument("--only", nargs="+", default=[], metavar="STAGE",
-                        help="stages to run, space- or comma-separated, e.g. --only 01 02 (default: all)")
+                        help="stages to run, space- or comma-separated, e.g. --only 01 02 (default: all); "
+                        "`--only site` runs none and rebuilds the supplementary site from reports/executed/")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="notebooks run side by side, each on one CPU thread (default: the config's workers)")
     parser.add_argument("--no-html", action="store_true", help="skip rendering reports/html")
@@ -40,12 +41,13 @@ def _run(args: argparse.Namespace) -> int:
             print(f"{run.run_id}: {run.notebook} {run.parameters}")
         print(format_plan(call_plan(config)))
         return 0
-    runs_trials = only is None or "04" in only
+    site_only = only == ["site"]
+    runs_trials = not site_only and (only is None or "04" in only)
     if runs_trials:
         require_one_provider(config)  # before anything runs
         print(format_plan(call_plan(config)), flush=True)
     started = time.perf_counter()
-    outcomes = run_pipeline(config, force=args.force, only=only, workers=args.workers)
+    outcomes = [] if site_only else run_pipeline(config, force=args.force, only=only, workers=args.workers)
     if not args.no_html:
         from llmdisc.pipeline.readme import update_readme
         from llmdisc.pipeline.supplementary import render_html

@@ -1,0 +1,139 @@
+"""The headline figure: every instrument's separation of every release and both controls from real data, on one
+scale (D = 2·|AUC − 0.5|, 0 = not told apart, 1 = every sample told apart), one marker per instrument.
+
+:func:`headline_frame` reads the cells of :func:`llmdisc.scoring.readings.collect` (the same D, score interval
+and direction the README's tables print); :func:`headline_figure` draws them about 900 px wide, the README's
+width. Notebook 07 saves it as ``figures/headline.png``; the README embeds the committed copy, which a test keeps
+equal to what the committed tables draw.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from llmdisc.figures.plots import PALETTE, plt, set_style
+from llmdisc.scoring.readings import EXPECTED, NEGATIVE, POSITIVE, TITLES, WORDS, collect
+
+NAME = "headline"
+INSTRUMENTS = ("c2st", "likelihood", "joint", "probability")
+MARKERS = {"c2st": "s", "likelihood": "o", "joint": "D", "probability": "^"}
+GROUP_NAMES = {POSITIVE: "positive control\n(columns shuffled)", NEGATIVE: "negative control\n(real vs real)"}
+WIDTH_IN, DPI = 9.0, 100
+"""9 inches at 100 dpi: 900 px, drawn at the README's width without scaling."""
+
+
+def headline_frame(tables_dir: Path) -> pd.DataFrame:
+    """One row per dataset × group × instrument with a reading: ``d``, ``low``, ``high`` (None for the row-level
+    C2ST, whose interval is narrower than its marker), ``direction`` (``higher``/``lower``), ``expected`` (True
+    when the direction is the one the instrument's positive control must show), ``words`` (the direction in
+    words), ``n_real``, ``n_other`` (units a class; None for the C2ST's rows)."""
+    rows = []
+    for instrument, cells in collect(Path(tables_dir)).items():
+        if instrument not in INSTRUMENTS:
+            continue
+        for (dataset, group), cell in cells.items():
+            sep = cell.separation
+            if sep is None:
+                continue
+            lower, higher = WORDS[instrument]
+            rows.append({"dataset": dataset, "group": group, "instrument": instrument, "d": sep.d,
+                         "low": None if cell.rows else sep.low, "high": None if cell.rows else sep.high,
+                         "direction": sep.direction, "expected": sep.direction == EXPECTED[instrument],
+                         "words": {"lower": lower, "higher": higher}.get(sep.direction, ""),
+                         "n_real": None if cell.rows else cell.n_real,
+                         "n_other": None if cell.rows else cell.n_other})
+    return pd.DataFrame(rows)
+
+
+def _group_order(groups: list[str]) -> list[str]:
+    releases = sorted(g for g in groups if g not in (POSITIVE, NEGATIVE))
+    return releases + [g for g in (POSITIVE, NEGATIVE) if g in groups]
+
+
+def _n_text(frame: pd.DataFrame) -> str:
+    samples = frame.dropna(subset=["n_real"])
+    if samples.empty:
+        return ""
+    sizes = sorted({int(n) for n in pd.concat([samples["n_real"], samples["n_other"]])})
+    shown = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+    return f"sample instruments: {shown} samples of 20 rows a group, 95 % score intervals"
+
+
+def headline_figure(frame: pd.DataFrame, *, model: str) -> plt.Figure:
+    """The figure: one panel per dataset (stacked), one row per release and control, one marker per instrument
+    with its interval; a hollow marker reads the other way than the instrument's positive control must.
+
+    Args:
+        frame: :func:`headline_frame`.
+        model: the language model behind the sample instruments, named in the title.
+
+    Returns:
+        A Figure :data:`WIDTH_IN` inches wide at :data:`DPI`; one panel saying so when ``frame`` is empty.
+    """
+    set_style()
+    if frame.empty:
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, 1.5), dpi=DPI)
+        ax.text(0.5, 0.5, "no separation in results/tables: run `make reproduce`", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    datasets = sorted(frame["dataset"].unique())
+    orders = {d: _group_order(list(frame.loc[frame["dataset"] == d, "group"].unique())) for d in datasets}
+    heights = [len(orders[d]) for d in datasets]
+    fig, axes = plt.subplots(len(datasets), 1, figsize=(WIDTH_IN, 1.55 + 0.42 * sum(heights)), dpi=DPI,
+                             sharex=True, squeeze=False, gridspec_kw={"height_ratios": heights})
+    shown = [i for i in INSTRUMENTS if i in set(frame["instrument"])]
+    colours = {i: PALETTE[k] for k, i in enumerate(INSTRUMENTS)}
+    slot = 0.72 / len(shown)
+    for ax, dataset in zip(axes[:, 0], datasets):
+        order = orders[dataset]
+        part = frame[frame["dataset"] == dataset]
+        for j, instrument in enumerate(shown):
+            rows = part[part["instrument"] == instrument]
+            for row in rows.itertuples():
+                y = order.index(row.group) - 0.36 + slot * (j + 0.5)
+                colour = colours[instrument]
+                if row.low is not None and not pd.isna(row.low):
+                    ax.hlines(y, row.low, row.high, color=colour, lw=1.2)
+                ax.plot(row.d, y, MARKERS[instrument], ms=6, color=colour,
+                        mfc=colour if row.expected or row.d == 0 else "white", mew=1.3)
+        for k in range(1, len(order)):
+            ax.axhline(k - 0.5, color="0.85", lw=0.6)
+        ax.set_ylim(len(order) - 0.5, -0.5)
+        ax.set_yticks(range(len(order)), [GROUP_NAMES.get(g, g) for g in order], fontsize=8)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_title(dataset, fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel("separation D from real data (0 = not told apart, 1 = every sample told apart)",
+                           fontsize=8)
+    handles = [Line2D([], [], marker=MARKERS[i], ls="", ms=6, color=colours[i], label=TITLES[i]) for i in shown]
+    handles.append(Line2D([], [], marker="o", ls="", ms=6, color="0.3", mfc="white",
+                          label="hollow: the other way (e.g. more probable than real)"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    note = "\n".join(t for t in (f"language model: {model}; {_n_text(frame)}".strip("; "),
+                                  "C2ST: gradient-boosted trees on thousands of rows a side (interval narrower than "
+                                  "the marker)") if t)
+    fig.suptitle("How far each release and control is from real data, per instrument\n" + note, fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def sample_models(tables_dir: Path) -> str:
+    """The language models named in the sample instruments' tables (their ``model`` column), comma-separated."""
+    models: set[str] = set()
+    for name in ("likelihood_cells", "joint_cells", "llm_probability_cells"):
+        path = Path(tables_dir) / f"{name}.csv"
+        if path.exists():
+            frame = pd.read_csv(path)
+            if "model" in frame:
+                models |= {str(m) for m in frame["model"].dropna()}
+    return ", ".join(sorted(models)) or "not recorded"
+
+
+def draw_headline(tables_dir: Path) -> plt.Figure:
+    """:func:`headline_figure` of :func:`headline_frame` of ``tables_dir``, naming :func:`sample_models`."""
+    return headline_figure(headline_frame(tables_dir), model=sample_models(tables_dir))
+
+

@@ -1,0 +1,290 @@
+"""The paper's claims judged, one row each, generated from ``results/tables/`` (the README's and the landing page's
+first table).
+
+Each :class:`Claim` gives what the paper says, what its own records show (valid n, effective n = distinct answers,
+the checks of its sample files), what this project measures under the corrected protocol (naming the instrument
+and the model), a verdict in words and what would test it further. Every number a claim prints is a
+:class:`Quote`: the table, the row and the column it was read from, so a test re-reads each one from its CSV.
+Verdicts follow from the numbers (:func:`claims`), never from text written by hand:
+
+- **holds** — the records show it and nothing in them undercuts it;
+- **does not hold** — a measurement here contradicts it;
+- **cannot be tested without a capable model** — the records rest on too few distinct answers
+  (:data:`~llmdisc.pipeline.findings.MIN_N`) and the embedded model cannot say (its positive control fails).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from llmdisc.pipeline.findings import control_verdict
+from llmdisc.scoring.readings import MIN_N, POSITIVE, collect
+
+GEMINI, LLAMA = "gemini-2.5-flash", "llama-3.1-8b-instant"
+PAPER_NOTEBOOK = "notebooks/08_paper_reproduction.ipynb"
+HUMAN_NOTEBOOK = "notebooks/06_human_pilot.ipynb"
+CAPABLE_RUN = "`llmdisc run --config configs/paper.yaml --provider google` (20 fresh samples a class, both controls)"
+
+
+@dataclass(frozen=True)
+class Quote:
+    """One number a claim prints: ``value`` read from ``column`` of the row of ``table`` matching ``where``."""
+
+    table: str
+    where: tuple[tuple[str, str], ...]
+    column: str
+    value: float
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class Claim:
+    """One claim of the paper, judged (module docstring)."""
+
+    paper: str
+    records: str
+    measured: str
+    verdict: str
+    next_step: str
+    tables: list[str]
+    section: str
+    quotes: list[Quote] = field(default_factory=list)
+
+
+class _Tables:
+    """Reads ``results/tables/<name>.csv`` once each and hands out :class:`Quote` s."""
+
+    def __init__(self, tables_dir: Path):
+        self.dir = Path(tables_dir)
+        self._cache: dict[str, pd.DataFrame | None] = {}
+        self.quotes: list[Quote] = []
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """``<name>.csv``; KeyError when it is missing (the claims that need it cannot be stated)."""
+        if name not in self._cache:
+            path = self.dir / f"{name}.csv"
+            self._cache[name] = pd.read_csv(path) if path.exists() else None
+        if self._cache[name] is None:
+            raise KeyError(f"{name}.csv is missing")
+        return self._cache[name]
+
+    def quote(self, table: str, column: str, fmt: str = "{:.1f}", scale: float = 1.0, **where: str) -> Quote:
+        """The one row of ``table`` matching ``where`` (column = value, compared as text), its ``column``
+        (printed times ``scale``: 100 turns a share into the percent the paper prints).
+
+        Raises:
+            KeyError: the table is missing or the row is not exactly one (the claims cannot be stated).
+        """
+        rows = self.frame(table)
+        for key, value in where.items():
+            rows = rows[rows[key].astype(str) == str(value)]
+        if len(rows) != 1:
+            raise KeyError(f"{table}.csv: {len(rows)} rows match {where}")
+        value = float(rows[column].iloc[0])
+        quote = Quote(table, tuple(sorted(where.items())), column, value, fmt.format(value * scale))
+        self.quotes.append(quote)
+        return quote
+
+
+def _effective_range(t: _Tables, model: str) -> tuple[Quote, Quote, float]:
+    """The fewest and most distinct answers in any cell of ``model`` (``paper_effective_n``), and the most."""
+    frame = t.frame("paper_effective_n")
+    cells = frame[frame["model"] == model]
+    low, high = cells.loc[cells["effective_n"].idxmin()], cells.loc[cells["effective_n"].idxmax()]
+    keys = ("dataset", "synthetic_method", "condition", "model")
+    q_low = t.quote("paper_effective_n", "effective_n", "{:.0f}", **{k: low[k] for k in keys})
+    q_high = t.quote("paper_effective_n", "effective_n", "{:.0f}", **{k: high[k] for k in keys})
+    return q_low, q_high, float(high["effective_n"])
+
+
+def _our_verdict_model(tables_dir: Path) -> tuple[str, list[str]]:
+    """The embedded model's verdict probability per dataset: its control status and positive control's D."""
+    cells = collect(tables_dir)["probability"]
+    datasets = sorted({k[0] for k in cells})
+    frame = pd.read_csv(tables_dir / "llm_probability_cells.csv") if (tables_dir / "llm_probability_cells.csv").exists() \
+        else None
+    model = ", ".join(sorted({str(m) for m in frame["model"].dropna()})) if frame is not None and "model" in frame \
+        else "the embedded model"
+    parts, statuses = [], []
+    for dataset in datasets:
+        status, _ = control_verdict(cells, dataset, "probability")
+        positive = cells.get((dataset, POSITIVE))
+        sep = positive.separation if positive is not None else None
+        shown = f"positive control D {sep.d:.2f} [{sep.low:.2f}, {sep.high:.2f}]" if sep else "no positive control"
+        parts.append(f"{dataset}: {status} ({shown})")
+        statuses.append(status)
+    return f"{model}, verdict probability: " + "; ".join(parts), statuses
+
+
+def claims(tables_dir: Path) -> list[Claim]:
+    """The paper's claims judged from ``tables_dir`` (``results/tables``); claims whose tables are missing are left
+    out (the paper's records come from ``make reference``)."""
+    tables_dir = Path(tables_dir)
+    out: list[Claim] = []
+    for build in (_headline, _one_label, _metadata_drop, _look_real, _human):
+        t = _Tables(tables_dir)
+        try:
+            claim = build(t)
+        except KeyError:
+            continue
+        claim.quotes = t.quotes
+        out.append(claim)
+    return out
+
+
+def _headline(t: _Tables) -> Claim:
+    g_adult = t.quote("paper_datasets_from_trials", "DRS", dataset="adult", model=GEMINI)
+    g_census = t.quote("paper_datasets_from_trials", "DRS", dataset="census", model=GEMINI)
+    n_adult = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="adult", model=GEMINI)
+    n_census = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="census", model=GEMINI)
+    cells = t.frame("paper_cells_from_trials")
+    matches = f"{int(cells['matches'].sum())} / {len(cells)}"
+    calls = t.quote("paper_effective_n", "n_total", "{:.0f}", dataset="adult", synthetic_method="ctgan",
+                    condition="C1", model=GEMINI)
+    valid = t.quote("paper_effective_n", "n_valid", "{:.0f}", dataset="adult", synthetic_method="ctgan",
+                    condition="C1", model=GEMINI)
+    low, high, most = _effective_range(t, GEMINI)
+    ours, statuses = _our_verdict_model(t.dir)
+    capable = any(s in ("passed", "weak") for s in statuses)
+    verdict = ("cannot be tested without a capable model" if most < MIN_N and not capable
+               else "holds" if most >= MIN_N else "not tested here")
+    return Claim(
+        paper=f"Gemini tells the releases apart: DRS {g_adult} on Adult, {g_census} on Census",
+        records=(f"reproduced ({matches} cells) from {n_adult} and {n_census} valid trials (Adult CTGAN C1: {valid} "
+                 f"of {calls} calls); {low}–{high} distinct answers a cell (one fixed sample a cell)"),
+        measured=ours, verdict=verdict, next_step=CAPABLE_RUN,
+        tables=["paper_datasets_from_trials", "paper_effective_n", "llm_probability_cells"],
+        section=f"{PAPER_NOTEBOOK} §2")
+
+
+def _one_label(t: _Tables) -> Claim:
+    adult = t.quote("paper_datasets_from_trials", "Pred_REAL_rate", dataset="adult", model=LLAMA)
+    census = t.quote("paper_datasets_from_trials", "Pred_REAL_rate", dataset="census", model=LLAMA)
+    n_adult = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="adult", model=LLAMA)
+    n_census = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="census", model=LLAMA)
+    one_label = all(q.value >= 95 or q.value <= 5 for q in (adult, census))
+    return Claim(
+        paper="LLaMA cannot tell real from synthetic: DRS about 0 on both datasets",
+        records=(f"it answers REAL to {adult} % of {n_adult} Adult trials, {census} % of {n_census} Census trials: "
+                 "one label whatever the sample"),
+        measured="nothing to measure: one label scores DRS 0 on any release",
+        verdict="holds, of LLaMA's answers, not of the releases" if one_label else "does not hold: its answers vary",
+        next_step="a model that answers both labels",
+        tables=["paper_datasets_from_trials"], section=f"{PAPER_NOTEBOOK} §2")
+
+
+def _metadata_drop(t: _Tables) -> Claim:
+    where = {"dataset": "census", "model": GEMINI}
+    p_ctgan = t.quote("paper_permutation", "p_value", "{:.3f}", synthetic_method="ctgan", **where)
+    p_tvae = t.quote("paper_permutation", "p_value", "{:.3f}", synthetic_method="tvae", **where)
+    eff = [t.quote("paper_effective_n", "effective_n", "{:.0f}", synthetic_method=m, condition=c, **where)
+           for m in ("ctgan", "tvae") for c in ("C1", "C2")]
+    rule = t.frame("paper_metadata_rule")
+    rule = rule[rule["model"] == GEMINI]
+    rule_drs = [t.quote("paper_metadata_rule", "rule_drs", "{:.0f}", synthetic_method=m, model=GEMINI)
+                for m in rule["synthetic_method"]]
+    model_drs = [t.quote("paper_metadata_rule", "model_drs", "{:.0f}", synthetic_method=m, model=GEMINI)
+                 for m in rule["synthetic_method"]]
+    n_trials = int(rule["n_real"].sum() + rule["n_syn"].sum())
+    decides = rule["deciding_columns"].iloc[0].split(";")[0]
+    revealing = all(q.value == 100 for q in rule_drs)
+    repeated = max(q.value for q in eff) < MIN_N
+    methods = ", ".join(f"{m} {d}" for m, d in zip(rule["synthetic_method"], model_drs))
+    verdict = ("does not hold" if revealing or repeated else "holds")
+    return Claim(
+        paper=f"Metadata lowers Gemini's DRS on Census: CTGAN p {p_ctgan}, TVAE p {p_tvae}",
+        records=(f"the p-values reproduce but count repeated answers as independent: "
+                 f"{min(q.value for q in eff):.0f}–{max(q.value for q in eff):.0f} distinct answers a cell"),
+        measured=(f"a rule reading only the C2 block ({decides}) gets all {n_trials} of Gemini's Census C2 trials "
+                  f"right (DRS {rule_drs[0]}; Gemini: {methods}): the block, one text a dataset and label, gives the "
+                  "label away"),
+        verdict=verdict,
+        next_step="C2 with `metadata_source: real` (one block for both labels) and fresh samples",
+        tables=["paper_permutation", "paper_effective_n", "paper_metadata_rule"],
+        section=f"{PAPER_NOTEBOOK} §3 and §7")
+
+
+def _look_real(t: _Tables) -> Claim:
+    methods = ("gaussian_copula", "ctgan", "tvae")
+    printed = [t.quote("paper_c2st_releases", "paper_printed_auc", "{:.3f}", synthesizer=m) for m in methods]
+    ours = [t.quote("paper_c2st_releases", "auc_mean", "{:.2f}", synthesizer=m) for m in methods]
+    onehot = [t.quote("baselines_headline", "c2st_auc_logistic", "{:.2f}", dataset="census-codes",
+                      synthetic_method=f"paper_{m}") for m in methods]
+    boosted = [t.quote("baselines_headline", "c2st_auc_hist_gb", "{:.2f}", dataset="census-codes",
+                       synthetic_method=f"paper_{m}") for m in methods]
+    d = [2 * abs(q.value - 0.5) for q in boosted]
+    told_apart = min(d) > 0.1
+    return Claim(
+        paper=(f"The releases look real to a classifier: C2ST AUC {', '.join(map(str, printed))} on Census "
+               "(GaussianCopula, CTGAN, TVAE)"),
+        records=(f"its logistic regression on the codes as numbers: {', '.join(map(str, ours))} (20 splits of the "
+                 "first 5,000 rows)"),
+        measured=(f"the same with the codes as categories: {', '.join(map(str, onehot))}; gradient-boosted trees: "
+                  f"{', '.join(map(str, boosted))} (D {min(d):.2f}–{max(d):.2f}, told apart)"),
+        verdict="does not hold" if told_apart else "holds",
+        next_step="none: a classifier that reads the codes as categories tells every release apart",
+        tables=["paper_c2st_releases", "baselines_headline"], section=f"{PAPER_NOTEBOOK} §5")
+
+
+def _human(t: _Tables) -> Claim:
+    pooled = t.quote("human_totals", "drs", scale=100, annotator="pooled", condition="all")
+    n = t.quote("human_totals", "n_valid", "{:.0f}", annotator="pooled", condition="all")
+    c1 = t.quote("human_totals", "drs", scale=100, annotator="pooled", condition="C1")
+    c1_low = t.quote("human_totals", "drs_ci_low", scale=100, annotator="pooled", condition="C1")
+    c1_high = t.quote("human_totals", "drs_ci_high", scale=100, annotator="pooled", condition="C1")
+    n_c1 = t.quote("human_totals", "n_valid", "{:.0f}", annotator="pooled", condition="C1")
+    rho = t.quote("human_agreement", "spearman_rho", "{:.3f}", model="all models (stacked)")
+    rho_p = t.quote("human_agreement", "spearman_p", "{:.2f}", model="all models (stacked)")
+    pairs = t.quote("human_agreement", "n_pairs", "{:.0f}", model="all models (stacked)")
+    llama = t.frame("human_agreement")
+    llama_rho = llama.loc[llama["model"] == LLAMA, "spearman_rho"]
+    constant = llama_rho.empty or not math.isfinite(float(llama_rho.iloc[0]))
+    _, _, most = _effective_range(t, GEMINI)
+    testable = not constant and most >= MIN_N
+    return Claim(
+        paper=f"Humans reach DRS {pooled} and do not agree with the models (Spearman ρ {rho})",
+        records=(f"{n} labels; the app showed whether C1 was right before C2, so only C1 is clean: DRS {c1} "
+                 f"[{c1_low}, {c1_high}], n {n_c1}; ρ (p {rho_p}) stacks {pairs} cell pairs of two models"
+                 + ("; LLaMA's DRS never varies, so its own ρ is undefined" if constant else "")),
+        measured="no new labels (`llmdisc label` runs the corrected app: no feedback until the end)",
+        verdict="holds" if testable and abs(rho.value) < 0.3 else "cannot be tested without a capable model",
+        next_step="labels from the corrected app beside a capable model's trials on the same samples",
+        tables=["human_totals", "human_agreement"], section=f"{HUMAN_NOTEBOOK} §3 and §7")
+
+
+Link = Callable[[str, str], str]
+"""(target, text) → a Markdown link: a target is a table name or a notebook path."""
+
+
+def repo_link(target: str, text: str) -> str:
+    """A link from the README: a table name → its CSV in ``results/tables``, a notebook path → the notebook."""
+    return f"[{text}]({target if target.startswith('notebooks/') else f'results/tables/{target}.csv'})"
+
+
+def claims_markdown(tables_dir: Path, *, link: Link = repo_link) -> list[str]:
+    """The claims as a Markdown table (one row a claim); one line when the paper's records are not in ``tables_dir``.
+
+    Args:
+        tables_dir: ``results/tables``.
+        link: how to link a table or a notebook section (:data:`Link`; the README links the files, the site its
+            own pages and copies).
+    """
+    found = claims(tables_dir)
+    if not found:
+        return ["_The paper's records are not in `results/tables/`: run `make reference` and notebook 08._"]
+    lines = ["| the paper says | its own records show | measured here (corrected protocol) | verdict |",
+             "|---|---|---|---|"]
+    for claim in found:
+        notebook, _, sections = claim.section.partition(" ")
+        sources = ", ".join(link(name, name) for name in claim.tables)
+        lines.append(f"| {claim.paper} | {claim.records} | {claim.measured} | **{claim.verdict}**; next: "
+                     f"{claim.next_step}. {sources}; {link(notebook, f'{Path(notebook).stem[:2]} {sections}')} |")
+    return lines
