@@ -7,7 +7,8 @@
 - :mod:`~llmdisc.baselines.distances`: distance to closest record against a real holdout, exact-copy rates,
   and the paper's self-referential "record linkage".
 - :mod:`~llmdisc.baselines.attacks`: Anonymeter's singling-out, linkability and inference risks.
-- :mod:`~llmdisc.baselines.report`: :func:`run_baselines` → one tidy table per release.
+- :mod:`~llmdisc.baselines.report`: :func:`run_baselines` → one tidy table per release; :func:`run_controls` →
+  the C2STs on the shuffled-columns and real-vs-real controls.
 - :mod:`~llmdisc.baselines.fit_budget`: what the training budget changes (quick 5-epoch against default 300-epoch
   releases: fit time, C2ST AUC, DCR share, likelihood AUC; ``results/tables/fit_budget.csv``, notebook 02).
 - :mod:`~llmdisc.baselines.encoding`: schema checks (an error names differing columns), degenerate columns,
@@ -37,7 +38,7 @@ from llmdisc.baselines.distances import (
 )
 from llmdisc.baselines.encoding import TableSchema, cap_levels, check_compatible, resolve_schema
 from llmdisc.baselines.fit_budget import BUDGETS, FIT_BUDGET_COLUMNS, compare_fit_budgets, write_fit_budget
-from llmdisc.baselines.report import RESULT_COLUMNS, headline, run_baselines
+from llmdisc.baselines.report import RESULT_COLUMNS, headline, run_baselines, run_controls
 
 __all__ = [
     "ATTACKS", "AttackResult", "anonymeter_attacks",
@@ -47,5 +48,5 @@ __all__ = [
     "DCRResult", "PaperLinkage", "dcr_baseline", "exact_copy_rate", "gower_dcr", "paper_linkage",
     "TableSchema", "cap_levels", "check_compatible", "resolve_schema",
     "BUDGETS", "FIT_BUDGET_COLUMNS", "compare_fit_budgets", "write_fit_budget",
-    "RESULT_COLUMNS", "headline", "run_baselines",
+    "RESULT_COLUMNS", "headline", "run_baselines", "run_controls",
 ]

@@ -19,6 +19,7 @@ from llmdisc.baselines.c2st import CLASSIFIERS, c2st, paper_c2st, sdmetrics_logi
 from llmdisc.baselines.distances import dcr_baseline, paper_linkage
 from llmdisc.baselines.encoding import cap_levels, infer_kinds
 from llmdisc.scoring.metrics import Estimate
+from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL, shuffled_columns_table
 
 RESULT_COLUMNS = ("dataset_key", "synthesizer", "baseline", "variant", "method", "metric",
                   "value", "ci_low", "ci_high", "n", "seed", "note")
@@ -39,8 +40,10 @@ the 254 categories a ``HistGradientBoostingClassifier`` splits natively."""
 
 
 def c2st_rows(train: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, max_rows: int | None,
-              kinds: dict[str, str] | None, classifiers: Sequence[str] = CLASSIFIERS) -> list[dict[str, Any]]:
-    """Rows of our C2ST (each classifier), its block level and shuffled baseline, SDMetrics' and the paper's.
+              kinds: dict[str, str] | None, classifiers: Sequence[str] = CLASSIFIERS,
+              sdmetrics: bool = True) -> list[dict[str, Any]]:
+    """Rows of our C2ST (each classifier), its block level and shuffled baseline, SDMetrics' (unless
+    ``sdmetrics`` is False: it reads every row, the slowest part) and the paper's.
     """
     rows = []
     for name in classifiers:
@@ -76,7 +79,8 @@ def c2st_rows(train: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, max_ro
             rows.append(_row("c2st_shuffled", "ours", name, "auc", res.shuffled_auc, n=None,
                              note="labels shuffled: expected 0.5"))
     # all rows: on subsamples a rare real category is often missing and SDMetrics' encoder then fails
-    score, note = sdmetrics_logistic_detection(train, synthetic, seed=seed, max_rows=None, kinds=kinds)
+    score, note = (sdmetrics_logistic_detection(train, synthetic, seed=seed, max_rows=None, kinds=kinds)
+                   if sdmetrics else (np.nan, "not run on a control"))
     rows.append(_row("sdmetrics_detection", "sdmetrics", "logistic", "score", score, n=None,
                      note="; ".join(filter(None, ["1 = indistinguishable, 0 = separable; unseeded upstream, "
                                                   "numpy seeded; all rows", note]))))
@@ -186,6 +190,42 @@ def run_baselines(
     table = table[list(RESULT_COLUMNS)]
     table.attrs["seconds"] = seconds
     return table
+
+
+def run_controls(train: pd.DataFrame, holdout: pd.DataFrame, *, dataset_key: str, seed: int = 0,
+                 c2st_rows_per_table: int | None = 5000, kinds: dict[str, str] | None = None,
+                 classifiers: Sequence[str] = CLASSIFIERS) -> pd.DataFrame:
+    """The C2STs (ours and the paper's) on both controls, so they are read like every other instrument.
+
+    The positive control, ``shuffled_columns``, is the holdout with every column permuted independently
+    (:func:`~llmdisc.synthesis.controls.shuffled_columns_table`, seeded): every value real, how values go
+    together destroyed; a C2ST that can see joint structure tells it from the train rows. The negative control,
+    ``real_holdout``, is the holdout itself: any C2ST must read it at chance. Distances and attacks are not
+    run on them (a control is not a release).
+
+    Args:
+        train: the real train table (the real class, as for the releases).
+        holdout: the real holdout (never seen by a synthesizer).
+        dataset_key: written into every row.
+        seed: seed of the shuffle and of every C2ST draw.
+        c2st_rows_per_table: rows drawn from each table; None or 0 = all.
+        kinds: declared column kinds, or None to infer.
+        classifiers: C2ST classifiers to run.
+
+    Returns:
+        The tidy table (columns :data:`RESULT_COLUMNS`) with ``synthesizer`` = ``shuffled_columns`` and
+        ``real_holdout``.
+    """
+    tables = []
+    for name, other in ((POSITIVE_CONTROL, shuffled_columns_table(holdout, seed=seed)), (NEGATIVE_CONTROL, holdout)):
+        table = pd.DataFrame(c2st_rows(train, other, seed=seed, max_rows=c2st_rows_per_table or None, kinds=kinds,
+                                       classifiers=classifiers, sdmetrics=False))
+        table.insert(0, "synthesizer", name)
+        table.insert(0, "dataset_key", dataset_key)
+        tables.append(table)
+    out = pd.concat(tables, ignore_index=True).assign(seed=seed)
+    out["note"] = out["note"].fillna("").str.strip("; ")
+    return out[list(RESULT_COLUMNS)]
 
 
 HOLDOUT_IN_TRAINING = ("not valid: the release was fitted on every real row, so the holdout it is measured against "

@@ -35,7 +35,7 @@ import pandas as pd
 
 from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
 from llmdisc.scoring.readings import (ALPHA, EXPECTED, HOLM_FAMILY, INSTRUMENTS, MIN_N, NEGATIVE, POSITIVE,
-                                      TITLES, WORDS, Cell, _read, collect, p_text)
+                                      ROW_SEPARATION, TITLES, WORDS, Cell, _read, collect, p_text)
 from llmdisc.scoring.separation import (Separation, auc_interval, equivalent_to_chance, minimum_detectable_separation, separation)
 
 def effect_needed(cells: dict[tuple[str, str], Cell], dataset: str) -> float | None:
@@ -86,6 +86,48 @@ def control_verdict(cells: dict[tuple[str, str], Cell], dataset: str, instrument
         return "weak", weak
     return "passed", (f"its controls pass (columns shuffled {pos.words(lower, higher)}; real vs real "
                       f"D {neg.d:.2f}, shown below {needed:.2f})")
+
+
+C2ST_CLASSIFIERS = {"c2st_auc_hist_gb": "gradient-boosted", "c2st_auc_logistic": "logistic (all columns)",
+                    "paper_c2st_auc": "the paper's logistic (numeric columns, first rows)"}
+"""The C2STs of the baselines' headline table, in the words the findings use."""
+
+
+def _c2st_controls_sentence(table: pd.DataFrame | None, datasets: list[str]) -> list[str]:
+    """Per dataset and C2ST: D on the shuffled-columns control beside D on real vs real (``baselines_headline``'s
+    ``shuffled_columns`` and ``real_holdout`` rows, written by notebook 05's ``run_controls``), and which
+    classifiers see joint structure at all. One line saying they were not run when the rows are absent."""
+    if table is None:
+        return []
+    synth = "synthesizer" if "synthesizer" in table else "synthetic_method"
+    key = "dataset_key" if "dataset_key" in table else "dataset"
+    if not table[synth].isin([POSITIVE, "real_holdout"]).any():
+        return ["- **Can the classifiers see how values go together?** Not measured here: this run gives the C2STs "
+                "no shuffled-columns or real-vs-real control."]
+    parts, blind = [], set()
+    for dataset in datasets:
+        rows = table[table[key] == dataset].set_index(synth)
+        if POSITIVE not in rows.index or "real_holdout" not in rows.index:
+            continue
+        readings = []
+        for column, name in C2ST_CLASSIFIERS.items():
+            if column not in rows or pd.isna(rows.loc[POSITIVE, column]):
+                continue
+            shuffled, real = (2 * abs(float(rows.loc[g, column]) - 0.5) for g in (POSITIVE, "real_holdout"))
+            if shuffled <= ROW_SEPARATION:
+                blind.add(name)
+            readings.append(f"{name} D {shuffled:.2f} ({'told apart' if shuffled > ROW_SEPARATION else 'not told apart'}"
+                            f"; real vs real {real:.2f})")
+        parts.append(f"{dataset}: " + ", ".join(readings))
+    if not parts:
+        return []
+    sees = [n for n in C2ST_CLASSIFIERS.values() if n not in blind]
+    return ["- **Can the classifiers see how values go together?** On the shuffled-columns control (every value "
+            "real, how values go together destroyed; thousands of rows a side, told apart above D "
+            f"{ROW_SEPARATION:g}): " + "; ".join(parts) + ". "
+            + ("Every one sees it on every dataset; " if len(sees) == len(C2ST_CLASSIFIERS) else
+               f"Only the {', '.join(sees)} sees it on every dataset; " if sees else "None sees it; ")
+            + "a C2ST that misses this control says nothing of joint structure when it reads a release as real."]
 
 
 def _instrument_sentence(cells: dict[tuple[str, str], Cell], datasets: list[str], instrument: str) -> str:
@@ -165,9 +207,8 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
             told_all, n_all = map(sum, zip(*counts))
             answer = "Yes" if told_all == n_all else "No" if told_all == 0 else "Partly"
             lines.append(f"- **Can a classifier tell the releases from real rows?** {answer}, by a gradient-boosted "
-                         "C2ST on thousands of rows: " + "; ".join(parts) + ". This run gives the C2ST no "
-                         "shuffled-columns or real-vs-real control, so it does not show whether the classifier "
-                         "would see a release that keeps every value but loses how values go together.")
+                         "C2ST on thousands of rows: " + "; ".join(parts) + ".")
+        lines += _c2st_controls_sentence(_read(tables_dir, "baselines_headline"), datasets)
     for name, question, table in (
             ("likelihood", "Does the table likelihood see what a classifier sees?", "likelihood_cells"),
             ("joint", "Does the joint-structure statistic see whether a row's values belong together?",

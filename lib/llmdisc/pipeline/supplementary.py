@@ -43,7 +43,9 @@ TOOL_PACKAGES = ("sphinx", "myst-nb", "myst-parser", "sphinx-book-theme", "pydat
 BUILD_RECORD = ".llmdisc-build.json"
 """File in the published folder holding the fingerprint of the sources it was built from."""
 _TEXT_SUFFIXES = {".html", ".js", ".css", ".txt", ".json", ".csv", ".tex", ".svg", ".ipynb", ".inv", ""}
-_SAVED_FIGURE = re.compile(r"save_figure\((?:[^()]|\([^()]*(?:\([^()]*\)[^()]*)*\))*?,\s*[\"'](\w+)[\"']\s*\)")
+_SAVED_FIGURE = re.compile(
+    r"save_figure\((?:[^()]|\([^()]*(?:\([^()]*\)[^()]*)*\))*?,\s*[\"'](\w+)[\"']\s*(?:,\s*\w+=[\w.]+\s*)*\)")
+"""A ``save_figure(figure, "name")`` call (keyword arguments after the name allowed): the figure's name."""
 _SECTION = re.compile(r"^##\s+(\d+[a-z]?)\.?\s", re.MULTILINE)
 """A numbered section heading (``## 3. …``, ``## 1b. …``): the landing page links it by its number."""
 

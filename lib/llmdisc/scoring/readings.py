@@ -89,6 +89,8 @@ class Cell:
         if sep is None:
             return f"n = {self.n_real} / {self.n_other}: too few" if self.n_real or self.n_other else "–"
         way = {"lower": words[0], "higher": words[1]}.get(sep.direction, "") if sep.d > 0 else ""
+        if self.rows:  # thousands of rows, no interval: told apart above ROW_SEPARATION, whatever the direction
+            way = words[1] if self.separated else words[0]
         interval = "" if self.rows else f" [{sep.low:.2f}, {sep.high:.2f}]"
         holm_p = "" if self.p_holm is None else f", p (Holm) {p_text(self.p_holm)}"
         return f"{sep.d:.2f}{interval}" + (f", {way}" if way else "") + holm_p
@@ -184,7 +186,8 @@ def _c2st_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
     for row in frame.to_dict("records"):
         auc = row.get("c2st_auc_hist_gb")
         if auc is not None and math.isfinite(auc):
-            out[(row[key], row[synth])] = Cell(float(auc), None, 1000, 1000, rows=True, one_sided=True)
+            group = {"real_holdout": NEGATIVE}.get(row[synth], row[synth])
+            out[(row[key], group)] = Cell(float(auc), None, 1000, 1000, rows=True, one_sided=True)
     return out
 
 
