@@ -27,6 +27,7 @@ from llmdisc.scoring.analyses import (
 )
 from llmdisc.scoring.auc import AUCTest, auc_test, auc_with_interval
 from llmdisc.scoring.calibration import brier_score, expected_calibration_error, reliability_bins
+from llmdisc.scoring.metadata_rule import metadata_rule_table
 from llmdisc.scoring.cue_validity import verified_cues
 from llmdisc.scoring.cues import code_cues, coder_agreement, cue_strings, load_codebook
 from llmdisc.scoring.metrics import (
@@ -54,7 +55,7 @@ from llmdisc.scoring import joint, joint_design, likelihood
 __all__ = [
     "joint", "joint_design", "likelihood",
     "code_cues", "coder_agreement", "cue_strings", "cue_tables", "cue_validity", "cues", "load_codebook",
-    "verified_cues", "paper_samples", "verify_paper_census_samples",
+    "verified_cues", "paper_samples", "verify_paper_census_samples", "metadata_rule_table",
     "AUCTest", "PROBABILITY_COLUMNS", "auc_test", "auc_with_interval", "score_probability_cell", "score_probability_cells",
     "CELL_COLUMNS", "SCORES", "Estimate", "ScoreInfo", "balanced_accuracy", "brier_score", "cell_reliability",
     "cell_table", "disclosure_risk_score", "drs_bootstrap", "expected_calibration_error", "fair_cells",

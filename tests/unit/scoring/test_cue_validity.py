@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from llmdisc.paths import project_root
+from llmdisc.scoring.cue_claims import QUANTIFIERS, Claim, claim_literals
 from llmdisc.scoring.cue_validity import (
     CLAIM_KINDS,
     TRIVIAL_KINDS,
@@ -20,6 +21,7 @@ from llmdisc.scoring.cue_validity import (
     parse_claims,
     parser_agreement,
     parser_coverage,
+    row_fact_conflicts,
     validity_table,
     verified_cues,
 )
@@ -157,7 +159,7 @@ def _on_known(text):
     # most_rows: strictly more than half
     ("Most rows are Female.", [("most_rows sex=Female", "true")]),
     ("hours_per_week is 40 for most rows", [("most_rows hours_per_week=40", "true")]),
-    ("Most people are Married-civ-spouse.", []),  # 'people' is no plural the rule knows: missed, not guessed
+    ("Most people are Married-civ-spouse.", [("most_rows marital_status=Married-civ-spouse", "false")]),
     ("The majority of rows are Never-married.", [("most_rows marital_status=Never-married", "false")]),
     # row_count (trivial) and rows named in other words
     ("The sample has 6 rows.", [("row_count n=6", "true")]),
@@ -269,7 +271,7 @@ def test_the_paraphrase_set_is_hand_labelled_in_the_agreed_form():
     cues, shown, reals = load_paraphrase_set(PARAPHRASES)
     assert len(cues) >= 40
     assert set(cues["expected_kind"]) <= {*CLAIM_KINDS, "none"}
-    for kind in ("every_row", "one_row", "appears", "most_rows", "row_values", "none"):
+    for kind in ("every_row", "one_row", "appears", "most_rows", "row_values", "combination", "conditional", "none"):
         assert (cues["expected_kind"] == kind).sum() >= 5, kind
     labelled = cues["expected_kind"] != "none"
     assert set(cues.loc[labelled, "expected_truth"]) == {"true", "false"}
@@ -287,9 +289,9 @@ def test_parser_recall_and_precision_on_the_paraphrase_set_are_those_of_the_hand
     assert (top["n_correct"], top["n_parsed"], top["n_expected"]) == (correct, parses, expected)
     assert top["recall"] == pytest.approx(correct / expected)
     assert top["precision"] == pytest.approx(correct / parses)
-    # the level reached by the rules of this version (measured 71 of 76 found, 71 of 71 parses right);
+    # the level reached by the rules of this version (measured 113 of 116 found, 113 of 113 parses right);
     # a change that loses paraphrases or adds wrong parses fails here
-    assert top["recall"] >= 0.93 and top["precision"] >= 0.98
+    assert top["recall"] >= 0.97 and top["precision"] == 1.0
     # per fold and per kind the counts add up to the whole
     folds = summary[(summary["subset"] != "all") & (summary["expected_kind"] == "all")]
     assert folds["n_correct"].sum() == correct and folds["n_strings"].sum() == len(cues)
@@ -314,3 +316,143 @@ def test_a_claim_on_a_line_that_holds_none_counts_against_precision():
     result = paraphrase_accuracy(cues, {"t": KNOWN}, {"t": KNOWN})
     row = paraphrase_summary(result).iloc[0]
     assert (row["n_parsed"], row["n_correct"], row["precision"]) == (1, 0, 0.0)
+
+
+# --------------------------------------------------------------------------- rows × attributes × quantifier
+@pytest.mark.parametrize("text, described, quantifier, verdict", [
+    # quantities over rows
+    ("Several rows are Female.", "appears sex=Female n>=2", "at_least", "true"),
+    ("Multiple people are Divorced.", "appears marital_status=Divorced n>=2", "at_least", "false"),
+    ("At least three rows have hours_per_week 40.", "appears hours_per_week=40 n>=3", "at_least", "true"),
+    ("More than half of the rows are Female.", "most_rows sex=Female", "most", "true"),
+    ("Two people are Never-married.", "appears marital_status=Never-married n=2", "exactly", "true"),
+    # a value's presence or absence
+    ("The sample contains a Widowed person.", "appears marital_status=Widowed", "some", "true"),
+    ("Divorced is absent from the sample.", "not appears marital_status=Divorced", "none", "false"),
+    ("The table lacks any Unmarried rows.", "not appears relationship=Unmarried", "none", "false"),
+    # a row described by a number and a category together
+    ("There is a 67-year-old Widowed person.", "combination age=67;marital_status=Widowed", "some", "true"),
+    ("A Male aged 45 works 20 hours a week.", "combination age=45;hours_per_week=20;sex=Male", "some", "true"),
+    ("No 19-year-old is Female.", "not combination age=19;sex=Female", "none", "true"),
+    # a mapping between two columns stated for every row (the rows selected by attributes)
+    ("Every Husband is Male.", "conditional sex=Male where relationship=Husband", "every", "false"),
+    ("Each Own-child row is Never-married.",
+     "conditional marital_status=Never-married where relationship=Own-child", "every", "true"),
+    ("Widowed always goes with capital_gain 99999.", "conditional capital_gain=99999 where marital_status=Widowed",
+     "every", "true"),
+    ("If sex is Male, hours_per_week is always 20.", "conditional hours_per_week=20 where sex=Male", "every", "false"),
+    ("Most Female rows have hours_per_week 40.", "most_rows hours_per_week=40 where sex=Female", "most", "true"),
+])
+def test_every_count_claim_is_rows_attributes_and_a_quantifier(text, described, quantifier, verdict):
+    claim, = parse_claims(text, KNOWN_VOCAB)
+    assert (claim.describe(), claim.quantifier) == (described, quantifier)
+    assert check_claim(claim, KNOWN, real=KNOWN)[0] == verdict
+
+
+def test_the_quantifier_alone_decides_the_verdict_of_one_count():
+    # the same rows and attributes, every quantifier: Female is 4 of the 6 rows
+    verdicts = {q: check_claim(Claim("appears", values={"sex": "Female"}, quantifier=q, count=4), KNOWN)[0]
+                for q in QUANTIFIERS}
+    assert verdicts == {"every": "false", "some": "true", "none": "false", "exactly": "true", "at_least": "true",
+                        "most": "true"}
+    named = Claim("row_values", values={"sex": "Female"}, rows=(1, 5), quantifier="every")
+    assert check_claim(named, KNOWN) == ("false", "row 5 sex='Male', not 'Female'")
+    with pytest.raises(ValueError, match="quantifier 'many'"):
+        Claim("appears", values={"sex": "Female"}, quantifier="many")
+
+
+def test_rows_selected_by_attributes_no_row_has_is_not_checkable():
+    vocab = TableVocabulary.from_table(pd.concat([KNOWN, KNOWN.assign(relationship="Wife")]))
+    claim, = parse_claims("Every Wife is Female.", vocab)
+    assert claim.where == {"relationship": "Wife"}
+    assert check_claim(claim, KNOWN)[0] == "not_checkable"  # no shown row is a Wife
+
+
+def test_a_selector_with_an_unread_claim_is_no_claim_rather_than_a_wrong_one():
+    # 'White' is a common word read only after its column's name: "most Husbands are White" is not "most rows are
+    # Husbands"
+    assert parse_claims("Most Husbands are White.", KNOWN_VOCAB) == []
+    assert parse_claims("Only one Husband is White.", KNOWN_VOCAB) == []
+    assert [c.describe() for c in parse_claims("Only one Widowed person in the table.", KNOWN_VOCAB)] == [
+        "one_row marital_status=Widowed"]
+
+
+def test_listed_values_are_checked_value_by_value_and_invalid_ones_against_the_real_table():
+    listed, = parse_claims("capital_gain values like 0, 99999, 5", KNOWN_VOCAB)
+    assert check_claim(listed, KNOWN) == ("false", "capital_gain shows no 5")
+    invalid, = parse_claims("hours_per_week has invalid values like 20, 50", KNOWN_VOCAB)
+    assert invalid.kind == "invalid_values"
+    assert check_claim(invalid, KNOWN, real=KNOWN)[0] == "false"  # valid values of the real table
+    assert check_claim(invalid, KNOWN, real=KNOWN[KNOWN["hours_per_week"] == 40])[0] == "true"
+    assert check_claim(invalid, KNOWN)[0] == "not_checkable"
+
+
+# --------------------------------------------------------------------------- dataset literals from the codebook
+def test_adults_literals_apply_only_to_a_table_with_adults_columns():
+    other = pd.DataFrame({"age": [37, 52], "plan": ["Private", "Public"]})  # an audited table, not Adult
+    assert claim_literals(tuple(other.columns)).number_phrases == {}
+    assert claim_literals(tuple(KNOWN.columns)).number_phrases.keys() == {"age", "hours_per_week"}
+    vocab = TableVocabulary.from_table(other)
+    assert parse_claims("There is a 37-year-old Public.", vocab) == [
+        Claim("appears", values={"plan": "Public"}, quantifier="some", text="There is a 37-year-old Public.")]
+    assert [c.describe() for c in parse_claims("Private appears.", vocab)] == ["appears plan=Private"]
+    adult_like = TableVocabulary.from_table(KNOWN.assign(race=["Private"] * 6))
+    assert parse_claims("Private appears.", adult_like) == []  # one of Adult's labels that are English words
+    # Adult's '?' is a missing cell of Adult's tables only
+    claim, = parse_claims("No missing values.", KNOWN_VOCAB)
+    assert check_claim(claim, KNOWN.assign(race=["?"] + ["White"] * 5))[0] == "false"
+    assert check_claim(claim, other.assign(plan=["?", "Public"]))[0] == "true"
+
+
+def test_row_fact_conflicts_reads_the_claims_not_their_descriptions():
+    cues = pd.DataFrame({"source": "paper", "dataset_key": "k", "synthetic_method": "ctgan", "true_label": "REAL",
+                         "condition": "C1", "text": ["Row 2 is a Female Husband.", "Row 2 is Male.",
+                                                     "Rows 1 and 3 are Female."]})
+    checked = check_cues(cues, {}, vocabularies={"k": KNOWN_VOCAB})
+    assert [c.rows for c in checked["parsed"]] == [(2,), (2,), (1, 3)]
+    out = row_fact_conflicts(checked).iloc[0]
+    assert (out["n_row_facts"], out["n_conflicting"]) == (4, 1)  # row 2's sex named Female and Male
+
+
+# --------------------------------------------------------------------------- the held-out paraphrase set
+HELD_OUT = PARAPHRASES / "heldout"
+CATEGORIES = ("quantity", "presence", "number_and_category", "mapping")
+
+
+def test_the_held_out_set_is_kept_apart_from_the_tuning_set():
+    held, held_shown, _ = load_paraphrase_set(HELD_OUT)
+    tuning, tuning_shown, _ = load_paraphrase_set(PARAPHRASES)
+    assert not set(held["text"].str.lower()) & set(tuning["text"].str.lower())
+    assert not set(held["cue_id"]) & set(tuning["cue_id"])
+    assert not any(h.equals(t) for h in held_shown.values() for t in tuning_shown.values())
+    assert "expected_kind" not in held  # labelled with truths only: nothing names the parser's kinds
+    for category in CATEGORIES:
+        lines = held[held["category"] == category]
+        assert len(lines) >= 15 and set(lines["expected_truth"]) == {"true", "false"}, category
+    assert set(held.loc[held["category"] == "none", "expected_truth"]) == {""}
+    assert (held["hand_check"].str.len() > 0).all()
+
+
+def test_on_the_held_out_paraphrases_no_parsed_claim_gets_a_wrong_verdict():
+    result = paraphrase_accuracy(*load_paraphrase_set(HELD_OUT))
+    summary = paraphrase_summary(result, by="category").set_index("category")
+    # recounted here from the verdicts, line by line
+    wrong = [rec["cue_id"] for rec in result.to_dict("records")
+             if any(v != rec["expected_truth"] for v in rec["verdicts"].split())]
+    assert wrong == [] and summary.loc["all", "n_wrong"] == 0
+    claimed = result[result["expected_truth"] != ""]
+    assert summary.loc["all", "coverage"] == pytest.approx((claimed["n_parses"] > 0).mean())
+    # measured: 77 of 82 lines with a claim parsed; the misses are Adult labels that are English words ("Black",
+    # "White", "Private", "Other-service"), read only after their column's name
+    assert summary.loc["all", "coverage"] >= 0.9
+    for category in CATEGORIES:
+        assert summary.loc[category, "coverage"] >= 0.85, category
+    assert summary.loc["none", "n_parsed"] == 0
+
+
+def test_a_wrong_verdict_on_the_held_out_set_is_caught():
+    cues, shown, reals = load_paraphrase_set(HELD_OUT)
+    line = cues.index[cues["cue_id"] == "m01"][0]  # "Every Husband in the sample is Male." (true)
+    flipped = cues.assign(expected_truth=cues["expected_truth"].where(cues.index != line, "false"))
+    summary = paraphrase_summary(paraphrase_accuracy(flipped, shown, reals), by="category").set_index("category")
+    assert summary.loc["all", "n_wrong"] == 1 and summary.loc["mapping", "n_wrong"] == 1
