@@ -117,7 +117,8 @@ def column_contributions(columns: pd.DataFrame, *, top: int = 8) -> plt.Figure:
 def joint_dependence(columns: pd.DataFrame, *, value: str = "delta_split") -> plt.Figure:
     """Heatmap per dataset × model: columns (rows) × compared group (columns) of ``value`` from ``joint_columns``
     (``delta_split``: the group's mean share of C minus real holdout's, nats per sample; ``delta_cj`` where C_j
-    was measured). Blue (negative): the group lost that column's ties to the rest of its row."""
+    was measured). Blue (negative): that column is less predictable from the columns before it than in real rows (the
+    free split credits a tie to its later column; ``delta_cj``, each column permuted alone, sees both ends)."""
     set_style()
     panels = _panels(columns)
     fig, axes = _grid(len(panels), width=4.6, height=4.2)

@@ -158,13 +158,14 @@ FIGURE_CAPTIONS: dict[str, FigureCaption] = {
         "C near 0: the model sees no tie between the columns (the shuffled-columns control must sit there); real "
         "rows well above 0. AUC 0.5: not told apart; below 0.5: the group holds together less than real rows."),
     "joint_dependence": FigureCaption(
-        "Which columns lost their ties to the rest of the row.",
+        "Which columns became less predictable from the columns before them (the free split of C).",
         "Heatmap per dataset: rows = columns of the table, columns = each release and control; colour = the "
         "group's mean share of C for that column minus real holdout's (nats per sample).",
         "n = samples per group, as in results/tables/joint_columns.csv.",
         "None: means of the per-sample splits; the per-sample values are in the joint records.",
-        "0 (white): as in real rows (what the real-vs-real column shows, like an AUC of 0.5); blue: the group lost "
-        "that column's dependence on the rest of its row; red: more regular than real rows (a collapsed "
+        "0 (white): as in real rows (what the real-vs-real column shows, like an AUC of 0.5); blue: that column is "
+        "less predictable from the columns before it than in real rows (the free split credits a tie to its later "
+        "column, so an early column of a lost tie can stay white); red: more regular than real rows (a collapsed "
         "synthesizer)."),
     "headline": FigureCaption(
         "How far each release and control is from real data, per instrument (the README's figure).",
@@ -243,7 +244,7 @@ RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = (
     ResearchQuestion("RQ12", "Which cues do models and people cite, and are the cited facts true of the rows shown?",
                      "10", "", (), "cues_validity"),
     ResearchQuestion("RQ13", "Does a release keep the combinations of values real rows have — do a row's values "
-                     "belong together — and which columns lost their ties?", "07", "5a",
+                     "belong together — and which columns became less predictable from the columns before them?", "07", "5a",
                      ("joint_contrast", "joint_dependence"), "joint_cells"),
 )
 
@@ -252,7 +253,7 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
                    "log P(values recombined within the sample) against real holdout samples (95 % score interval, "
                    "permutation p), the reference-band decision (p_REAL, p_SYN, DRS), the KS test of the "
                    "per-sample p-values' calibration (notebook 09 § 6).",
-    "joint_columns": "Joint structure per column: each column's share of C, real holdout against each release "
+    "joint_columns": "Joint structure per column: each column's share of C (how much less predictable from the columns before it; C_j, each column permuted alone, where measured), real holdout against each release "
                      "and control, and their difference (negative: the group lost that column's ties; notebook 09 "
                      "§ 6).",
     "llm_cells": "Our LLM trials scored per dataset × synthesizer × condition × provider/model: n, p_REAL and "
