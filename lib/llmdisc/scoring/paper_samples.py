@@ -31,10 +31,8 @@ is the release statistics and how unlikely the matches are by chance (``p_chance
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -44,8 +42,15 @@ from llmdisc.scoring.cue_validity import (
     Claim,
     TableVocabulary,
     check_claim,
-    cue_segments,
     parse_claims,
+)
+from llmdisc.scoring.paper_quotes import (  # QuotedStatistic … re-exported: one face for the paper's forensics
+    SAMPLE_WORDS,
+    QuotedStatistic,
+    format_number,
+    quoted_statistics,
+    statistic_matches,
+    table_statistic,
 )
 
 PAPER_SAMPLE_ROWS = 20
@@ -92,165 +97,6 @@ def draw_paper_sample(table: pd.DataFrame, *, n_rows: int = PAPER_SAMPLE_ROWS,
     return table.sample(n=n_rows, random_state=seed).sort_index()
 
 
-# --------------------------------------------------------------------------- quoted statistics
-@dataclass(frozen=True)
-class QuotedStatistic:
-    """One statistic of a whole table quoted in a cue string.
-
-    Attributes:
-        statistic: ``n_unique``, ``mean``, ``median``, ``std``, ``min``, ``max``, ``p25``, ``p75``,
-            ``skewness``, ``kurtosis``, ``shapiro_p``, ``correlation`` or ``range``.
-        columns: the column (two for a correlation).
-        value: the number quoted (``(low, high)`` for a range).
-        decimals: digits after the decimal point as quoted (the precision it is compared to).
-        text: the clause it came from.
-    """
-
-    statistic: str
-    columns: tuple[str, ...]
-    value: Any
-    decimals: int
-    text: str
-
-    def describe(self) -> str:
-        """``mean age=42.5``, ``correlation age×income_above_50k=0.2462``, ``range age=17-90``."""
-        value = f"{_fmt_num(self.value[0])}-{_fmt_num(self.value[1])}" if self.statistic == "range" else \
-            _fmt_num(self.value)
-        return f"{self.statistic} {'×'.join(self.columns)}={value}"
-
-
-def _fmt_num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-_NUM = r"-?\d+(?:\.\d+)?"
-_STAT_NAMES = {"mean": "mean", "average": "mean", "median": "median", "std": "std",
-               "standard deviation": "std", "min": "min", "minimum": "min", "max": "max", "maximum": "max",
-               "p25": "p25", "p75": "p75", "skewness": "skewness", "skew": "skewness", "kurtosis": "kurtosis"}
-_STAT = re.compile(r"\b(standard deviation|skewness|kurtosis|average|maximum|minimum|median|mean|skew|std|min|max|"
-                   r"p25|p75)\b\s*(?:of|=|:|is|was|at)?\s*\(?\s*(?:~|≈|about|around|approximately|roughly)?\s*"
-                   rf"({_NUM})(?![\d.]*\s*(?:-|–|to)\s*\d)(?!\d)", re.I)
-_INT = r"\d{1,3}(?:,\d{3})+(?!\d)|\d+"
-_UNIQUE = re.compile(rf"\bunique\s*=\s*({_INT})|\b({_INT})\s+(?:unique|distinct)\b|"
-                     rf"\bunique(?:\s+(?:values?|codes?|categories))?\s*\(({_INT})\)", re.I)
-_SHAPIRO = re.compile(rf"shapiro[- ]wilk\s*(?:test\s*)?p(?:-?values?)?\s*(?:of|=|:|is)?\s*(\d*\.\d+|\d+)", re.I)
-_CORR = re.compile(r"\br\s*=\s*(-?\d*\.\d+)")
-_RANGE = re.compile(rf"(?:range[sd]?|spans?|spanning|from|\()\s*(?:from|of|:)?\s*\(?({_NUM})\s*(?:-|–|to)\s*"
-                    rf"({_NUM})(?![\d.])", re.I)
-_ALL_COLUMNS = re.compile(r"\ball (?:the )?(?:columns|variables|features)\b|\bevery (?:column|variable)\b", re.I)
-_SAMPLE_WORDS = re.compile(r"\bsample\b|\brows? shown\b|\bdisplayed\b|\bshown rows\b", re.I)
-
-
-def _decimals(text: str) -> int:
-    return len(text.split(".", 1)[1]) if "." in text else 0
-
-
-def _clauses(text: str) -> list[str]:
-    out = []
-    for seg in cue_segments(str(text).replace("`", "'").replace("**", "")):
-        out.extend(p.strip() for p in seg.split(";") if p.strip())
-    return out
-
-
-def _owner(cols: Sequence[tuple[int, str]], pos: int) -> str | None:
-    before = [c for p, c in cols if p < pos]
-    return before[-1] if before else None
-
-
-def quoted_statistics(text: Any, vocab: TableVocabulary) -> list[QuotedStatistic]:
-    """Statistics of a whole table quoted in one cue string (read from a C2 prompt's metadata block).
-
-    A statistic belongs to the column named last before it in its clause (sentence, bullet or ``;`` part); one
-    without a column, or said of "all columns", is not read. A correlation ``r=…`` belongs to the two columns
-    named between it and the previous ``r=`` of the clause, or to the one named there and the clause's first
-    column ("occupation … with education (r=-0.60) and income (r=-0.40)"); any other count of columns is not
-    read ("a and b with c (r=…, r=… respectively)").
-
-    Args:
-        text: the cue string (non-strings give nothing).
-        vocab: the table's vocabulary (its column names).
-
-    Returns:
-        The statistics in order of appearance.
-    """
-    if not isinstance(text, str) or not text.strip():
-        return []
-    out: list[QuotedStatistic] = []
-    for clause in _clauses(text):
-        cols = vocab.columns_in(clause)
-        if not cols or _ALL_COLUMNS.search(clause):
-            continue
-        taken: list[tuple[int, int]] = []  # spans already read, so one number is read once
-        for m in _SHAPIRO.finditer(clause):
-            col = _owner(cols, m.start())
-            if col:
-                out.append(QuotedStatistic("shapiro_p", (col,), float(m.group(1)), _decimals(m.group(1)), clause))
-            taken.append(m.span())
-        for m in _STAT.finditer(clause):
-            if any(a <= m.start(2) < b for a, b in taken):
-                continue
-            col = _owner(cols, m.start())
-            if col:
-                out.append(QuotedStatistic(_STAT_NAMES[m.group(1).lower()], (col,), float(m.group(2)),
-                                           _decimals(m.group(2)), clause))
-        for m in _UNIQUE.finditer(clause):
-            number = next(g for g in m.groups() if g)
-            col = _owner(cols, m.start())
-            if col:
-                out.append(QuotedStatistic("n_unique", (col,), float(number.replace(",", "")), 0, clause))
-        if not _SAMPLE_WORDS.search(clause):
-            for m in _RANGE.finditer(clause):
-                col = _owner(cols, m.start())
-                if col and col in vocab.numeric and float(m.group(1)) <= float(m.group(2)):
-                    out.append(QuotedStatistic("range", (col,), (float(m.group(1)), float(m.group(2))),
-                                               max(_decimals(m.group(1)), _decimals(m.group(2))), clause))
-        subject = cols[0][1]
-        previous = 0
-        for m in _CORR.finditer(clause):
-            between = list(dict.fromkeys(c for p, c in cols if previous <= p < m.start()))
-            previous = m.end()
-            pair = between if len(between) == 2 else [subject, between[0]] if (
-                len(between) == 1 and between[0] != subject) else None
-            if pair:
-                out.append(QuotedStatistic("correlation", tuple(pair), float(m.group(1)), _decimals(m.group(1)),
-                                           clause))
-    return out
-
-
-def table_statistic(stats: Mapping[str, Any], quoted: QuotedStatistic) -> Any:
-    """The value of a quoted statistic in a table's :func:`~llmdisc.discrimination.metadata.metadata_statistics`.
-
-    Returns:
-        A float (``(min, max)`` for a range), or None when the table has no such statistic.
-    """
-    if quoted.statistic == "correlation":
-        a, b = quoted.columns
-        for x, y, r in stats["correlations"]:
-            if {x, y} == {a, b}:
-                return r
-        return None
-    info = stats["columns"].get(quoted.columns[0])
-    if info is None:
-        return None
-    if quoted.statistic == "range":
-        return (info["min"], info["max"]) if "min" in info else None
-    return info.get(quoted.statistic)
-
-
-def statistic_matches(quoted: QuotedStatistic, value: Any) -> bool:
-    """True when ``value`` equals the quoted number to its precision (one unit of the last digit quoted).
-
-    Counts (``n_unique``), minima, maxima and ranges of integer columns must be equal; a quoted ``0.0`` for a
-    Shapiro p matches any p below 0.05 written with one decimal (the paper's block prints ``p=0.0``).
-    """
-    if value is None:
-        return False
-    if quoted.statistic == "range":
-        return all(math.isclose(float(q), float(v), abs_tol=10.0 ** -quoted.decimals if quoted.decimals else 1e-9)
-                   for q, v in zip(quoted.value, value))
-    if quoted.statistic in ("n_unique", "min", "max") and quoted.decimals == 0:
-        return math.isclose(float(quoted.value), float(value), abs_tol=1e-9)
-    return abs(float(value) - float(quoted.value)) <= 10.0 ** -quoted.decimals + 1e-12
 
 
 # --------------------------------------------------------------------------- quoted row values
@@ -298,7 +144,7 @@ def is_sample_evidence(claim: Claim, condition: str | None) -> bool:
     if claim.kind not in SAMPLE_EVIDENCE_KINDS or claim.negated:
         return False
     if claim.kind == "range":
-        return claim.scope == "sample" and (condition != "C2" or bool(_SAMPLE_WORDS.search(claim.text)))
+        return claim.scope == "sample" and (condition != "C2" or bool(SAMPLE_WORDS.search(claim.text)))
     if claim.kind == "single_value":
         return next(iter(claim.values.values())) is not None
     return True
@@ -503,7 +349,7 @@ def _quoted_text(value: Any) -> str:
         return "none"
     if isinstance(value, tuple):
         return "-".join(_quoted_text(v) for v in value)
-    return _fmt_num(round(float(value), 4))
+    return format_number(round(float(value), 4))
 
 
 def check_details(verification: SampleVerification) -> pd.DataFrame:
