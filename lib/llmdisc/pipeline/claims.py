@@ -28,7 +28,7 @@ from llmdisc.scoring.readings import MIN_N, POSITIVE, collect
 GEMINI, LLAMA = "gemini-2.5-flash", "llama-3.1-8b-instant"
 PAPER_NOTEBOOK = "notebooks/08_paper_reproduction.ipynb"
 HUMAN_NOTEBOOK = "notebooks/06_human_pilot.ipynb"
-CAPABLE_RUN = "`llmdisc run --config configs/paper.yaml --provider google` (20 fresh samples a class, both controls)"
+CAPABLE_RUN = "`llmdisc run --config configs/paper.yaml --provider gemini` (20 fresh samples a class, both controls)"
 
 
 @dataclass(frozen=True)

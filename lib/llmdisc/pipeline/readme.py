@@ -49,11 +49,30 @@ def tables_source(tables_dir: Path | None = None) -> tuple[str, str]:
     return str(manifest.get("parameters", {}).get("config_name", "")), str(manifest.get("created", ""))[:10]
 
 
+def _later_stages(tables_dir: Path, date: str) -> list[str]:
+    """``notebook 08 (2026-12-06)`` for each manifest beside the tables written after the run's ``date``: a stage
+    re-run on its own since (its tables and manifest rewritten by the same code)."""
+    later = []
+    for path in sorted(tables_dir.glob("*manifest*.json")):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        created, words = str(manifest.get("created", ""))[:10], str(manifest.get("stage", "")).split(" ")
+        if created > date and words[0][:2].isdigit():
+            part = f" {words[1]}" if len(words) > 1 and words[1].startswith("§") else ""
+            later.append(f"notebook {words[0][:2]}{part} ({created})")
+    return later
+
+
 def _source_sentence(tables_dir: Path) -> str:
     config, date = tables_source(tables_dir)
     if not config:
         return "Generated from `results/tables/` (the run that wrote them did not record its configuration)"
-    return f"Generated from `results/tables/`, written by the run of `configs/{config}.yaml` on {date}"
+    later = _later_stages(tables_dir, date)
+    since = (f", with {' and '.join(later)} re-run on {'its' if len(later) == 1 else 'their'} own since"
+             if later else "")
+    return f"Generated from `results/tables/`, written by the run of `configs/{config}.yaml` on {date}{since}"
 
 
 def render_results_block(tables_dir: Path | None = None) -> str:

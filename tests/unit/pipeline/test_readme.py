@@ -225,3 +225,18 @@ def test_the_c2st_controls_say_which_classifier_sees_joint_structure(tmp_path):
     assert "| adult | negative control (real vs real) | 0.02, not told apart |" in block
     pd.DataFrame(rows[:1]).to_csv(tmp_path / "baselines_headline.csv", index=False)
     assert "this run gives the C2STs no shuffled-columns or real-vs-real control" in render_results_block(tmp_path)
+
+
+def test_a_stage_re_run_after_the_run_is_named_with_its_date(tmp_path):
+    import json
+
+    _tables(tmp_path)
+    for name, stage, created in (("llm_manifest.json", "07_figures", "2026-12-04T20:00:00+00:00"),
+                                 ("paper_manifest.json", "08_paper_reproduction", "2026-12-06T07:00:00+00:00"),
+                                 ("human_manifest.json", "06_human_pilot", "2026-12-04T19:00:00+00:00")):
+        (tmp_path / name).write_text(json.dumps({"stage": stage, "created": created,
+                                                 "parameters": {"config_name": "default"}}))
+    block = render_results_block(tmp_path)
+    assert ("written by the run of `configs/default.yaml` on 2026-12-04, with notebook 08 (2026-12-06) re-run on "
+            "its own since") in block
+    assert "notebook 06" not in block
