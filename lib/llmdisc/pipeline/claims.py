@@ -151,11 +151,12 @@ def _headline(t: _Tables) -> Claim:
                     condition="C1", model=GEMINI)
     valid = t.quote("paper_effective_n", "n_valid", "{:.0f}", dataset="adult", synthetic_method="ctgan",
                     condition="C1", model=GEMINI)
-    low, high, most = _effective_range(t, GEMINI)
+    low, high, _ = _effective_range(t, GEMINI)
     ours, statuses = _our_verdict_model(t.dir)
     capable = any(s in ("passed", "weak") for s in statuses)
-    verdict = ("cannot be tested without a capable model" if most < MIN_N and not capable
-               else "holds" if most >= MIN_N else "not tested here")
+    # the records cannot test it (one sample a cell); only a model that sees its own positive control could
+    verdict = ("tested here: the model passes its controls, its release cells are in docs/results.md" if capable
+               else "cannot be tested without a capable model")
     return Claim(
         paper=f"Gemini tells the releases apart: DRS {g_adult} on Adult, {g_census} on Census",
         records=(f"reproduced ({matches} cells) from {n_adult} and {n_census} valid trials (Adult CTGAN C1: {valid} "
@@ -265,7 +266,9 @@ def _human(t: _Tables) -> Claim:
                  f"[{c1_low}, {c1_high}], n {n_c1}; ρ (p {rho_p}) stacks {pairs} cell pairs of two models"
                  + ("; LLaMA's DRS never varies, so its own ρ is undefined" if constant else "")),
         measured="no new labels (`llmdisc label` runs the corrected app: no feedback until the end)",
-        verdict="holds" if testable and abs(rho.value) < 0.3 else "cannot be tested without a capable model",
+        verdict=("cannot be tested without a capable model" if not testable else
+                 "does not hold: humans and models agree" if rho_p.value < 0.05 and rho.value > 0 else
+                 f"holds as far as {pairs} pairs can show"),
         next_step="labels from the corrected app beside a capable model's trials on the same samples",
         tables=["human_totals", "human_agreement"], section=f"{HUMAN_NOTEBOOK} §3 and §7")
 
