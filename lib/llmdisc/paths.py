@@ -19,13 +19,22 @@ REFERENCE_ENV = "LLMDISC_REFERENCE"
 """Environment variable naming the reference folder; when set, it is the only place looked at."""
 
 
+def in_checkout() -> bool:
+    """True when the package runs from a clone (``lib/llmdisc`` beside ``pyproject.toml``), False when it was
+    installed from a wheel into site-packages."""
+    checkout = Path(__file__).resolve().parents[2]
+    return (checkout / "pyproject.toml").is_file() and (checkout / "lib" / "llmdisc").is_dir()
+
+
 def project_root() -> Path:
-    """Return the project root (the folder holding ``pyproject.toml``, ``lib/`` and ``data/``)."""
+    """Return the project root (the folder holding ``pyproject.toml``, ``lib/`` and ``data/``): ``LLMDISC_ROOT``,
+    else the clone the package runs from, else (a package installed from a wheel) the current folder."""
     env = os.environ.get("LLMDISC_ROOT")
     if env:
         return Path(env).resolve()
-    # lib/llmdisc/paths.py -> parents[2] is the checkout (editable install).
-    return Path(__file__).resolve().parents[2]
+    # lib/llmdisc/paths.py -> parents[2] is the checkout (editable install); in site-packages it is lib/, which
+    # holds no project, so an installed package works in the folder it is run from
+    return Path(__file__).resolve().parents[2] if in_checkout() else Path.cwd()
 
 
 def data_dir() -> Path:

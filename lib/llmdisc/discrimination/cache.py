@@ -38,7 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, Completion, GenerateConfig, LabelScores, PromptRequest
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
 from llmdisc.manifest import canonical_json, sha256_json
-from llmdisc.paths import project_root, relative_to_root
+from llmdisc.paths import in_checkout, project_root, relative_to_root
 
 CACHE_MODES = ("fill", "offline", "refresh")
 CACHE_DIR_ENV = "LLMDISC_CACHE_DIR"
@@ -46,9 +46,15 @@ DEFAULT_CACHE_DIRNAME = ".llmdisc-cache"
 
 
 def default_cache_dir() -> Path:
-    """Return ``$LLMDISC_CACHE_DIR`` if set, else ``<project root>/.llmdisc-cache``."""
+    """Return ``$LLMDISC_CACHE_DIR`` if set, else ``<project root>/.llmdisc-cache`` in a clone, else (a package
+    installed from a wheel) ``$XDG_CACHE_HOME/llmdisc`` (``~/.cache/llmdisc``): one cache per user, never inside
+    the environment's site-packages."""
     env = os.environ.get(CACHE_DIR_ENV)
-    return Path(env) if env else project_root() / DEFAULT_CACHE_DIRNAME
+    if env:
+        return Path(env)
+    if in_checkout() or os.environ.get("LLMDISC_ROOT"):
+        return project_root() / DEFAULT_CACHE_DIRNAME
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "llmdisc"
 
 
 def public_base_url(base_url: str | None) -> str | None:

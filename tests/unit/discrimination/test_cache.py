@@ -334,3 +334,22 @@ def test_old_shards_without_a_stored_time_still_load(tmp_path: Path) -> None:
     reopened = ScoreCache(tmp_path)
     assert reopened.get(_key(0)) == {"scores": {"mean": -1.5}} and math.isnan(reopened.get(_key(1))["scores"]["mean"])
     assert (reopened.stats.hits, reopened.stats.misses, len(reopened)) == (2, 0, 2)
+
+
+def test_an_installed_package_caches_per_user_and_works_in_the_folder_it_runs_from(tmp_path, monkeypatch):
+    import llmdisc.discrimination.cache as cache_module
+    import llmdisc.paths as paths
+
+    monkeypatch.delenv("LLMDISC_CACHE_DIR", raising=False)
+    monkeypatch.delenv("LLMDISC_ROOT", raising=False)
+    assert paths.in_checkout()  # the tests run from the clone: its own .llmdisc-cache
+    assert cache_module.default_cache_dir() == paths.project_root() / ".llmdisc-cache"
+    # installed from a wheel: never inside site-packages
+    monkeypatch.setattr(paths, "in_checkout", lambda: False)
+    monkeypatch.setattr(cache_module, "in_checkout", lambda: False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    assert cache_module.default_cache_dir() == tmp_path / "xdg" / "llmdisc"
+    assert paths.project_root() == tmp_path
+    monkeypatch.setenv("LLMDISC_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_module.default_cache_dir() == tmp_path / "mine"

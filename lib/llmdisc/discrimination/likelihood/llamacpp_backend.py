@@ -33,7 +33,7 @@ from llmdisc.discrimination.likelihood.base import (
     LikelihoodScorer,
     likelihood_gguf_path,
 )
-from llmdisc.discrimination.providers.packaged import file_sha256
+from llmdisc.discrimination.providers.packaged import file_sha256, require_model_packages
 from llmdisc.errors import ChecksumError, ConfigError, ProviderError
 
 DEFAULT_LLAMACPP_CONTEXT = 8192
@@ -52,6 +52,7 @@ class LlamaCppScorer(LikelihoodScorer):
 
     def __init__(self, model: str = DEFAULT_LIKELIHOOD_MODEL, *, threads: int = 2,
                  n_ctx: int = DEFAULT_LLAMACPP_CONTEXT) -> None:
+        require_model_packages("the embedded model (llama.cpp)", ("xllamacpp",))
         import xllamacpp
 
         self.model = model

@@ -29,7 +29,7 @@ from llmdisc.discrimination.likelihood.base import (
     llm_threads,
 )
 from llmdisc.discrimination.likelihood.token_cache import TokenCache
-from llmdisc.discrimination.providers.packaged import file_sha256
+from llmdisc.discrimination.providers.packaged import file_sha256, require_model_packages
 from llmdisc.errors import ChecksumError, ConfigError
 
 _loaded: dict[tuple[str, str], tuple[object, object, float]] = {}
@@ -40,6 +40,8 @@ BACKEND_DTYPES = {"transformers": "float32", "transformers-bfloat16": "bfloat16"
 ``label_backend`` and notebook 09's ``backend`` take the same names). ``transformers-auto`` is resolved on the
 machine that runs (:func:`resolve_backend`); records carry the resolved name."""
 _lock = threading.Lock()
+TRANSFORMERS_MODULES = ("torch", "transformers", "gguf", "safetensors", "accelerate")
+"""What this route imports (the ``model`` extra, less xllamacpp)."""
 
 
 def native_bfloat16() -> bool:
@@ -152,8 +154,8 @@ class TransformersScorer(LikelihoodScorer):
             elsewhere (:func:`native_bfloat16`: emulated bfloat16 is ~4.7× slower than float32).
 
     Raises:
-        ModelNotFoundError / ProviderConfigError: unknown model or weights not installed (the message names
-            the pip command).
+        ModelNotFoundError / ProviderConfigError: unknown model, the ``model`` extra or the weights not
+            installed (the message names the pip command).
         ChecksumError: the GGUF file differs from its pinned sha256.
     """
 
@@ -165,6 +167,7 @@ class TransformersScorer(LikelihoodScorer):
                  token_cache: TokenCache | None = None, dtype: str = "float32") -> None:
         if dtype not in DTYPES + ("auto",):
             raise ConfigError(f"dtype {dtype!r} is not known; fix: use one of {', '.join(DTYPES)} or auto")
+        require_model_packages("the embedded model (transformers)", TRANSFORMERS_MODULES)
         dtype = resolve_dtype(dtype)
         self.dtype = dtype
         if dtype != "float32":

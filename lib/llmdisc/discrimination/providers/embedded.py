@@ -64,6 +64,7 @@ from llmdisc.discrimination.providers.label_positions import (
     first_token_masses,
 )
 from llmdisc.discrimination.providers.packaged import (  # noqa: F401 - re-exported: the local provider's models
+    MODEL_INSTALL,
     PACKAGED_MODELS,
     PackagedModel,
     file_sha256,
@@ -114,9 +115,9 @@ def load_model(path: Path, *, threads: int, n_ctx: int) -> LoadedModel:
         if key not in _loaded:
             try:
                 import xllamacpp
-            except ImportError as exc:  # pragma: no cover - pinned in requirements.txt
-                raise ProviderConfigError("the local provider needs xllamacpp; fix: "
-                                          "pip install xllamacpp==2026.10.11549") from exc
+            except ImportError as exc:  # the optional `model` extra
+                raise ProviderConfigError("the local provider needs xllamacpp (the optional `model` extra); "
+                                          f"fix: {MODEL_INSTALL}") from exc
             params = xllamacpp.CommonParams()
             params.model.path = str(path)
             params.n_ctx = n_ctx

@@ -52,6 +52,7 @@ from llmdisc.discrimination.providers.errors import (
     redact,
     transport_error,
 )
+from llmdisc.discrimination.providers.packaged import PROVIDERS_INSTALL
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -89,9 +90,9 @@ class GeminiProvider(Provider):
             try:
                 from google import genai
                 from google.genai import types
-            except ImportError as exc:  # pragma: no cover - google-genai is pinned in requirements.txt
-                raise ProviderConfigError("the gemini provider needs `google-genai`; fix: "
-                                          "pip install -r requirements.txt") from exc
+            except ImportError as exc:  # the optional `providers` extra
+                raise ProviderConfigError("the gemini provider needs `google-genai` (the optional "
+                                          f"`providers` extra); fix: {PROVIDERS_INSTALL}") from exc
             # api_version is pinned: google-genai 3.x defaults to v1, where responseJsonSchema is missing.
             options = types.HttpOptions(base_url=self.base_url, api_version="v1beta",
                                         timeout=int(self.timeout_s * 1000))

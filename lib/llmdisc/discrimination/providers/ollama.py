@@ -41,6 +41,7 @@ from llmdisc.discrimination.providers.errors import (
     parse_retry_after,
     transport_error,
 )
+from llmdisc.discrimination.providers.packaged import PROVIDERS_INSTALL
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 LABEL_TOP_LOGPROBS = 20
@@ -88,9 +89,9 @@ class OllamaProvider(Provider):
         if self._client is None:
             try:
                 import ollama
-            except ImportError as exc:  # pragma: no cover - ollama is pinned in requirements.txt
-                raise ProviderConfigError("the ollama provider needs the `ollama` package; fix: "
-                                          "pip install -r requirements.txt") from exc
+            except ImportError as exc:  # the optional `providers` extra
+                raise ProviderConfigError("the ollama provider needs the `ollama` package (the optional "
+                                          f"`providers` extra); fix: {PROVIDERS_INSTALL}") from exc
             self._client = ollama.AsyncClient(host=self.base_url, timeout=self.timeout_s,
                                               event_hooks={"response": [_remember_retry_after]})
         return self._client

@@ -54,6 +54,7 @@ from llmdisc.discrimination.providers.errors import (
     redact,
     transport_error,
 )
+from llmdisc.discrimination.providers.packaged import PROVIDERS_INSTALL
 
 ResponseFormat = Literal["auto", "json_schema", "json_object"]
 _FORMATS = ("auto", "json_schema", "json_object")
@@ -116,9 +117,9 @@ class OpenAICompatibleProvider(Provider):
         if self._client is None:
             try:
                 import openai
-            except ImportError as exc:  # pragma: no cover - openai is pinned in requirements.txt
-                raise ProviderConfigError("the openai provider needs the `openai` package; fix: "
-                                          "pip install -r requirements.txt") from exc
+            except ImportError as exc:  # the optional `providers` extra
+                raise ProviderConfigError("the openai provider needs the `openai` package (the optional "
+                                          f"`providers` extra); fix: {PROVIDERS_INSTALL}") from exc
             self._client = openai.AsyncOpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0,
                                               timeout=self.timeout_s)
         return self._client

