@@ -55,7 +55,10 @@ class Claim:
     verdict: str
     next_step: str
     tables: list[str]
-    section: str
+    notebook: str
+    """The notebook that computes the tables (``notebooks/08_paper_reproduction.ipynb``)."""
+    sections: tuple[str, ...]
+    """Its numbered sections that show them (``("3", "7")``)."""
     quotes: list[Quote] = field(default_factory=list)
 
 
@@ -163,7 +166,7 @@ def _headline(t: _Tables) -> Claim:
                  f"of {calls} calls); {low}–{high} distinct answers a cell (one fixed sample a cell)"),
         measured=ours, verdict=verdict, next_step=CAPABLE_RUN,
         tables=["paper_datasets_from_trials", "paper_effective_n", "llm_probability_cells"],
-        section=f"{PAPER_NOTEBOOK} §2")
+        notebook=PAPER_NOTEBOOK, sections=("2",))
 
 
 def _one_label(t: _Tables) -> Claim:
@@ -179,7 +182,7 @@ def _one_label(t: _Tables) -> Claim:
         measured="nothing to measure: one label scores DRS 0 on any release",
         verdict="holds, of LLaMA's answers, not of the releases" if one_label else "does not hold: its answers vary",
         next_step="a model that answers both labels",
-        tables=["paper_datasets_from_trials"], section=f"{PAPER_NOTEBOOK} §2")
+        tables=["paper_datasets_from_trials"], notebook=PAPER_NOTEBOOK, sections=("2",))
 
 
 def _metadata_drop(t: _Tables) -> Claim:
@@ -210,7 +213,7 @@ def _metadata_drop(t: _Tables) -> Claim:
         verdict=verdict,
         next_step="C2 with `metadata_source: real` (one block for both labels) and fresh samples",
         tables=["paper_permutation", "paper_effective_n", "paper_metadata_rule"],
-        section=f"{PAPER_NOTEBOOK} §3 and §7")
+        notebook=PAPER_NOTEBOOK, sections=("3", "7"))
 
 
 def _look_real(t: _Tables) -> Claim:
@@ -242,7 +245,7 @@ def _look_real(t: _Tables) -> Claim:
                   f"{', '.join(map(str, boosted))} (D {min(d):.2f}–{max(d):.2f}, told apart){control}"),
         verdict="does not hold" if told_apart else "holds",
         next_step="none: a classifier that reads the codes as categories tells every release apart",
-        tables=["paper_c2st_releases", "baselines_headline"], section=f"{PAPER_NOTEBOOK} §5")
+        tables=["paper_c2st_releases", "baselines_headline"], notebook=PAPER_NOTEBOOK, sections=("5",))
 
 
 def _human(t: _Tables) -> Claim:
@@ -270,7 +273,7 @@ def _human(t: _Tables) -> Claim:
                  "does not hold: humans and models agree" if rho_p.value < 0.05 and rho.value > 0 else
                  f"holds as far as {pairs} pairs can show"),
         next_step="labels from the corrected app beside a capable model's trials on the same samples",
-        tables=["human_totals", "human_agreement"], section=f"{HUMAN_NOTEBOOK} §3 and §7")
+        tables=["human_totals", "human_agreement"], notebook=HUMAN_NOTEBOOK, sections=("3", "7"))
 
 
 Link = Callable[[str, str], str]
@@ -296,8 +299,9 @@ def claims_markdown(tables_dir: Path, *, link: Link = repo_link) -> list[str]:
     lines = ["| the paper says | its own records show | measured here (corrected protocol) | verdict |",
              "|---|---|---|---|"]
     for claim in found:
-        notebook, _, sections = claim.section.partition(" ")
         sources = ", ".join(link(name, name) for name in claim.tables)
+        number = Path(claim.notebook).stem[:2]
+        where = ", ".join(link(claim.notebook, f"notebook {number} § {section}") for section in claim.sections)
         lines.append(f"| {claim.paper} | {claim.records} | {claim.measured} | **{claim.verdict}**; next: "
-                     f"{claim.next_step}. {sources}; {link(notebook, f'{Path(notebook).stem[:2]} {sections}')} |")
+                     f"{claim.next_step}. {sources}; {where} |")
     return lines

@@ -103,8 +103,8 @@ def render_claims_block(tables_dir: Path | None = None) -> str:
     tables_dir = tables_dir or results_dir() / "tables"
     return "\n".join([CLAIMS_START, *claims_markdown(tables_dir), "",
                       f"![Separation D of every release and control from real data, per instrument]"
-                      f"({HEADLINE_FIGURE})", "", _source_sentence(tables_dir) + "; the figure is notebook 07's "
-                      "(§ 5c), every number of the run is in [docs/results.md](docs/results.md).", CLAIMS_END])
+                      f"({HEADLINE_FIGURE})", "", _source_sentence(tables_dir) + "; the figure is drawn by notebook 07 "
+                      "§ 5c; every number of the run is in [docs/results.md](docs/results.md).", CLAIMS_END])
 
 
 def _rewrite(path: Path, blocks: dict[re.Pattern[str], str]) -> bool:
