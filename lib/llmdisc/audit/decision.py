@@ -31,13 +31,15 @@ is labelled right — a different scale, not the gate.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from llmdisc.audit.instruments.base import (MIN_UNITS, NEGATIVE, POSITIVE, RELEASE, Comparison, Reading, auc_text,
                                            control_check, units_text)
-from llmdisc.scoring.separation import (auc_interval, fail_probability, null_standard_error,
-                                        pass_probability_at_chance)
+from llmdisc.scoring.separation import auc_interval, null_standard_error
+from llmdisc.scoring.separation import fail_probability as _fail_probability
+from llmdisc.scoring.separation import pass_probability_at_chance as _pass_probability_at_chance
 
 OUTCOMES = ("pass", "fail", "inconclusive", "conclusive")
 """``conclusive`` = decided, without a gate to pass or fail."""
@@ -48,13 +50,20 @@ POWER_AT = 1.5
 """The gate's power is stated against a release at this multiple of the threshold."""
 
 
+# pure functions of a threshold and two sizes, each a nested root search: cached, since the threshold scan
+# (:mod:`llmdisc.audit.thresholds`) asks the same ones for every instrument and every reading of the gate
+pass_probability_at_chance = functools.lru_cache(maxsize=8192)(_pass_probability_at_chance)
+fail_probability = functools.lru_cache(maxsize=8192)(_fail_probability)
+_score_interval = functools.lru_cache(maxsize=8192)(auc_interval)
+
+
 def _inflation(comparison: Comparison) -> float:
     """How much wider the comparison's own interval is than the AUC's score interval at its units (>= 1): a
     fold-corrected C2ST interval is; the sample instruments' intervals are the score interval itself. Read best near
     chance (an interval clipped at 0 or 1 says little of its width), so the negative control is the one to pass."""
     if comparison.auc is None or comparison.auc_low is None or comparison.auc_high is None:
         return 1.0
-    low, high = auc_interval(comparison.auc, *comparison.units)
+    low, high = _score_interval(float(comparison.auc), *map(float, comparison.units))
     return max(1.0, (comparison.auc_high - comparison.auc_low) / (high - low)) if high > low else 1.0
 
 
@@ -109,6 +118,7 @@ def vouch_reason(release: Comparison, positive: Comparison | None, threshold: fl
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def units_to_vouch(threshold: float) -> int | None:
     """The fewest units per side (equal sides, score interval) at which a release at chance passes the gate at
     ``threshold`` with probability >= :data:`VOUCH_PASS_PROBABILITY` (None at 0 or when over a million would be
@@ -256,8 +266,9 @@ class Decision:
                 "reasons": list(self.reasons), "gate_statistic": GATE_SENTENCE, "rule": RULE}
 
 
-def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision:
-    """Apply the rule of the module docstring to the instruments' readings."""
+def decide(readings: Sequence[Reading], *, fail_above: float | None, next_steps: bool = True) -> Decision:
+    """Apply the rule of the module docstring to the instruments' readings (``next_steps``: also say what would
+    make an inconclusive outcome conclusive; :mod:`llmdisc.audit.thresholds` scans thresholds without)."""
     deciding, reasons, told, bounds, vouching, sure = [], [], [], [], [], []
     gate: dict[str, dict[str, Any]] = {}
     for reading in readings:
@@ -306,7 +317,7 @@ def decide(readings: Sequence[Reading], *, fail_above: float | None) -> Decision
     else:
         outcome = "pass" if vouching else "inconclusive"
     steps = []
-    if outcome == "inconclusive":
+    if outcome == "inconclusive" and next_steps:
         steps = [step for reading in readings if reading.instrument not in deciding
                  and (step := next_step(reading)) is not None]
         if fail_above is not None and deciding and not vouching:

@@ -265,12 +265,60 @@ def render_html(result: dict[str, Any], sections: Mapping[str, Sequence[Block]] 
         gate=gate, reasons=list(decision["reasons"]), next_steps=list(decision.get("next_steps", [])),
         findings=[f for inst in result["instruments"] if inst["controls_passed"] for f in inst["findings"]],
         personal=_personal_table(result), keys=_key_columns(result), instruments=instruments,
+        thresholds=_thresholds(result), caps=_caps_table(result),
         anonymeter=_anonymeter(result),
         groups=Table(["group", "rows", "what"], [[g, groups["rows"].get(g), note]
                                                  for g, note in groups["notes"].items()]),
         rule=decision["rule"], seconds=Table(["stage", "seconds"], [[k, v] for k, v in result["seconds"].items()]),
         version=result["llmdisc_version"], created=result["created"], seed=result["parameters"]["seed"])
     return scrub_text(page)
+
+
+def _thresholds(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The "Choosing --fail-above" section (:mod:`llmdisc.audit.thresholds`): its paragraph, the release between
+    its controls per instrument, and the gate's outcome per threshold (None for an ``audit.json`` without it)."""
+    from llmdisc.audit.instruments.base import Table
+    from llmdisc.audit.thresholds import runs_text
+
+    scan = result.get("thresholds")
+    if not scan:
+        return None
+
+    def figure(entry: dict[str, Any] | None) -> str:
+        return "–" if entry is None else f"{entry['words']} (n {entry['n_real']} / {entry['n_other']})"
+
+    def vouches(entry: dict[str, Any]) -> str:
+        if entry["vouches_from"] is not None:
+            return f"{entry['vouches_from']:.2f} to {entry['vouches_to']:.2f}"
+        return entry.get("cannot_vouch") or ("none: did not pass its controls" if not entry["controls_passed"]
+                                             else "none")
+
+    where = {"like_real": "not told apart, as real vs real", "between": "between: told apart, less than broken",
+             "overlaps_broken": "told apart, overlapping broken", "beyond_broken": "further than broken",
+             "not_read": "not read: controls not passed", "not_measured": "not measured"}
+    places = Table(["instrument", "real vs real (indistinguishable at this size)", "release",
+                    "shuffled columns (broken)", "the release sits", "vouches at --fail-above"],
+                   [[e["title"], figure(e["real_holdout"]), figure(e["release"]), figure(e["shuffled_columns"]),
+                     where[e["placement"]], vouches(e)] for e in scan["instruments"]])
+    names = {"release": "this release", "real_holdout": "a release reading as real vs real reads here",
+             "shuffled_columns": "a release reading as the shuffled columns read here"}
+    outcomes = Table(["read as the release", f"gate outcome by --fail-above (every {scan['grid_step']:g})"],
+                     [[names[g], runs_text(runs)] for g, runs in scan["outcomes"].items()])
+    return {"sentence": scan["sentence"], "places": places, "outcomes": outcomes,
+            "sentences": [e["sentence"] for e in scan["instruments"]]}
+
+
+def _caps_table(result: dict[str, Any]) -> Table | None:
+    """The "Caps" table (:mod:`llmdisc.audit.caps`; None for an ``audit.json`` without it)."""
+    from llmdisc.audit.instruments.base import Table
+
+    caps = result.get("caps")
+    if not caps:
+        return None
+    return Table(["instrument", "what is capped", "at most", "this run used", "cap reached"],
+                 [[c["instrument"] or "all", c["what"], c["cap"],
+                   ", ".join(f"{k} {v}" for k, v in c["used"].items()) or "–", "yes" if c["reached"] else "no"]
+                  for c in caps])
 
 
 def _personal_table(result: dict[str, Any]) -> Table | None:

@@ -232,6 +232,7 @@ def run_audit(
         computed stays in ``out_dir`` on every error.
     """
     from llmdisc.audit import report
+    from llmdisc.audit.caps import caps_summary
     from llmdisc.audit.data import audit_data
     from llmdisc.audit.decision import decide, headline
     from llmdisc.audit.errors import exit_status_record, exit_status_table, outcome_status
@@ -241,6 +242,7 @@ def run_audit(
     from llmdisc.audit.schema import check_same_columns, identifier_summary, plan_columns, prepare_tables
     from llmdisc.audit.sdv_metadata import read_sdv_metadata
     from llmdisc.audit.sources import open_table, read_sample
+    from llmdisc.audit.thresholds import threshold_scan
     from llmdisc.discrimination.samples import derive_seed
     from llmdisc.manifest import write_manifest
 
@@ -381,8 +383,13 @@ def run_audit(
 
     decision = decide(readings, fail_above=fail_above)
     titles = {r.instrument: r.title for r in readings}
+    begin = time.monotonic()
+    thresholds = threshold_scan(readings, fail_above)
+    stage_seconds["thresholds"] = time.monotonic() - begin
     stage_seconds["total"] = time.monotonic() - started
     gate_passed = None if fail_above is None or decision.outcome == "inconclusive" else decision.outcome == "pass"
+    inputs = {role: {"file": s.path.name, "format": s.format, "n_rows": s.n_rows,
+                     "rows_read": int(len(positions[role]))} for role, s in sources.items()}
     result: dict[str, Any] = {
         "llmdisc_version": llmdisc.__version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -391,8 +398,7 @@ def run_audit(
         "exit_statuses": exit_status_table(),
         "decision": decision.as_dict(),
         "parameters": parameters,
-        "inputs": {role: {"file": s.path.name, "format": s.format, "n_rows": s.n_rows,
-                          "rows_read": int(len(positions[role]))} for role, s in sources.items()},
+        "inputs": inputs,
         "groups": {"notes": data.notes, "rows": {"real": len(data.real), "reference": len(data.reference),
                                                  **{g: len(t) for g, t in data.groups.items()}}},
         "data_digest": digest,
@@ -405,6 +411,8 @@ def run_audit(
         "plan": {tool.name: {"units": plans[tool.name].units, "what": plans[tool.name].what,
                              "estimated_seconds": round(plans[tool.name].seconds, 1)} for tool in tools},
         "anonymeter": attacks,
+        "thresholds": thresholds,
+        "caps": caps_summary(inputs, max_rows, tools, readings),
         "seconds": {k: round(v, 1) for k, v in stage_seconds.items()},
         "stopped_early": any(r.status == "stopped" for r in readings),
     }

@@ -54,7 +54,7 @@ from typing import Any, ClassVar, Sequence, Union
 
 import pandas as pd
 
-from llmdisc.pipeline.findings import p_text  # one spelling of a p-value in the README, site and report
+from llmdisc.scoring.readings import p_text  # one spelling of a p-value in the README, site and report
 from llmdisc.scoring.separation import auc_interval, minimum_detectable_separation, separation
 
 RELEASE = "release"

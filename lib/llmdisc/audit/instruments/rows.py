@@ -21,6 +21,7 @@ Both read the rows, not 20-row samples, so their intervals are narrow and they r
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,10 @@ C2ST_ROWS = 3000
 """Rows per side of each C2ST."""
 MAX_LEVELS = 50
 """Levels kept per categorical column in the C2ST (the rest: ``(other)``)."""
+C2ST_THREADS = 1
+"""OpenMP threads of the C2ST's gradient-boosted trees. One: on 2 cores that other processes also use (a shared CI
+runner), scikit-learn's default of one thread per core made one 3,000 + 3,000-row comparison take 53 s instead
+of 2 s (its threads wait for each other by spinning); on small folds a second thread gains little when idle."""
 MIN_ROWS = 20
 """Fewer rows per side than this: no C2ST (5 folds of at least 4 rows)."""
 DCR_ROWS = 2000
@@ -57,10 +62,11 @@ class C2STInstrument(Instrument):
     description = ("gradient-boosted trees learn to tell the group's rows from real rows (5-fold "
                    "cross-validation); AUC of the held-out predictions")
     directions = ("not told apart", "told apart by the classifier")  # one-sided: below 0.5 is no finding
-    seconds_per_fit_row = 0.002
-    """Seconds per row of one comparison (both sides, 5 folds, native categorical splits), measured on Adult on
-    2 cores (30 s of CPU for 5,000 + 5,000 rows); the plan scales
-    it by the number of columns over 15."""
+    seconds_per_fit_row = 0.0004
+    """Seconds per row of one comparison (both sides, 5 folds, native categorical splits, :data:`C2ST_THREADS`),
+    measured on Adult on 2 cores shared with other work (load average about 4): 6.6–6.9 s for the three
+    3,000 + 3,000-row comparisons, 0.00037 s a row; idle, about half. The plan scales it by the number of columns
+    over 15."""
 
     def __init__(self, max_rows: int = C2ST_ROWS) -> None:
         self.max_rows = max_rows
@@ -78,10 +84,13 @@ class C2STInstrument(Instrument):
         from llmdisc.baselines.c2st import c2st
         from llmdisc.baselines.encoding import cap_levels
         from llmdisc.discrimination.samples import derive_seed
+        from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
         start = time.perf_counter()
         tables, notes = cap_levels({"real": data.real, **data.groups}, data.kinds, data.real, MAX_LEVELS)
-        reading = self.reading(details={"classifier": "hist_gb", "folds": 5, "notes": notes, "rows": {}})
+        reading = self.reading(details={"classifier": "hist_gb", "folds": 5, "notes": notes, "rows": {},
+                                        "levels_capped": [c for c, kind in data.kinds.items() if kind == "categorical"
+                                                          and data.real[c].nunique() > MAX_LEVELS]})
         progress.start(self.name, len(GROUPS), "comparisons")
         for group in GROUPS:
             if progress.out_of_time():
@@ -92,14 +101,16 @@ class C2STInstrument(Instrument):
                 reading.details["notes"].append(f"C2ST of {group} skipped: {rows} rows, fewer than {MIN_ROWS}")
                 progress.advance()
                 continue
-            res = c2st(tables["real"], tables[group], seed=derive_seed(data.seed, "audit", "c2st", group),
-                       classifier="hist_gb", max_rows=self.max_rows, kinds=data.kinds, shuffled_baseline=False,
-                       block_size=min(20, rows // 5), native_categorical=True)
+            with threadpool_limits(limits=C2ST_THREADS, user_api="openmp"):
+                res = c2st(tables["real"], tables[group], seed=derive_seed(data.seed, "audit", "c2st", group),
+                           classifier="hist_gb", max_rows=self.max_rows, kinds=data.kinds, shuffled_baseline=False,
+                           block_size=min(20, rows // 5), native_categorical=True)
             reading.comparisons[group] = Comparison(
                 group, res.auc.value, res.auc.ci_low, res.auc.ci_high, res.accuracy_p_value, res.n_real,
                 res.n_real, extra={"block_auc": res.block_auc.value, "heldout_accuracy": res.heldout_accuracy.value},
                 one_sided=True)  # a held-out AUC below 0.5 is cross-validation's bias under no difference
             reading.details["notes"] += [n for n in res.notes if n not in reading.details["notes"]]
+            reading.details["rows"][group] = int(res.n_real)
             progress.advance()
         release = reading.comparisons.get(RELEASE)
         if release is not None and release.separated:
@@ -108,6 +119,16 @@ class C2STInstrument(Instrument):
                                     "are not as in the real data (see the columns the other instruments name).")
         reading.seconds = time.perf_counter() - start
         return reading
+
+    def caps(self, reading: Reading) -> list[dict[str, Any]]:
+        """The C2ST's caps as ``audit.json``'s ``caps`` lists them: rows per side, levels per categorical column."""
+        rows = reading.details.get("rows", {})
+        capped = reading.details.get("levels_capped", [])
+        return [{"instrument": self.name, "what": "C2ST rows per side of each comparison (seeded)",
+                 "cap": self.max_rows, "used": dict(rows), "reached": any(n >= self.max_rows for n in rows.values())},
+                {"instrument": self.name, "what": "levels kept per categorical column in the C2ST (the real table's "
+                 "most frequent; the rest one level (other))", "cap": MAX_LEVELS,
+                 "used": {c: MAX_LEVELS for c in capped}, "reached": bool(capped)}]
 
 
 class DistanceInstrument(Instrument):
@@ -120,8 +141,9 @@ class DistanceInstrument(Instrument):
                    "exact and near copies of real rows")
     expected_direction = "lower"  # rows with shuffled columns sit further from every real record
     directions = ("further from the real records", "closer to the real records")
-    seconds_per_query = 0.0009
-    """Seconds per query record against 5,000 real rows, measured on Adult on 2 cores."""
+    seconds_per_query = 0.00015
+    """Seconds per query record against 5,000 real rows, measured on Adult on 2 cores shared with other work (load
+    average about 4): 1.0–1.3 s for the 10,000 queries of a default run against 4,980 rows."""
 
     def __init__(self, max_rows: int = DCR_ROWS) -> None:
         self.max_rows = max_rows
@@ -193,3 +215,13 @@ class DistanceInstrument(Instrument):
                                         + (" — a sign of copying or memorisation." if closer else "."))
         reading.seconds = time.perf_counter() - start
         return reading
+
+    def caps(self, reading: Reading) -> list[dict[str, Any]]:
+        """The distances' cap as ``audit.json``'s ``caps`` lists it: records measured per group (seeded)."""
+        used = {g: c.n_other for g, c in reading.comparisons.items()}
+        fresh = next(iter(reading.comparisons.values())).n_real if reading.comparisons else 0
+        used["fresh"] = fresh
+        return [{"instrument": self.name, "what": "records per group whose distance to the closest real record is "
+                 "measured (seeded; fresh real rows and the negative control share twice the cap)",
+                 "cap": self.max_rows, "used": used,
+                 "reached": any(n >= self.max_rows for n in used.values())}]

@@ -82,7 +82,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "fewer when the time budget needs it; a number given here is run as it is)")
     parser.add_argument("--fail-above", type=float,
                         help="exit 1 when the largest 95%% upper bound of D = 2|AUC-0.5| over the instruments that "
-                        "passed their controls exceeds this fraction 0..1 (example 0.5)")
+                        "passed their controls and can vouch at it exceeds this fraction 0..1; report.html's "
+                        "'Choosing --fail-above' gives the range this run can back (docs/audit.md)")
     parser.add_argument("--max-minutes", type=float, default=DEFAULT_MAX_MINUTES,
                         help=f"time budget in minutes (default {DEFAULT_MAX_MINUTES:g}; 0 = none): sizes the samples, "
                         "then stops what still runs when it is spent; the report marks what was cut")
@@ -151,6 +152,7 @@ def handle(args: argparse.Namespace) -> int:
         written = audit_json.exists() and audit_json.stat().st_mtime_ns != before
         return _crashed(exc, args, mark_audit_json=written)
     print(result.summary["headline"])
+    print(f"thresholds: {result.summary['thresholds']['line']} (report.html: Choosing --fail-above)")
     print(f"wrote {relative_to_root(result.audit_json)} and {relative_to_root(result.report_html)}")
     status = result.exit_status
     if status == EXIT_INCONCLUSIVE:
