@@ -112,7 +112,7 @@ def test_the_probe_times_samples_as_the_run_scores_them_and_reads_the_median(mon
 
 
 def test_the_deadline_looks_one_unit_ahead(monkeypatch) -> None:
-    import llmdisc.audit.instruments.base as base_module
+    import llmdisc.audit.progress as base_module
     from llmdisc.audit.instruments.base import Progress
 
     now = [100.0]

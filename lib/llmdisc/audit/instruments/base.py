@@ -46,14 +46,13 @@ from __future__ import annotations
 
 import abc
 import math
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Sequence, Union
 
 import pandas as pd
 
+from llmdisc.audit.progress import Progress, WorkPlan, format_seconds  # noqa: F401 - the instruments' face
 from llmdisc.scoring.readings import p_text  # one spelling of a p-value in the README, site and report
 from llmdisc.scoring.separation import auc_interval, minimum_detectable_separation, separation
 
@@ -161,11 +160,13 @@ class Comparison:
         return min(self.units) >= MIN_UNITS
 
     def words(self, lower: str, higher: str) -> str:
-        """``D 0.39 [0.03, 0.65], <lower>`` (or ``<higher>``): the separation with its direction in words."""
+        """``D 0.39 [0.03, 0.65], <lower>`` (or ``<higher>``): the separation with its direction in words, or
+        ``…, not told apart`` when its interval reaches 0 (or the units are too few to tell)."""
         d, low, high = self.discrimination
         if d is None:
             return "D undefined"
-        way = "" if d == 0 else f", {higher if self.auc > 0.5 else lower}"
+        # a direction only where the interval shows one: D 0.01 [0.00, 0.04] is not told apart, either way
+        way = ", not told apart" if not self.separated else f", {higher if self.auc > 0.5 else lower}"
         return f"D {d:.2f}" + ("" if low is None else f" [{low:.2f}, {high:.2f}]") + way
 
     @property
@@ -366,81 +367,6 @@ class AuditData:
             self.training = self.real
         if self.fresh is None:
             self.fresh = self.groups[NEGATIVE]
-
-
-class Progress:
-    """Progress lines with an ETA on stderr, and the ``--max-minutes`` deadline.
-
-    Args:
-        deadline: ``time.monotonic()`` value after which instruments stop early (None: no limit).
-        enabled: print the lines (False: silent; the deadline still holds).
-        stream: where the lines go (default stderr).
-        every: seconds between two lines of one instrument (the first and last always print).
-    """
-
-    def __init__(self, deadline: float | None = None, *, enabled: bool = True, stream: Any = None,
-                 every: float = 5.0) -> None:
-        self.deadline, self.enabled, self.every = deadline, enabled, every
-        self.stream = stream or sys.stderr
-        self._name, self._total, self._done, self._start, self._last = "", 0, 0, 0.0, 0.0
-
-    def out_of_time(self) -> bool:
-        """True once the deadline has passed, or when the running instrument's next unit, at its mean speed so
-        far, would end after it (so that the audit stops within its budget, not one unit past it)."""
-        if self.deadline is None:
-            return False
-        now = time.monotonic()
-        if 0 < self._done < self._total:
-            now += (now - self._start) / self._done
-        return now >= self.deadline
-
-    def start(self, name: str, total: int, what: str) -> None:
-        """Begin an instrument's ``total`` units of work (``what``: ``samples``, ``passes``, ...)."""
-        self._name, self._total, self._done, self._what = name, max(int(total), 0), 0, what
-        self._start = self._last = time.monotonic()
-        self._print(force=True)
-
-    def advance(self, n: int = 1) -> None:
-        """Count ``n`` units done and print a line when one is due."""
-        self._done += n
-        self._print(force=self._done >= self._total)
-
-    def _print(self, force: bool) -> None:
-        now = time.monotonic()
-        if not self.enabled or (not force and now - self._last < self.every):
-            return
-        self._last = now
-        elapsed = now - self._start
-        eta = ""
-        if 0 < self._done < self._total:
-            eta = f", about {format_seconds(elapsed / self._done * (self._total - self._done))} left"
-        print(f"  [{self._name}] {self._done}/{self._total} {self._what}, {format_seconds(elapsed)}{eta}",
-              file=self.stream, flush=True)
-
-
-def format_seconds(seconds: float) -> str:
-    """``42 s`` or ``3 min 05 s``."""
-    seconds = max(0.0, float(seconds))
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
-
-
-@dataclass(frozen=True)
-class WorkPlan:
-    """What an instrument will do: ``units`` of ``what`` at ``seconds_per_unit`` (from a probe or a
-    measured constant) plus ``fixed_seconds`` (loading a model, fitting once)."""
-
-    units: int
-    what: str
-    seconds_per_unit: float
-    fixed_seconds: float = 0.0
-    description: str = ""
-
-    @property
-    def seconds(self) -> float:
-        """The estimated wall time."""
-        return self.fixed_seconds + self.units * self.seconds_per_unit
 
 
 @dataclass(frozen=True)
