@@ -34,6 +34,14 @@ def null_standard_error(n1: float, n2: float) -> float:
     return math.sqrt((n1 + n2 + 1) / (12 * n1 * n2))
 
 
+def auc_p_value(auc: float, n1: float, n2: float, *, one_sided: bool = False) -> float:
+    """The p-value of an AUC against 0.5 at its units, from :func:`null_standard_error` (the same null the score
+    interval inverts, so p < 0.05 where the interval leaves 0.5 out): two-sided, or for ``one_sided`` only an AUC
+    above 0.5 (a cross-validated classifier's) counts."""
+    z = (auc - 0.5) / null_standard_error(n1, n2)
+    return float(stats.norm.sf(z) if one_sided else 2 * stats.norm.sf(abs(z)))
+
+
 def _variance(theta: float, n1: float, n2: float) -> float:
     """Hanley–McNeil variance of the AUC at true value ``theta`` with N* = (n₁ + n₂)/2 on both sides."""
     half = (n1 + n2) / 2

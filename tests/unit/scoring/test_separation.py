@@ -132,3 +132,15 @@ def test_holm_by_hand() -> None:
     assert holm([0.5, float("nan"), 0.01]) == pytest.approx([0.5, float("nan"), 0.02], nan_ok=True)
     assert holm([0.6, 0.7]) == pytest.approx([1.0, 1.0])  # capped at 1
     assert holm([]) == []
+
+
+def test_the_auc_p_value_agrees_with_the_score_interval_at_the_edge():
+    from llmdisc.scoring.separation import auc_p_value
+
+    # p < 0.05 exactly where the score interval leaves 0.5 out (both from the same null standard error)
+    for auc in (0.55, 0.6, 0.65, 0.7, 0.8):
+        low, _ = auc_interval(auc, 40, 40)
+        assert (auc_p_value(auc, 40, 40) < 0.05) == (low > 0.5), auc
+    assert auc_p_value(0.5, 97, 97) == pytest.approx(1.0)
+    assert auc_p_value(0.80, 97, 97, one_sided=True) < 1e-6  # the report's C2ST control: AUC 0.80, 97 / 97
+    assert auc_p_value(0.40, 20, 20, one_sided=True) > 0.5  # below chance is no finding for a classifier
