@@ -22,7 +22,7 @@ from typing import Callable
 
 import pandas as pd
 
-from llmdisc.pipeline.findings import control_verdict
+from llmdisc.pipeline.findings import _model_note, control_verdict
 from llmdisc.scoring.readings import MIN_N, POSITIVE, collect
 
 GEMINI, LLAMA = "gemini-2.5-flash", "llama-3.1-8b-instant"
@@ -112,10 +112,7 @@ def _our_verdict_model(tables_dir: Path) -> tuple[str, list[str]]:
     """The embedded model's verdict probability per dataset: its control status and positive control's D."""
     cells = collect(tables_dir)["probability"]
     datasets = sorted({k[0] for k in cells})
-    frame = pd.read_csv(tables_dir / "llm_probability_cells.csv") if (tables_dir / "llm_probability_cells.csv").exists() \
-        else None
-    model = ", ".join(sorted({str(m) for m in frame["model"].dropna()})) if frame is not None and "model" in frame \
-        else "the embedded model"
+    model = _model_note(tables_dir, "llm_probability_cells", "the embedded model")
     parts, statuses = [], []
     for dataset in datasets:
         status, _ = control_verdict(cells, dataset, "probability")
