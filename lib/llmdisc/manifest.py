@@ -1,4 +1,4 @@
-"""``manifest.json`` beside every product: inputs' hashes, parameters, seed, versions, outputs' hashes.
+"""``manifest.json`` beside every product: inputs' hashes, parameters, seed, versions, kernels, outputs' hashes.
 
 A stage may be skipped only when the manifest of its output matches the hashes of its current
 inputs and its parameters (:func:`manifest_is_current`); file times are never used.
@@ -14,6 +14,7 @@ import platform
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from llmdisc.determinism import kernel_record
 from llmdisc.paths import relative_to_root
 
 MANIFEST_NAME = "manifest.json"
@@ -95,6 +96,7 @@ def write_manifest(
         "inputs": hash_files(inputs),
         "outputs": hash_files(outputs),
         "versions": package_versions(),
+        "kernels": kernel_record(),  # the instruction set the numbers were computed with (llmdisc.determinism)
     }
     if metrics:
         manifest["metrics"] = dict(metrics)

@@ -17,9 +17,10 @@ import llmdisc
 
 PACKAGE = Path(llmdisc.__file__).resolve().parent
 
-SHARED = ("llmdisc", "llmdisc.errors", "llmdisc.paths", "llmdisc.manifest", "llmdisc.parameters")
+SHARED = ("llmdisc", "llmdisc.errors", "llmdisc.paths", "llmdisc.manifest", "llmdisc.parameters",
+          "llmdisc.determinism")
 """Modules below every stage: the package's vocabulary (``LABELS``, ``CONDITIONS``, …), errors, paths, manifests,
-parameter coercion."""
+parameter coercion, the kernels' pinned instruction set."""
 ENTRY_POINT = "llmdisc.__main__"
 """``python -m llmdisc``: above everything, like the CLI it starts."""
 
@@ -95,7 +96,7 @@ def test_every_module_belongs_to_a_stage_or_is_shared() -> None:
 
 def test_the_top_level_holds_only_the_shared_modules() -> None:
     top_modules = {p.stem for p in PACKAGE.glob("*.py")}
-    assert top_modules == {"__init__", "__main__", "errors", "paths", "manifest", "parameters"}
+    assert top_modules == {"__init__", "__main__", "errors", "paths", "manifest", "parameters", "determinism"}
     subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
     assert subpackages == set(STAGES)
 

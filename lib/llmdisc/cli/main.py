@@ -2,7 +2,9 @@
 
 Each module in ``llmdisc/cli/commands/`` defines ``add_parser(subparsers)`` which registers its
 sub-command and sets ``func`` (a callable taking the parsed arguments and returning an exit status).
-Heavy imports (SDV, torch, the LLM runtime) happen inside those functions, so ``--help`` is fast.
+Heavy imports (SDV, torch, the LLM runtime) happen inside those functions, so ``--help`` is fast, and a command
+runs with the kernels' instruction set pinned (:func:`llmdisc.determinism.pinned_kernels`), set before its first
+torch import, as the pipeline's notebook kernels are.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Sequence
 
 import llmdisc
 import llmdisc.cli.commands
+from llmdisc.determinism import pinned_kernels
 from llmdisc.errors import LlmdiscError
 
 
@@ -43,7 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        status = args.func(args)
+        with pinned_kernels():
+            status = args.func(args)
     except LlmdiscError as exc:
         print(f"llmdisc {args.command}: error: {exc}", file=sys.stderr)
         return int(getattr(exc, "exit_status", 2))

@@ -121,8 +121,10 @@ class ModelConfig(_Section):
     """``local`` only: how label scores are computed (``transformers``, float32, when empty;
     ``transformers-bfloat16``, the same pass 1.7-1.8x faster on a CPU with native bfloat16 and ~4.7x slower on one
     without; ``transformers-auto``, whichever of the two this CPU runs faster, resolved when the configuration is
-    read; ``llamacpp``, forced tokens). Notebook 09 reads the tables' stored token log-probabilities when
-    ``likelihood.backend`` names the same transformers backend."""
+    read; ``llamacpp``, forced tokens). The bfloat16 and auto names are opt-ins: their records (``label_method``)
+    and cells are keyed apart from float32's, and ``configs/default.yaml`` runs float32 on every CPU. Notebook 09
+    reads the tables' stored token log-probabilities when ``likelihood.backend`` names the same transformers
+    backend."""
 
     @field_validator("label_backend")
     @classmethod

@@ -4,7 +4,8 @@
 :class:`NotebookRun` (one per notebook × dataset × model × prompt variant …); :func:`run_pipeline`
 executes them, writing executed copies to ``reports/executed/<config>/`` and a run record per
 notebook; with ``workers`` > 1 it runs notebooks whose inputs are ready side by side (each kernel on one CPU
-thread), so one dataset's stages run while the other's synthesizers fit. A notebook is skipped when its
+thread), so one dataset's stages run while the other's synthesizers fit; every kernel starts with the pinned
+instruction set of :mod:`llmdisc.pipeline.kernels`. A notebook is skipped when its
 notebook source, its parameters, the records of the stages it reads and its external input files all hash as
 last time and its outputs still match their recorded hashes — decided from hashes, never from file times.
 ``force=True`` re-runs.
@@ -12,7 +13,6 @@ last time and its outputs still match their recorded hashes — decided from has
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import json
 import multiprocessing
@@ -27,6 +27,7 @@ from llmdisc.errors import ConfigError, LlmdiscError
 from llmdisc.manifest import package_versions, sha256_file, sha256_json
 from llmdisc.paths import project_root, reference_dir, relative_to_root
 from llmdisc.pipeline.config import RunConfig, require_one_provider
+from llmdisc.pipeline.kernels import kernel_environment
 from llmdisc.synthesis.releases import paper_releases_for
 
 NOTEBOOKS = {
@@ -354,10 +355,6 @@ def critical_path_seconds(plan: list[NotebookRun], records: "RunRecords") -> dic
     return chain
 
 
-THREAD_ENVS = ("LLMDISC_TORCH_THREADS", "LLMDISC_LLM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-"""Thread counts a kernel's torch, llama.cpp and BLAS read at start (set to 1 for side-by-side runs)."""
-
-
 def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | None = None,
                  workers: int | None = None, log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """Execute the plan of ``config`` (see :func:`run_plan`); ``only`` restricts it to stages like ``["01"]``;
@@ -372,26 +369,6 @@ def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | No
         require_one_provider(config)
     return run_plan(plan, project_root() / "reports" / "executed" / config.name, force=force,
                     workers=config.workers if workers is None else workers, log=log)
-
-
-@contextlib.contextmanager
-def one_thread_per_kernel(workers: int):
-    """With ``workers`` > 1, start every kernel with one CPU thread (variables a user set are kept).
-
-    Why: torch with two threads ran 4–50× slower when another process shared the two cores (FEASIBILITY.md,
-    "SDV and torch"); two one-thread kernels side by side keep both cores busy without contention.
-    """
-    if workers <= 1:
-        yield
-        return
-    added = [name for name in THREAD_ENVS if name not in os.environ]
-    for name in added:
-        os.environ[name] = "1"
-    try:
-        yield
-    finally:
-        for name in added:
-            os.environ.pop(name, None)
 
 
 def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False, workers: int = 1,
@@ -445,7 +422,7 @@ def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False
         log(f"[done] {run.run_id} in {seconds:.1f} s")
         outcomes[run.run_id] = {"run_id": run.run_id, "status": "ran", "seconds": round(seconds, 1)}
 
-    with one_thread_per_kernel(workers), _executor(workers) as pool:
+    with kernel_environment(workers), _executor(workers) as pool:
         while (waiting and failure is None) or running:
             started_one = False
             while failure is None and len(running) < workers:

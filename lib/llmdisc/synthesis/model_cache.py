@@ -3,10 +3,12 @@
 An entry is a folder ``<cache_root>/<dataset_key>/cache/<synthesizer>-<key16>/`` holding
 ``synthesizer.pkl`` (the fitted SDV model, cloudpickle), ``synthetic.parquet`` (the sampled table) and
 ``manifest.json``. The key is the sha256 of the canonical JSON of :func:`cache_key_payload`: the
-training table's content hash, synthesizer, epochs, seed, metadata mode, column kinds, row counts and
-the versions of SDV and the libraries under it. An entry is used only when its manifest records this
-exact key and both files still have their recorded sha256; anything else (a stale or edited manifest,
-a truncated file) is reported with an :class:`~llmdisc.errors.LlmdiscWarning`, removed and refitted.
+training table's content hash, synthesizer, epochs, seed, metadata mode, column kinds, row counts,
+the versions of SDV and the libraries under it, and the instruction set torch's kernels run at
+(:func:`llmdisc.determinism.arithmetic_key`: a fit at another one is another release). An entry is used
+only when its manifest records this exact key and both files still have their recorded sha256; anything
+else (a stale or edited manifest, a truncated file) is reported with an
+:class:`~llmdisc.errors.LlmdiscWarning`, removed and refitted.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from typing import Any
 
 import pandas as pd
 
+from llmdisc.determinism import arithmetic_key
 from llmdisc.errors import LlmdiscWarning
 from llmdisc.manifest import read_manifest, sha256_file, sha256_json, write_manifest
 
 logger = logging.getLogger(__name__)
 
-CACHE_FORMAT = 2  # bump when the entry layout or the fit/sampling procedure changes (2: in-process joblib)
+CACHE_FORMAT = 3  # bump when the entry layout or the fit/sampling procedure changes (2: in-process joblib;
+# 3: fused Adam, llmdisc.synthesis.fit.fused_adam)
 MODEL_FILE = "synthesizer.pkl"
 TABLE_FILE = "synthetic.parquet"
 _KEYED_VERSIONS = ("sdv", "rdt", "ctgan", "copulas", "torch", "numpy", "pandas", "scikit-learn", "scipy")
@@ -57,9 +61,10 @@ def library_versions() -> dict[str, str]:
 
 
 def cache_key_payload(parameters: dict[str, Any], train_sha256: str) -> dict[str, Any]:
-    """Everything that changes a release: its parameters, the training data's hash, library versions."""
+    """Everything that changes a release: its parameters, the training data's hash, library versions, the
+    kernels' instruction set."""
     return {"format": CACHE_FORMAT, "parameters": parameters, "train_sha256": train_sha256,
-            "versions": library_versions()}
+            "versions": library_versions(), "kernels": arithmetic_key()}
 
 
 def cache_key(payload: dict[str, Any]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 from pathlib import Path
 
 import nbformat
@@ -182,3 +183,21 @@ def test_workers_below_one_and_dependency_cycles_are_refused(project):
              NotebookRun("b", "02", "notebooks/b.ipynb", {"factor": 3}, depends_on=["a"])]
     with pytest.raises(ConfigError, match="wait on each other"):
         run_plan(cycle, project / "reports" / "executed" / "t", workers=2, log=lambda s: None)
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="the pins apply on x86-64 only")
+def test_kernels_start_with_the_pinned_instruction_set_and_their_manifests_record_it(project, monkeypatch):
+    for name in ("LLMDISC_KERNEL_PINS", "ATEN_CPU_CAPABILITY"):
+        monkeypatch.delenv(name, raising=False)
+    _notebook(project / "notebooks" / "isa.ipynb", "z: int = 0",
+              "import torch\n"
+              "from llmdisc.manifest import write_manifest\n"
+              "from llmdisc.paths import project_root\n"
+              "write_manifest(project_root() / 'out', 'isa')")
+    run_plan([NotebookRun("isa", "01", "notebooks/isa.ipynb", {"z": 0})], project / "reports" / "executed" / "t",
+             log=lambda s: None)
+    kernels = json.loads((project / "out" / "manifest.json").read_text())["kernels"]
+    assert kernels["mode"] == "avx2" and kernels["variables"]["ATEN_CPU_CAPABILITY"] == "avx2"
+    if kernels["torch_cpu_capability"] != "DEFAULT":  # a CPU without AVX2 runs torch's scalar kernels
+        assert kernels["torch_cpu_capability"] == "AVX2" and kernels["pinned"]
+    assert "ATEN_CPU_CAPABILITY" not in os.environ  # set for the kernels only, then taken back

@@ -246,3 +246,27 @@ def test_notebook_02_quick_publishes_and_records_key_numbers(census_small: pd.Da
     assert budget["c2st_auc"].between(0, 1).all() and budget["dcr_share"].between(0, 1).all()
     assert budget["likelihood_auc"].isna().all()
     assert (tmp_path / "data" / "synthetic" / "census-codes" / "fit_budget.csv").exists()
+
+
+def test_ctgan_and_tvae_train_with_fused_adam(adult_tiny: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    # fused Adam takes exact square roots; ctgan's default Adam takes MKL's, refined from the CPU's rsqrtps
+    import ctgan.synthesizers.tvae as tvae_module
+    import torch.optim
+
+    from llmdisc.synthesis.fit import fit_and_sample
+
+    seen: list[object] = []
+
+    class Recording(torch.optim.Adam):
+        def __init__(self, params, **kwargs):  # noqa: ANN001, ANN003
+            seen.append(kwargs.get("fused"))
+            super().__init__(params, **kwargs)
+
+    monkeypatch.setattr(torch.optim, "Adam", Recording)
+    monkeypatch.setattr(tvae_module, "Adam", Recording)
+    kinds = column_kinds("adult")
+    for name in ("ctgan", "tvae"):
+        fit_and_sample(adult_tiny, synthesizer=name, seed=0, epochs=1, metadata_mode="declared",
+                       column_kinds={c: kinds[c] for c in adult_tiny.columns}, num_rows=20, show_progress=False)
+    assert seen == [True, True, True]  # CTGAN's generator and discriminator, TVAE's autoencoder
+    assert torch.optim.Adam is Recording and tvae_module.Adam is Recording  # put back after each fit

@@ -8,13 +8,12 @@ import pytest
 
 from llmdisc.cli.commands.trials import run_settings
 from llmdisc.cli.main import build_parser
-from llmdisc.discrimination.likelihood.transformers_backend import resolve_backend
 from llmdisc.errors import ConfigError
 from llmdisc.paths import project_root
 from llmdisc.pipeline.config import load_config
 from llmdisc.pipeline.runs import plan_run
 
-AUTO = resolve_backend("transformers-auto")  # the default config's label backend on this CPU
+DEFAULT_BACKEND = "transformers"  # the default config's label backend: float32 on every CPU
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -54,7 +53,7 @@ def test_trials_run_with_a_config_is_the_runs_stage_04() -> None:
             got = getattr(run, name)
             assert (list(got) if isinstance(got, tuple) else got) == value, name
     assert settings[0].conditions == ("C1",) and settings[0].trials_per_label_c2 == 0  # C2 only in paper.yaml
-    assert settings[0].verdict_trials_per_label == 0 and settings[0].label_backend == AUTO
+    assert settings[0].verdict_trials_per_label == 0 and settings[0].label_backend == DEFAULT_BACKEND
     assert settings[0].controls and settings[0].share_real_samples and settings[0].scoring == "probability"
 
 
@@ -63,7 +62,7 @@ def test_a_flag_beside_a_config_overrides_it_and_out_needs_one_run() -> None:
                                   "--trials-per-label", "3", "--no-controls", "--conditions", "C1"))
     assert [(s.dataset_key, s.trials_per_label, s.controls, s.conditions) for s in settings] == [
         ("adult", 3, False, ("C1",))]
-    assert settings[0].label_backend == AUTO and settings[0].share_real_samples  # from the config
+    assert settings[0].label_backend == DEFAULT_BACKEND and settings[0].share_real_samples  # from the config
     flagged = run_settings(parse("trials", "run", "--config", "configs/default.yaml", "--dataset-key", "adult",
                                  "--label-backend", "transformers"))
     assert flagged[0].label_backend == "transformers"

@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from llmdisc.discrimination.likelihood.transformers_backend import resolve_backend
 from llmdisc.errors import ConfigError
 from llmdisc.paths import project_root
 from llmdisc.pipeline.config import load_config
@@ -187,10 +186,10 @@ def test_the_default_run_scores_by_probability_with_enough_trials_in_every_cell(
     # no generated verdicts: one per cell and label gave n = 1 (no DRS), at ~6x a label score's cost
     assert trials.controls and trials.share_real_samples and trials.verdict_trials_per_label == 0
     assert config.likelihood.enabled and config.likelihood.samples_per_class >= 20
-    # notebook 09 reads the tables' token log-probabilities the trials' label pass stored: the same backend, the
-    # faster precision of this CPU (transformers-auto, resolved when the configuration is read)
+    # notebook 09 reads the tables' token log-probabilities the trials' label pass stored: the same backend, float32
+    # on every CPU (issue 41: with transformers-auto the reader's CPU chose bfloat16 cells); bfloat16 is an opt-in
     assert [m.label_backend for m in trials.models] == [config.likelihood.backend]
-    assert config.likelihood.backend == resolve_backend("transformers-auto")
+    assert config.likelihood.backend == "transformers"
     # the joint-structure statistic is part of the default run (issue 26): 20 or more samples a class, every
     # release and both controls
     assert config.likelihood.joint and config.likelihood.joint_k >= 2 and config.likelihood.samples_per_class >= 20

@@ -46,6 +46,15 @@ def test_the_table_separates_the_control_and_reads_real_vs_real_at_chance():
         assert np.isfinite(control[column])
 
 
+def test_float32_and_bfloat16_contrasts_are_two_cells_never_pooled():
+    both = pd.concat([_records(), _records(seed=1).assign(backend="transformers-bfloat16")], ignore_index=True)
+    table = joint_table(both, n_perm=200, n_boot=100)
+    assert sorted(set(table["backend"])) == ["transformers", "transformers-bfloat16"]
+    assert (table["n_real"] == 20).all() and (table["n_syn"] == 20).all()  # each cell its own 20, never 40
+    alone = joint_table(_records(), n_perm=200, n_boot=100)
+    pd.testing.assert_frame_equal(table[table["backend"] == "transformers"].reset_index(drop=True), alone)
+
+
 def test_with_few_permutations_the_per_sample_share_is_read_at_the_smallest_attainable_p():
     assert attainable_level(19) == 0.05 and attainable_level(2) == pytest.approx(1 / 3)
     table = joint_table(_records(k=2, n=60), n_perm=200, n_boot=100).set_index("source")

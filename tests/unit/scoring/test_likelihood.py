@@ -131,6 +131,16 @@ def test_likelihood_table_has_each_source_with_its_kind_and_the_real_vs_real_con
     assert isinstance(real_vs_real_warnings(table), list)
 
 
+def test_float32_and_bfloat16_samples_are_two_cells_never_pooled():
+    # the default run's float32 scores and an opt-in bfloat16 run's of the same samples, side by side
+    both = pd.concat([_records(), _records(seed=1).assign(backend="transformers-bfloat16")], ignore_index=True)
+    table = likelihood_table(both, seed=5, n_perm=300, n_boot=300)
+    assert sorted(set(table["backend"])) == ["transformers", "transformers-bfloat16"]
+    assert (table["n_real"] == 20).all() and (table["n_syn"] == 20).all()  # each cell its own 20, never 40
+    alone = likelihood_table(_records(), seed=5, n_perm=300, n_boot=300)
+    pd.testing.assert_frame_equal(table[table["backend"] == "transformers"].reset_index(drop=True), alone)
+
+
 def test_real_vs_real_warning_fires_when_the_control_separates():
     records = _records()
     train = records["source"] == "train"

@@ -1,0 +1,107 @@
+"""The kernels' pinned instruction set: set for started processes, user values kept, recorded, keyed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from llmdisc.determinism import (
+    KERNEL_PINS,
+    MODE_ENV,
+    RECORDED,
+    STRICT_PINS,
+    arithmetic_key,
+    has_avx2,
+    kernel_pins,
+    kernel_record,
+    pinned_kernels,
+)
+from llmdisc.errors import ConfigError
+
+X86 = has_avx2()
+needs_x86 = pytest.mark.skipif(not X86, reason="the pins apply on x86-64 CPUs with AVX2 and FMA only")
+
+
+@pytest.fixture
+def clean(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in (MODE_ENV, *RECORDED):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@needs_x86
+def test_the_block_sets_the_missing_pins_and_removes_them_after(clean) -> None:
+    with pinned_kernels() as added:
+        assert added == KERNEL_PINS
+        assert set(KERNEL_PINS) == {"ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE"}
+        assert os.environ["ATEN_CPU_CAPABILITY"] == "avx2" and "AVX512F" in os.environ["NPY_DISABLE_CPU_FEATURES"]
+        assert "MKL_CBWR" not in os.environ
+    assert not set(KERNEL_PINS) & set(os.environ)
+
+
+@needs_x86
+def test_a_value_the_user_set_is_kept(clean) -> None:
+    clean.setenv("ATEN_CPU_CAPABILITY", "avx512")
+    with pinned_kernels() as added:
+        assert "ATEN_CPU_CAPABILITY" not in added and os.environ["ATEN_CPU_CAPABILITY"] == "avx512"
+        assert not kernel_record()["pinned"]  # what ran is recorded as not the default's arithmetic
+    assert os.environ["ATEN_CPU_CAPABILITY"] == "avx512"
+
+
+@needs_x86
+def test_strict_adds_mkls_reproducible_branch_and_off_pins_nothing(clean) -> None:
+    clean.setenv(MODE_ENV, "strict")
+    assert kernel_pins() == STRICT_PINS and STRICT_PINS["MKL_CBWR"] == "COMPATIBLE"
+    with pinned_kernels():
+        assert os.environ["MKL_CBWR"] == "COMPATIBLE"
+    clean.setenv(MODE_ENV, "off")
+    with pinned_kernels() as added:
+        assert added == {} and kernel_record()["pinned"] is False
+
+
+def test_an_unknown_mode_is_an_error_that_names_the_fix(clean) -> None:
+    clean.setenv(MODE_ENV, "avx512")
+    with pytest.raises(ConfigError, match="avx2, strict, off"), pinned_kernels():
+        pass
+
+
+@needs_x86
+def test_a_process_started_in_the_block_runs_torch_and_numpy_at_avx2_and_records_it(clean) -> None:
+    code = ("import json, torch; from numpy.core._multiarray_umath import __cpu_features__ as f; "
+            "from llmdisc.determinism import kernel_record; "
+            "print(json.dumps({**kernel_record(), 'numpy_avx512': f['AVX512F']}))")
+    with pinned_kernels():
+        pinned = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                           check=True).stdout)
+    clean.setenv(MODE_ENV, "off")
+    native = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                       check=True).stdout)
+    if native["torch_cpu_capability"] not in ("AVX2", "AVX512"):
+        pytest.skip(f"this CPU's torch runs at {native['torch_cpu_capability']}: nothing to pin down to")
+    assert pinned["pinned"] and pinned["torch_cpu_capability"] == "AVX2" and pinned["mode"] == "avx2"
+    assert not pinned["numpy_avx512"]  # NumPy's AVX-512 kernels are off too
+    assert not native["pinned"] and native["variables"]["ATEN_CPU_CAPABILITY"] is None
+
+
+def test_every_manifest_records_the_kernels(clean, tmp_path) -> None:
+    from llmdisc.manifest import read_manifest, write_manifest
+
+    with pinned_kernels():
+        manifest = read_manifest(write_manifest(tmp_path, "test"))
+    assert manifest["kernels"]["mode"] == "avx2"
+    assert set(manifest["kernels"]["variables"]) == set(RECORDED)
+    if X86 and "torch" not in sys.modules:
+        assert manifest["kernels"]["pinned"] and manifest["kernels"]["variables"]["ATEN_CPU_CAPABILITY"] == "avx2"
+
+
+def test_a_fit_at_another_instruction_set_is_another_cache_entry(clean) -> None:
+    from llmdisc.synthesis.model_cache import cache_key, cache_key_payload
+
+    payload = cache_key_payload({"synthesizer": "ctgan"}, "train")
+    assert payload["kernels"] == arithmetic_key()
+    clean.setenv("MKL_CBWR", "COMPATIBLE")
+    assert cache_key(cache_key_payload({"synthesizer": "ctgan"}, "train")) != cache_key(payload)
