@@ -10,6 +10,7 @@ beside ours, and the two are never pooled into one cell.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -147,7 +148,9 @@ def likelihood_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> d
             "likelihood_samples": likelihood_scoring.samples_table(every)}
 
 
-def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0,
+                 load_tables: Callable[[str, list[str]], dict[str, pd.DataFrame]] | None = None
+                 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """The joint-structure contrast over every notebook-09 run present.
 
     Args:
@@ -155,20 +158,34 @@ def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> tuple[
             ``*.jsonl`` of its ``joint/`` folder, not of its subfolders (``design/``, ``calibration/``: the benches'
             records, not runs).
         seed: Run seed of the intervals and permutation p-values.
+        load_tables: ``load_tables(dataset_key, sources)`` → the tables the samples were drawn from (default
+            :func:`~llmdisc.discrimination.likelihood.runs.load_likelihood_tables` at the records' run seed).
 
     Returns:
-        ``(records, tables)``: one row per scored sample, and ``joint_cells`` and ``joint_columns`` by name (both
-        absent when no run is present).
+        ``(records, tables)``: one row per scored sample with its ``variety`` and variety-adjusted contrast
+        (:mod:`llmdisc.scoring.variety`, the samples rebuilt from ``data/``), and ``joint_cells`` (C and the
+        adjusted C, rows told apart by ``score``) and ``joint_columns`` by name (both absent when no run is
+        present).
+
+    Raises:
+        DataError: a table the records were drawn from is missing or is not the one they were drawn from.
     """
     from llmdisc.discrimination.likelihood.records import load_joint
+    from llmdisc.discrimination.likelihood.runs import load_likelihood_tables
     from llmdisc.scoring import joint as joint_scoring
+    from llmdisc.scoring import variety
 
     folder = (likelihood_dir or results_dir() / "likelihood") / "joint"
     records = load_joint(folder, recursive=False) if folder.is_dir() else pd.DataFrame()
     if records.empty:
         return records, {}
-    return records, {"joint_cells": joint_scoring.joint_table(records, seed=seed),
-                     "joint_columns": joint_scoring.joint_column_table(records)}
+    run_seeds = records.groupby("dataset_key")["run_seed"].first()
+    records = variety.with_variety(records, load_tables or (lambda key, sources: load_likelihood_tables(
+        key, sources, run_seed=int(run_seeds[key]))))
+    records = variety.variety_adjusted(records, list(joint_scoring.JOINT_CELL_COLUMNS))
+    cells = pd.concat([joint_scoring.joint_table(records, score=score, seed=seed)
+                       for score in ("contrast", variety.ADJUSTED_SCORE)], ignore_index=True)
+    return records, {"joint_cells": cells, "joint_columns": joint_scoring.joint_column_table(records)}
 
 
 def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:

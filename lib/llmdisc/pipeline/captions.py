@@ -252,7 +252,9 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
     "joint_cells": "Joint structure per dataset × release and control: AUC of the contrast C = log P(sample) − mean "
                    "log P(values recombined within the sample) against real holdout samples (95 % score interval, "
                    "permutation p), the reference-band decision (p_REAL, p_SYN, DRS), the KS test of the "
-                   "per-sample p-values' calibration (notebook 09 § 6).",
+                   "per-sample p-values' calibration (notebook 09 § 6); each group's mean variety (distinct values "
+                   "per column, 0–1) beside it, and the same reading of C adjusted for variety (score "
+                   "contrast_adjusted: C minus a line of C on variety fitted on the real reference samples).",
     "joint_columns": "Joint structure per column: each column's share of C (how much less predictable from the columns before it; C_j, each column permuted alone, where measured), real holdout against each release "
                      "and control, and their difference (negative: the group lost that column's ties; notebook 09 "
                      "§ 6).",

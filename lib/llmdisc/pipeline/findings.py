@@ -182,6 +182,41 @@ def _calibration_sentence(table: pd.DataFrame | None) -> list[str]:
             + "."]
 
 
+def _variety_sentence(table: pd.DataFrame | None) -> list[str]:
+    """Where the joint contrast's reading of a group follows its variety (``joint_cells``' ``contrast`` and
+    ``contrast_adjusted`` rows, :mod:`llmdisc.scoring.variety`): per dataset, the real samples' variety, how C
+    rises with it among the real reference samples, and each group whose reading (told apart by its interval, and
+    which way) changes once the variety is taken out. No line without the adjusted rows."""
+    if table is None or "score" not in table or not (table["score"] == "contrast_adjusted").any():
+        return []
+    raw = table[table["score"] == "contrast"].set_index(["dataset_key", "source"])
+    adjusted = table[table["score"] == "contrast_adjusted"].set_index(["dataset_key", "source"])
+    parts = []
+    for dataset, rows in adjusted.groupby(level=0, sort=True):
+        first = rows.iloc[0]
+        changed = []
+        for (_, source), row in rows.iterrows():
+            before, after = (Cell(r["auc"], None, int(r["n_real"]), int(r["n_syn"])).separation
+                             for r in (raw.loc[(dataset, source)], row))
+            if before is None or after is None:
+                continue
+            reading = [s.direction if s.low > 0 else "" for s in (before, after)]
+            if reading[0] != reading[1]:
+                said = [s.words(*WORDS["joint"]) if s.low > 0 else f"D {s.d:.2f} [{s.low:.2f}, {s.high:.2f}], not "
+                        "told apart" for s in (before, after)]
+                changed.append(f"{source} (variety {row['other_variety']:.2f}): {said[0]} raw, {said[1]} adjusted")
+        parts.append(f"{dataset}: real samples' variety {first['real_variety']:.2f}, C rising "
+                     f"{first['variety_slope']:+.0f} nats per unit of variety among the {int(first['n_reference'])} "
+                     f"real reference samples (r {first['variety_r']:+.2f}); "
+                     + ("; ".join(changed) if changed else "no group's reading changes"))
+    return ["- **Does the joint reading follow the samples' variety?** A column whose values are all alike adds "
+            "nothing to C, so a release with fewer distinct values can read less structured without losing a "
+            "dependence. Variety = (distinct values − 1) / (rows − 1) per column, averaged (0 = all alike, 1 = all "
+            "different); adjusted = C minus a line of "
+            "C on variety fitted on the real reference samples; a reading is told apart when D's 95 % interval "
+            "excludes 0 (no Holm): " + " — ".join(parts) + "."]
+
+
 def _model_note(tables_dir: Path, table: str, fallback: str) -> str:
     """`` (model m)``: the model that wrote ``table`` (its ``model`` column), or ``fallback``."""
     frame = _read(tables_dir, table)
@@ -223,6 +258,7 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
         lines.append(f"- **{question}** (model: {model}) " + _instrument_sentence(cells, datasets, name) + ".")
         if name == "joint":
             lines += _calibration_sentence(_read(tables_dir, "joint_calibration"))
+            lines += _variety_sentence(_read(tables_dir, "joint_cells"))
     prob, verdict = found["probability"], found["verdict"]
     if not any(c.enough for c in prob.values()):
         lines.append("- **Can the LLM's verdict tell them apart?** Not measured here (too few trials per cell).")

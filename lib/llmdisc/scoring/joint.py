@@ -40,11 +40,12 @@ from llmdisc.scoring.likelihood import (
     reference_band,
 )
 from llmdisc.scoring.metrics import wilson_interval
+from llmdisc.scoring.variety import ADJUSTED_SCORE
 from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
 JOINT_CELL_COLUMNS = ("dataset_key", "backend", "model", "serialisation", "context", "k", "reference_rows")
 """What a joint-structure cell is never pooled over (with the ``source`` compared against the holdout)."""
-JOINT_SCORES = ("contrast", "contrast_std")
+JOINT_SCORES = ("contrast", "contrast_std", ADJUSTED_SCORE)
 ALPHA = 0.05
 
 
@@ -132,13 +133,19 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
     ``band_high``, ``p_real``, ``p_syn``, ``drs`` with intervals); ``real_mean``, ``other_mean`` (mean C, nats);
     ``share_level`` (the per-sample level: ``alpha``, or 1/(k + 1) where ``alpha`` cannot be reached),
     ``share_p_real`` and ``share_p_other`` (share with per-sample p <= ``share_level``, Wilson interval);
-    ``ks_stat``, ``ks_p`` (the other group's randomised p-values against Uniform(0, 1)).
+    ``ks_stat``, ``ks_p`` (the other group's randomised p-values against Uniform(0, 1)). Where the records carry
+    ``variety`` (:func:`llmdisc.scoring.variety.with_variety`): ``real_variety``, ``other_variety`` (the groups'
+    mean, 0–1) and, where adjusted, ``variety_slope`` and ``variety_r`` of the cell's fit.
 
     Raises:
-        DataError: an unknown score, or a cell without real holdout test or reference samples.
+        DataError: an unknown score or one the records lack, or a cell without real holdout test or reference
+            samples.
     """
     if score not in JOINT_SCORES:
         raise DataError(f"score {score!r} is not a joint-structure score; fix: use one of {', '.join(JOINT_SCORES)}")
+    if score not in records:
+        raise DataError(f"the joint records have no {score!r}; fix: add it with "
+                        "llmdisc.scoring.variety.variety_adjusted")
     rows = []
     for cell, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
         holdout = frame[frame["source"] == "holdout"]
@@ -163,6 +170,12 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
             row.update(_share(real_rows["p_value"].to_numpy(float), level, "share_p_real"))
             row.update(_share(group["p_value"].to_numpy(float), level, "share_p_other"))
             row.update(uniformity_test(group["p_randomised"]))
+            if "variety" in frame:
+                row["real_variety"], row["other_variety"] = (float(real_rows["variety"].mean()),
+                                                             float(group["variety"].mean()))
+            for fitted in ("variety_slope", "variety_r"):
+                if fitted in frame:
+                    row[fitted] = float(frame[fitted].iloc[0])
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
 import pytest
 
 from llmdisc.audit.instruments.base import WorkPlan
@@ -144,7 +145,7 @@ def test_the_probed_samples_are_read_back_but_not_counted_as_work(monkeypatch) -
     passes = SamplePasses(5, k=2)
     passes.scorer = object()
     passes.probed = {"real": 2, "release": 1}
-    draws = {group: [(i, f"{group} {i}") for i in range(passes.counts.get(group, 5))]
+    draws = {group: [(i, pd.DataFrame({"a": [i, i + 1]})) for i in range(passes.counts.get(group, 5))]
              for group in ("real", "release", "shuffled_columns", "real_holdout")}
     monkeypatch.setattr(passes, "draws", lambda data: draws)
     monkeypatch.setattr(passes, "_score", lambda scorer, data, sample, *, seed, k, cached=True: {"logprob": -1.0})

@@ -196,7 +196,8 @@ def _likelihood_and_joint_records(key: str, seed: int) -> tuple[list[dict], list
                                "layout_logprob": -9.0, "seconds": 1.0, "column_logprob": {"age": 10 * value}})
             stats = contrast_statistics(float(rng.normal(contrast, 5.0)), rng.normal(0.0, 5.0, 2),
                                         uniform=float(rng.random()))
-            joint.append({**common, "serialisation": "csv", "k": 2, "reference_rows": 20, **stats,
+            joint.append({**common, "serialisation": "csv", "k": 2, "reference_rows": 20, **stats, "run_seed": seed,
+                          "row_ids": sorted(int(r) for r in rng.choice(60, 20, replace=False)),
                           "column_contrast": {"age": stats["contrast"]}, "column_contrasts": {}})
     return likelihood, joint
 
@@ -220,9 +221,15 @@ def test_the_likelihood_and_joint_tables_cover_every_dataset_run_and_skip_the_de
     assert set(cells["dataset_key"]) == {"adult", "census-codes"}  # the joint records are not read as likelihood
     assert (cells.set_index(["dataset_key", "source"]).loc[("adult", "ctgan"), "auc"]) < 0.2
 
-    records, joint = figure_data.joint_tables(folder, seed=0)
+    rng = np.random.default_rng(5)  # the tables the samples were drawn from: a low-variety column varies per sample
+    source_tables = {s: pd.DataFrame({"age": rng.integers(17, 90, 60), "sex": rng.integers(0, 3, 60)})
+                     for s in ("holdout", "train", "ctgan", "shuffled_columns")}
+    records, joint = figure_data.joint_tables(folder, seed=0, load_tables=lambda key, sources: source_tables)
     assert set(joint) == {"joint_cells", "joint_columns"}
     assert set(records["dataset_key"]) == {"adult", "census-codes"}  # design/ left out
-    joint_cells = joint["joint_cells"].set_index(["dataset_key", "source"])
+    assert records["variety"].between(0, 1).all() and records["variety"].nunique() > 1
+    assert set(joint["joint_cells"]["score"]) == {"contrast", "contrast_adjusted"}
+    assert {"real_variety", "other_variety", "variety_slope", "variety_r"} <= set(joint["joint_cells"].columns)
+    joint_cells = joint["joint_cells"].query("score == 'contrast'").set_index(["dataset_key", "source"])
     assert joint_cells.loc[("adult", "shuffled_columns"), "auc"] < 0.1  # C near 0 against real rows' +30
     assert 0.2 < joint_cells.loc[("adult", "real_vs_real"), "auc"] < 0.8  # train rows hold together as holdout rows

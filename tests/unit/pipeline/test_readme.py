@@ -240,3 +240,19 @@ def test_a_stage_re_run_after_the_run_is_named_with_its_date(tmp_path):
     assert ("written by the run of `configs/default.yaml` on 2026-12-04, with notebook 08 (2026-12-06) re-run on "
             "its own since") in block
     assert "notebook 06" not in block
+
+
+def test_the_joint_reading_is_given_beside_the_samples_variety_and_its_change_once_adjusted(tmp_path):
+    _tables(tmp_path)
+    joint = pd.read_csv(tmp_path / "joint_cells.csv").assign(score="contrast", real_variety=0.41, other_variety=0.47,
+                                                             variety_slope=38.0, variety_r=0.62, n_reference=20)
+    assert "variety" not in render_results_block(tmp_path)  # a table without the adjusted rows: no line
+    adjusted = joint.assign(score="contrast_adjusted")
+    adjusted.loc[adjusted["source"] == "ctgan", ["auc", "perm_p"]] = (0.4, 0.3)  # no longer told apart
+    pd.concat([joint, adjusted]).to_csv(tmp_path / "joint_cells.csv", index=False)
+    block = render_results_block(tmp_path)
+    assert ("adult: real samples' variety 0.41, C rising +38 nats per unit of variety among the 20 real reference "
+            "samples (r +0.62); ctgan (variety 0.47): D 0.90 [0.63, 0.97], less structured raw, D 0.20 "
+            "[0.00, 0.50], not told apart adjusted.") in block
+    # the headline reading is the raw C's, not the adjusted one's
+    assert "| adult | ctgan | 0.00 [0.00, 0.34], p (Holm) 1.000 | 0.90 [0.63, 0.97], less structured" in block

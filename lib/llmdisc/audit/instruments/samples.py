@@ -332,11 +332,21 @@ class SamplePasses:
                     scores = self._score(scorer, data, rows, seed=seed, k=self.k)
                 except DataError as exc:  # e.g. a sample whose columns are all constant: nothing to recombine
                     scores = {"error": str(exc)}
-                records[group].append({"sample_seed": seed, **scores})
+                records[group].append({"sample_seed": seed, "variety": _variety(rows), **scores})
                 if not probed(group, i):  # the ETA and the deadline's look-ahead read the speed of real work
                     progress.advance()
         self.records = records
         return records
+
+
+def _variety(rows: pd.DataFrame) -> float:
+    """:func:`llmdisc.scoring.variety.sample_variety`, NaN for a sample it cannot measure (under 2 rows)."""
+    from llmdisc.scoring.variety import sample_variety
+
+    try:
+        return sample_variety(rows)
+    except DataError:
+        return float("nan")
 
 
 class _SampleInstrument(Instrument):
@@ -437,6 +447,11 @@ class JointInstrument(_SampleInstrument):
     directions = ("less structured", "more structured")
     field = "contrast"
 
+    def extra(self, real: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
+        """The groups' mean variety (:mod:`llmdisc.scoring.variety`, 0–1), read beside C: C grows with it."""
+        return {"variety_real": float(np.nanmean([r.get("variety", np.nan) for r in real] or [np.nan])),
+                "variety_other": float(np.nanmean([r.get("variety", np.nan) for r in other] or [np.nan]))}
+
     def findings(self, records: dict[str, list[dict[str, Any]]], reading: Reading) -> list[str]:
         release = reading.comparisons.get(RELEASE)
         if release is None or not release.separated:
@@ -444,6 +459,15 @@ class JointInstrument(_SampleInstrument):
         lines = [f"The release's rows hold together {'less' if release.auc < 0.5 else 'more'} than real rows do: "
                  f"mean contrast C {release.extra['mean_other']:+.1f} nats against {release.extra['mean_real']:+.1f} "
                  f"for real samples ({release.words(*self.directions)})."]
+        real_variety, other_variety = release.extra.get("variety_real"), release.extra.get("variety_other")
+        if real_variety is not None and np.isfinite([real_variety, other_variety]).all():
+            # a column whose values are all alike recombines into itself: C also follows the sample's variety
+            lines.append(f"Variety (distinct values per column, 0–1) is {other_variety:.2f} in the release's samples "
+                         f"against {real_variety:.2f} in real ones; C rises with variety, so "
+                         + (f"part of this reading may be the release's {'fewer' if release.auc < 0.5 else 'more'} "
+                            "distinct values rather than its dependence between columns."
+                            if (other_variety - real_variety) * (release.auc - 0.5) > 0 else
+                            "the difference in variety runs the other way and does not explain this reading."))
         deltas = column_deltas(records["real"], records[RELEASE], "column_contrast")
         for column, delta in deltas.head(TOP_COLUMNS).items():
             if delta < 0:

@@ -1,0 +1,105 @@
+"""A sample's variety, and the joint-structure contrast with the variety taken out.
+
+The joint contrast C compares a sample with its values recombined within its rows. A column whose 20 values are
+all alike recombines into itself, so it adds nothing to C; a release whose modes collapsed therefore reads "less
+structured" without having lost a dependence, and a more varied one "more structured". Reading C therefore needs
+each group's variety beside it:
+
+* :func:`sample_variety` — the mean over columns of (distinct values − 1) / (rows − 1): 0 = every column holds one
+  value, 1 = every value in every column is different (unitless, 0–1).
+* :func:`with_variety` — each joint record's variety, its sample rebuilt from its source table and ``row_ids``.
+* :func:`variety_adjusted` — C minus what its variety predicts, the prediction a least-squares line of C on variety
+  fitted on each cell's real holdout *reference* samples only (the group no comparison reads), so the adjusted score
+  stays label-free and the real test samples stay out of the fit. Read with the same AUC as C
+  (:func:`llmdisc.scoring.joint.joint_table` with ``score="contrast_adjusted"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from llmdisc.errors import DataError
+
+ADJUSTED_SCORE = "contrast_adjusted"
+"""The variety-adjusted contrast's column in the joint records (nats)."""
+
+
+def sample_variety(sample: pd.DataFrame) -> float:
+    """Mean over columns of (distinct values − 1) / (rows − 1); missing values count as one value.
+
+    Args:
+        sample: The sample's rows (at least 2).
+
+    Returns:
+        Variety in [0, 1]: 0 = every column constant, 1 = no value repeated within any column.
+
+    Raises:
+        DataError: fewer than 2 rows or no column.
+    """
+    if len(sample) < 2 or sample.shape[1] == 0:
+        raise DataError(f"a sample of {len(sample)} rows × {sample.shape[1]} columns has no variety to measure; "
+                        "fix: pass a sample of at least 2 rows and 1 column")
+    distinct = sample.nunique(dropna=False).to_numpy(float)
+    return float(np.mean((distinct - 1) / (len(sample) - 1)))
+
+
+def with_variety(records: pd.DataFrame, load_tables: Callable[[str, list[str]], dict[str, pd.DataFrame]]
+                 ) -> pd.DataFrame:
+    """``records`` with a ``variety`` column (:func:`sample_variety` of each record's rows).
+
+    Args:
+        records: Joint records (:func:`~llmdisc.discrimination.likelihood.records.load_joint`): ``dataset_key``,
+            ``source``, ``row_ids`` (positions in the source table).
+        load_tables: ``load_tables(dataset_key, sources)`` → ``{source: table}``, the tables the run drew from
+            (:func:`llmdisc.discrimination.likelihood.runs.load_likelihood_tables` with the run's seed).
+
+    Raises:
+        DataError: a source table is missing or a row id lies outside it (the records are from other data).
+    """
+    out = records.copy()
+    values = pd.Series(np.nan, index=records.index, dtype=float)
+    for key, frame in records.groupby("dataset_key", sort=True):
+        tables = load_tables(str(key), sorted(set(frame["source"]) - {"holdout"}))
+        for index, source, row_ids in zip(frame.index, frame["source"], frame["row_ids"]):
+            table = tables.get(source)
+            if table is None:
+                raise DataError(f"no {source!r} table of {key} to rebuild its joint samples from; fix: run notebooks "
+                                "01 and 02 for the configuration that wrote these records")
+            if max(row_ids) >= len(table):
+                raise DataError(f"a {source!r} sample of {key} names row {max(row_ids)} of a {len(table)}-row table: "
+                                "the records were scored on other data; fix: re-run notebook 09 on this data")
+            values[index] = sample_variety(table.iloc[list(row_ids)])
+    out["variety"] = values
+    return out
+
+
+def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: str = "contrast") -> pd.DataFrame:
+    """``records`` with :data:`ADJUSTED_SCORE` = ``score`` − (a + b · variety), a and b fitted per cell on its real
+    holdout reference samples (``source == "holdout"``, ``role == "reference"``), and the fit's ``variety_slope``
+    (nats per unit of variety) and ``variety_r`` (Pearson r of C and variety over the reference samples).
+
+    Raises:
+        DataError: no ``variety`` column (:func:`with_variety` first), or a cell with fewer than 3 reference
+            samples or reference samples of one variety (no line to fit).
+    """
+    if "variety" not in records:
+        raise DataError("the joint records carry no variety; fix: add it with llmdisc.scoring.variety.with_variety")
+    out = records.copy()
+    for column in (ADJUSTED_SCORE, "variety_slope", "variety_r"):
+        out[column] = np.nan
+    for cell, frame in records.groupby(cell_columns, sort=True, dropna=False):
+        reference = frame[(frame["source"] == "holdout") & (frame["role"] == "reference")]
+        x, y = reference["variety"].to_numpy(float), reference[score].to_numpy(float)
+        if len(x) < 3 or np.ptp(x) == 0:
+            raise DataError(f"cell {dict(zip(cell_columns, cell))} has {len(x)} reference samples "
+                            f"({len(set(x))} varieties): no line of C on variety to fit; fix: score at least 3 "
+                            "reference samples (likelihood.samples_per_class)")
+        slope, intercept = np.polyfit(x, y, 1)
+        out.loc[frame.index, ADJUSTED_SCORE] = frame[score].to_numpy(float) - (intercept
+                                                                                + slope * frame["variety"].to_numpy(float))
+        out.loc[frame.index, "variety_slope"] = float(slope)
+        out.loc[frame.index, "variety_r"] = float(np.corrcoef(x, y)[0, 1])
+    return out
