@@ -7,23 +7,19 @@ the SmolLM2-135M-Instruct Q4_1 GGUF shipped inside the PyPI package ``llm-smollm
 
 What it does:
 
-* :meth:`EmbeddedProvider.generate` (:meth:`~Provider.complete` runs it in a worker thread): a verdict. In: a
-  :class:`PromptRequest` (system and user messages, the answer's JSON schema) and a :class:`GenerateConfig`
-  (token limit, temperature, seed). Out: a :class:`Completion`, llama.cpp's answer constrained to the schema
-  (temperature 0 and the seed make reruns byte-identical). The model is loaded once per process
-  (:func:`load_model`) and called in-process through ``Server.handle_chat_completions``, one request at a time;
-  the HTTP listener xllamacpp always opens binds 127.0.0.1 and is locked with a random API key.
-* :meth:`EmbeddedProvider.label_scores`: both labels scored as the answer's first value, each as the summed
-  natural log-probabilities of its full in-context token sequence (:class:`LabelScores`), by ``label_backend``:
-  ``transformers`` (default; one forward pass over the same weights,
-  :mod:`llmdisc.discrimination.likelihood.prompt_pass`, which also stores every prompt token's log-probability
-  for notebook 09), ``transformers-bfloat16``, ``transformers-auto`` (the faster of the two on this CPU) or
-  ``llamacpp`` (forced tokens: one chat call per label with the assistant prefill ``{"verdict": "`` and a grammar
-  that allows exactly the label's token ids; the only route for a ``gguf_path`` model).
-* Bad input: a chat template that does not continue the prefill is a :class:`ProviderRequestError` naming the fix
-  (``scoring: verdict``), raised by :meth:`EmbeddedProvider.check_label_scores` before any trial; a label that
-  tokenises across the prefix, a forced token the model did not generate or a non-finite value give invalid
-  scores with the reason.
+* :meth:`EmbeddedProvider.generate`: a verdict, llama.cpp's answer constrained to the request's JSON schema
+  (temperature 0 and the seed make reruns byte-identical); the model is loaded once per process
+  (:func:`load_model`) and called in-process, one request at a time; the listener xllamacpp always opens binds
+  127.0.0.1 behind a random API key.
+* :meth:`EmbeddedProvider.label_scores`: both labels scored as the answer's first value (summed natural
+  log-probabilities of each label's tokens, :class:`LabelScores`), by ``label_backend``: ``transformers`` (the
+  default: one float32 forward pass over the same weights, :mod:`llmdisc.discrimination.likelihood.prompt_pass`,
+  which also stores every prompt token's log-probability for notebook 09), the opt-ins ``transformers-bfloat16``
+  and ``transformers-auto`` (bfloat16 only where the CPU computes it natively), or ``llamacpp`` (forced tokens
+  under a grammar; the only route for a ``gguf_path`` model).
+* Bad input: a chat template that does not continue the prefill is a :class:`ProviderRequestError` naming the fix,
+  raised by :meth:`EmbeddedProvider.check_label_scores` before any trial; a label split across the prefix or a
+  non-finite value gives an invalid score with the reason.
 
 Quality warning: a 135M model is plumbing-grade — it proves the pipeline runs offline for real; its
 verdicts carry little signal. Use Ollama (8B-class) or Gemini for meaningful discrimination.
@@ -103,13 +99,8 @@ _load_lock = threading.Lock()
 
 
 def load_model(path: Path, *, threads: int, n_ctx: int) -> LoadedModel:
-    """Load ``path`` once per process (cached by path, threads and context size).
-
-    Args:
-        path: GGUF file.
-        threads: CPU threads for prompt processing and generation.
-        n_ctx: Context window in tokens.
-    """
+    """Load the GGUF file ``path`` once per process, with ``threads`` CPU threads for prompts and generation and
+    an ``n_ctx``-token context window (cached by all three)."""
     key = (str(path), threads, n_ctx)
     with _load_lock:
         if key not in _loaded:
@@ -155,11 +146,8 @@ class EmbeddedProvider(Provider):
         n_ctx: Context window in tokens.
         cache_prompt: Reuse the KV cache of the previous prompt's common prefix (faster, but answers may
             then depend on the previous request; off by default).
-        label_backend: How label scores are computed: ``transformers`` (default; one float32 forward pass that
-            also gives the prompt tokens' log-probabilities), ``transformers-bfloat16`` (the same pass in bfloat16:
-            1.7-1.8x faster on a CPU with AVX-512 bf16 or AMX, ~4.7x slower on one without; label log-probabilities
-            within ~0.25 nats of float32's), ``transformers-auto`` (whichever of the two this CPU runs faster) or
-            ``llamacpp`` (forced tokens); see the module docstring.
+        label_backend: How label scores are computed (one of :data:`LABEL_BACKENDS`; the module docstring;
+            speeds and agreement in ``docs/measurements.md``).
         token_cache_dir: Where the transformers route stores each prompt's token log-probabilities (default the
             project's ``<cache>/likelihood-tokens``); ``llmdisc audit`` points it into the audit folder, so
             nothing about a user's rows is written outside it.
@@ -442,7 +430,8 @@ class EmbeddedProvider(Provider):
                     return self._invalid_scores(
                         f"label {label} tokenises across the answer prefix in this model's vocabulary (the "
                         f"prefix's last tokens change when {label!r} follows), so its continuation is not a "
-                        "sequence of whole tokens; fix: use scoring: verdict with this model", start, len(context))
+                        "sequence of whole tokens; fix: use scoring: verdict with this model",
+                        time.perf_counter() - start, len(context))
                 label_ids[label] = full[shared:]
             calls = []
             for index, label in enumerate(LABELS):
@@ -456,10 +445,13 @@ class EmbeddedProvider(Provider):
         self._require_prefill_accepted(calls[0], context)
         return self._scores_from_calls(calls, label_ids, latency, len(context))
 
-    def _invalid_scores(self, reason: str, start: float, prompt_tokens: int | None) -> LabelScores:
-        return LabelScores(logprobs=dict.fromkeys(LABELS, float("nan")), n_tokens={}, label_mass=float("nan"),
-                           model=self.model, model_version=self.model_digest(), prompt_tokens=prompt_tokens,
-                           latency_s=time.perf_counter() - start, invalid_reason=reason)
+    def _invalid_scores(self, reason: str, latency: float, prompt_tokens: int | None, *,
+                        n_tokens: dict[str, int] | None = None, metadata: dict[str, Any] | None = None
+                        ) -> LabelScores:
+        return LabelScores(logprobs=dict.fromkeys(LABELS, float("nan")), n_tokens=n_tokens or {},
+                           label_mass=float("nan"), model=self.model, model_version=self.model_digest(),
+                           prompt_tokens=prompt_tokens, latency_s=latency, invalid_reason=reason,
+                           metadata=metadata or {})
 
     def _scores_from_calls(self, calls: list[dict[str, Any]], label_ids: dict[str, list[int]], latency: float,
                            prompt_tokens: int) -> LabelScores:
@@ -492,10 +484,8 @@ class EmbeddedProvider(Provider):
                     "generation_ms": [t.get("predicted_ms") for t in timings], "threads": self.threads}
         n_tokens = {label: len(ids) for label, ids in label_ids.items()}
         if problems:
-            return LabelScores(logprobs=dict.fromkeys(LABELS, float("nan")), n_tokens=n_tokens,
-                               label_mass=float("nan"), model=self.model, model_version=self.model_digest(),
-                               prompt_tokens=prompt_tokens, latency_s=latency, invalid_reason="; ".join(problems),
-                               metadata=metadata)
+            return self._invalid_scores("; ".join(problems), latency, prompt_tokens, n_tokens=n_tokens,
+                                        metadata=metadata)
         return LabelScores(logprobs=logprobs, n_tokens=n_tokens,
                            label_mass=min(1.0, sum(math.exp(v) for v in first.values())), model=self.model,
                            model_version=self.model_digest(), prompt_tokens=prompt_tokens, latency_s=latency,
@@ -507,5 +497,3 @@ class EmbeddedProvider(Provider):
             return await asyncio.to_thread(self.score_labels_transformers, request)
         return await asyncio.to_thread(self.score_labels, request, config)
 
-
-_common_prefix_length = common_prefix_length  # kept for the tests that import it from here

@@ -14,7 +14,8 @@ import pytest
 
 from llmdisc import LABELS
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, GenerateConfig, PromptRequest
-from llmdisc.discrimination.providers.embedded import EmbeddedProvider, _common_prefix_length
+from llmdisc.discrimination.providers.embedded import EmbeddedProvider
+from llmdisc.discrimination.providers.label_positions import common_prefix_length
 from llmdisc.discrimination.providers.errors import ProviderRequestError
 
 SHORT = PromptRequest(system="You judge tables.", user="Is this table REAL or SYNTHETIC?\n\n| a |\n|---|\n| 1 |")
@@ -78,8 +79,8 @@ def test_a_template_that_does_not_continue_the_prefill_is_a_named_error(provider
 
 
 def test_common_prefix_of_token_sequences():
-    assert _common_prefix_length([1, 2, 3], [1, 2, 3, 4]) == 3
-    assert _common_prefix_length([1, 2, 3], [1, 9, 3, 4]) == 1
+    assert common_prefix_length([1, 2, 3], [1, 2, 3, 4]) == 3
+    assert common_prefix_length([1, 2, 3], [1, 9, 3, 4]) == 1
 
 
 @pytest.mark.slow
