@@ -37,7 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, Completion, GenerateConfig, LabelScores, PromptRequest
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
-from llmdisc.manifest import canonical_json, sha256_json
+from llmdisc.manifest import sha256_json
 from llmdisc.paths import in_checkout, project_root, relative_to_root
 
 CACHE_MODES = ("fill", "offline", "refresh")

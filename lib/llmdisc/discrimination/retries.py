@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 import tenacity
 
-from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest, Provider
+from llmdisc.discrimination.providers.base import GenerateConfig, PromptRequest, Provider
 from llmdisc.discrimination.providers.errors import ProviderUnreachableError, TransientProviderError
 from llmdisc.errors import ConfigError
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llmdisc import CONDITIONS, SYNTHESIZERS
 from llmdisc.errors import ConfigError
-from llmdisc.parameters import DATASET_KEYS, PROVIDERS, as_items
+from llmdisc.parameters import PROVIDERS, as_items
 
 PROVIDER_NAMES = PROVIDERS
 

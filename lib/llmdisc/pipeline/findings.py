@@ -307,7 +307,9 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
               "are score intervals recomputed from each cell's AUC and n (never of zero width). "
               f"{HOLM_FAMILY}. An instrument speaks of a dataset's releases only when its positive control is told "
               "apart in the expected direction by more than the D a release would need to differ by to be seen "
-              "(80 % power at Holm's first-step level), and real vs real is shown below that D."]
+              "(80 % power at Holm's first-step level), and real vs real is shown below that D. Each release is one "
+              "seeded fit of its synthesizer: what is said of it is said of that release, not of the synthesizer "
+              "(the spread between fits was not measured)."]
     return lines + design_markdown(_read(Path(tables_dir), "joint_design"))
 
 

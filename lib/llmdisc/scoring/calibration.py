@@ -7,7 +7,7 @@ Trials without a confidence (NaN) are left out of these three scores and of noth
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

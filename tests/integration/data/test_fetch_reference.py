@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import re
-import shutil
 import threading
 from collections import Counter
 from pathlib import Path

@@ -18,7 +18,7 @@ import pytest
 from llmdisc.discrimination.cache import default_cache_dir
 from llmdisc.discrimination.likelihood import opt_in
 from llmdisc.discrimination.likelihood.base import LIKELIHOOD_MODELS, OPT_IN_MODELS, likelihood_gguf_path
-from llmdisc.discrimination.likelihood.opt_in import chunked_model, joined_gguf_path, part_path
+from llmdisc.discrimination.likelihood.opt_in import chunked_model, part_path
 from llmdisc.errors import ChecksumError, ConfigError
 from llmdisc.paths import project_root
 

@@ -4,7 +4,6 @@ separations the results tables print."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pandas as pd
 from matplotlib.testing.compare import compare_images
