@@ -1,47 +1,14 @@
 """The instruction set the default run's kernels compute with, pinned so its numbers do not depend on the CPU.
 
-torch and NumPy pick their kernels from the CPU they run on: ATen's vectorised kernels (log-softmax, attention,
-the CTGAN/TVAE training steps) and NumPy's (``exp``, ``log``, ``pow``: GaussianCopula, the Bayesian mixtures of
-CTGAN's data transformer) at the widest instruction set the CPU offers, AVX-512 on this AMD EPYC (Zen 4, AVX-512
-BF16), AVX2 on the AVX2-only EPYC the committed tables came from; the two round differently. Measured with torch
-2.13.0 and NumPy 1.26.4 (``docs/measurements.md``, "Kernels' instruction set"): unpinned, this CPU gives other
-releases than with the pins (CTGAN, TVAE and GaussianCopula, 1,000 Adult rows, seed 0; CTGAN's Census C2ST moved
-from 0.862 to 0.828 between the two CPU kinds in issue 41) and moves the embedded model's float32 mean token
-log-likelihood of a 20-row table by up to 9.1e-6 nats, more than the smallest gap between two samples of the
-committed likelihood table (1.3e-6); repeated runs with the same setting are bit-identical.
-
-So every process of the default run starts with :data:`KERNEL_PINS` in its environment (:func:`pinned_kernels`:
-the pipeline's notebook kernels, the ``llmdisc`` command line). Each is read once, when its library loads, so they
-are set before torch or NumPy is imported, never changed inside a running process:
-
-``ATEN_CPU_CAPABILITY=avx2``
-    ATen's kernels at AVX2. Cost: none measured (the model's pass 43.6 against 41.5-43.5 CPU-s for six C1
-    prompts; a CTGAN fit 4.3 against 4.1), bfloat16 included (its products are oneDNN's).
-``NPY_DISABLE_CPU_FEATURES`` (:data:`NUMPY_AVX512`)
-    NumPy's AVX-512 kernels off, its AVX2 ones on: GaussianCopula's release depends on it. Cost: none measured.
-``OPENBLAS_CORETYPE=Haswell``
-    NumPy's and SciPy's OpenBLAS at their AVX2 kernels (here they chose Cooperlake and SkylakeX): the mixtures'
-    parameters depend on it. Set only on a CPU with AVX2 and FMA (another would stop at an illegal instruction).
-
-With these pins (and CTGAN/TVAE trained with fused Adam, :func:`llmdisc.synthesis.fit.fused_adam`), QEMU emulating
-an AVX2-only AMD EPYC (``-cpu EPYC-Rome``) gives this CPU's pinned results bit for bit: the model's token
-log-probabilities, and the CTGAN, TVAE and GaussianCopula releases; unpinned, this CPU's differ. The emulation is
-of the instruction set, not of a real CPU's approximate instructions (QEMU computes ``rsqrtps`` exactly).
-
-Not pinned, and why:
-
-``MKL_CBWR`` (MKL's conditional numerical reproducibility; torch's float32 matrix products are MKL's here)
-    On AMD CPUs MKL runs one code path (``mkl_blas_def_sgemm_kernel_0_zen``), AVX-512 or not: the emulated AVX2-only
-    EPYC's products equal this CPU's. Intel CPUs take MKL's Intel paths (emulated Haswell: other products).
-    ``MKL_CBWR=AVX2`` is honoured on Intel CPUs only (here MKL reports ``CNR:AUTO`` and computes as unpinned);
-    ``MKL_CBWR=COMPATIBLE`` makes emulated Intel, emulated AMD and this CPU agree on the products but costs 2.3x on
-    the model's pass and 1.4x on a CTGAN fit: ``LLMDISC_KERNEL_PINS=strict`` adds it (:data:`STRICT_PINS`).
-``ONEDNN_MAX_CPU_ISA``
-    No float32 result changed with it; it would make the bfloat16 opt-in 5.8x slower (emulated bfloat16).
-
-``LLMDISC_KERNEL_PINS``: ``avx2`` (the default), ``strict`` or ``off`` (each library at this CPU's widest
-instruction set). A variable the user set is never overwritten. :func:`kernel_record` is what every manifest
-records. Pins apply on x86-64 Linux CPUs with AVX2 and FMA (elsewhere there is nothing to pin down to).
+torch, NumPy and OpenBLAS pick their kernels (ATen's log-softmax, attention and training steps; NumPy's ``exp``,
+``log``, ``pow``) at the widest instruction set the CPU offers, and AVX-512 and AVX2 round differently. So every
+process of the default run (the pipeline's notebook kernels, the ``llmdisc`` command line) starts with
+:data:`KERNEL_PINS` in its environment (:func:`pinned_kernels`), set before torch or NumPy is imported:
+``ATEN_CPU_CAPABILITY=avx2``, ``NPY_DISABLE_CPU_FEATURES`` (:data:`NUMPY_AVX512`), ``OPENBLAS_CORETYPE=Haswell``;
+only on x86-64 Linux CPUs with AVX2 and FMA (another would stop at an illegal instruction). ``LLMDISC_KERNEL_PINS``
+is ``avx2`` (the default), ``strict`` (adds :data:`STRICT_PINS`) or ``off``; a variable the user set is never
+overwritten. :func:`kernel_record` is what every manifest records. What each pin changes and costs, and why MKL and
+oneDNN are not pinned by default: ``docs/measurements.md``, "Kernels' instruction set".
 """
 
 from __future__ import annotations
@@ -58,7 +25,7 @@ NUMPY_AVX512 = "AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX AVX512_CLX AVX
 """NumPy's AVX-512 dispatch targets (names a NumPy does not know are ignored)."""
 KERNEL_PINS: dict[str, str] = {"ATEN_CPU_CAPABILITY": "avx2", "NPY_DISABLE_CPU_FEATURES": NUMPY_AVX512,
                                "OPENBLAS_CORETYPE": "Haswell"}
-"""The default: torch's, NumPy's and OpenBLAS's kernels at AVX2 (see the module docstring for what was measured)."""
+"""The default: torch's, NumPy's and OpenBLAS's kernels at AVX2 (what was measured: ``docs/measurements.md``)."""
 STRICT_PINS: dict[str, str] = {**KERNEL_PINS, "MKL_CBWR": "COMPATIBLE"}
 """``LLMDISC_KERNEL_PINS=strict``: also MKL's SSE2 reproducibility branch (Intel and AMD agree on matrix
 products; 2.3x slower model passes)."""

@@ -1,7 +1,7 @@
 """``manifest.json`` beside every product: inputs' hashes, parameters, seed, versions, kernels, outputs' hashes.
 
-A stage may be skipped only when the manifest of its output matches the hashes of its current
-inputs and its parameters (:func:`manifest_is_current`); file times are never used.
+The pipeline skips a notebook only when hashes say nothing changed
+(:func:`llmdisc.pipeline.runs.is_current`); file times are never used.
 """
 
 from __future__ import annotations
@@ -118,33 +118,3 @@ def read_manifest(path: Path | str) -> dict[str, Any] | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-
-
-def manifest_is_current(
-    path: Path | str,
-    *,
-    inputs: Iterable[Path | str] = (),
-    parameters: Mapping[str, Any] | None = None,
-) -> bool:
-    """True when the manifest at ``path`` records exactly these inputs' hashes and parameters,
-    and every output it lists still has its recorded hash."""
-    manifest = read_manifest(path)
-    if manifest is None:
-        return False
-    if manifest.get("parameters_sha256") != sha256_json(dict(parameters or {})):
-        return False
-    try:
-        if manifest.get("inputs") != hash_files(inputs):
-            return False
-        root = Path(path) if Path(path).is_dir() else Path(path).parent
-        from llmdisc.paths import project_root
-
-        for rel, digest in manifest.get("outputs", {}).items():
-            candidate = project_root() / rel
-            if not candidate.exists():
-                candidate = root / Path(rel).name
-            if not candidate.exists() or sha256_file(candidate) != digest:
-                return False
-    except OSError:
-        return False
-    return True

@@ -8,22 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
+
+from llmdisc.audit.instruments.base import finite_or_none
 
 
 def _estimate(est: Any) -> dict[str, Any]:
     return {
-        "value": _num(est.value),
-        "ci_low": _num(est.ci_low),
-        "ci_high": _num(est.ci_high),
+        "value": finite_or_none(est.value),
+        "ci_low": finite_or_none(est.ci_low),
+        "ci_high": finite_or_none(est.ci_high),
         "n": int(est.n),
     }
-
-
-def _num(value: Any) -> float | None:
-    value = float(value)
-    return None if np.isnan(value) else value
 
 
 def attack_checks(
@@ -42,9 +38,9 @@ def attack_checks(
         {
             "attack": r.attack,
             "risk": _estimate(r.risk),
-            "attack_rate": _num(r.attack_rate),
-            "control_rate": _num(r.control_rate),
-            "baseline_rate": _num(r.baseline_rate),
+            "attack_rate": finite_or_none(r.attack_rate),
+            "control_rate": finite_or_none(r.control_rate),
+            "baseline_rate": finite_or_none(r.baseline_rate),
             "n_attacks": r.n_attacks,
             "detail": r.detail,
         }

@@ -15,9 +15,6 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-MAX_LISTED = 30
-"""Verified claims listed in the report (all are in ``audit.json``)."""
-
 
 def shown_rows(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """``{trial_id: the rows it showed, in the order shown}`` (REAL samples from ``tables["real"]``)."""

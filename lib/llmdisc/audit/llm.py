@@ -26,7 +26,6 @@ from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL
 
 AUDIT_DATASET_KEY = "audit"
 """The ``dataset_key`` (and ``dataset``) of audit trial records."""
-"""The ``encoding`` of audit trial records: the user's values, unchanged."""
 RELEASE = "release"
 """The release cell's ``synthetic_method``: the release under audit."""
 PROMPT_VARIANT = "neutral"
@@ -36,43 +35,6 @@ real rows with every column shuffled independently, seeded) and the negative con
 (:data:`~llmdisc.synthesis.controls.NEGATIVE_CONTROL`: real holdout rows in the "synthetic" class)."""
 SHARED_REAL = "real"
 """Seed part of the REAL samples, shared by every cell (the compendium's ``share_real_samples``)."""
-
-
-def cell_tables(tables: dict[str, pd.DataFrame], *, seed: int) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
-    """The tables of the audit's cells, from the LLM's view of the rows read.
-
-    Args:
-        tables: ``{"real", "synthetic"[, "holdout"]}`` as the LLM sees them
-            (:func:`~llmdisc.audit.schema.prepare_tables`).
-        seed: the run seed; the positive control's permutations use ``derive_seed(seed, "audit",
-            "shuffled_columns")``.
-
-    Returns:
-        ``({"real", "release", "shuffled_columns", "real_holdout"}, notes)``: the positive control is the real
-        rows with every column shuffled independently (:func:`llmdisc.synthesis.controls.shuffled_columns_table`;
-        left out, with a note, for a table of one column); the negative control draws from the holdout when one
-        was given, else from the real rows read (other seeded draws of the same rows: exchangeable with the REAL
-        samples, so it must score at chance all the same). ``notes`` says where each control came from.
-    """
-    from llmdisc.errors import DataError
-    from llmdisc.synthesis.controls import shuffled_columns_table
-
-    out = {"real": tables["real"], RELEASE: tables["synthetic"]}
-    notes = {}
-    try:
-        out[POSITIVE_CONTROL] = shuffled_columns_table(
-            tables["real"], seed=derive_seed(seed, AUDIT_DATASET_KEY, POSITIVE_CONTROL))
-        notes[POSITIVE_CONTROL] = "the real rows read, every column shuffled independently (seeded)"
-    except DataError as exc:
-        notes[POSITIVE_CONTROL] = f"not built: {exc}"
-    if "holdout" in tables:
-        out[NEGATIVE_CONTROL] = tables["holdout"]
-        notes[NEGATIVE_CONTROL] = "real holdout rows (--holdout) in the synthetic class"
-    else:
-        out[NEGATIVE_CONTROL] = tables["real"]
-        notes[NEGATIVE_CONTROL] = ("no --holdout: other seeded draws of the real rows read, in the synthetic class "
-                                   "(pass --holdout to use records the synthesizer never saw)")
-    return out, notes
 
 
 def audit_trial_queue(trials_per_label: int, conditions: Sequence[str], *, run_seed: int,
@@ -246,51 +208,6 @@ def run_audit_trials(
             await provider.aclose()
 
     return run_sync(main)
-
-
-def _column_pattern(column: str) -> re.Pattern[str]:
-    # "hours_per_week" is also cited as "hours per week" or "hours-per-week"
-    parts = [re.escape(p) for p in re.split(r"[_\-\s.]+", column) if p]
-    return re.compile(r"(?<![A-Za-z0-9])" + r"[_\-\s.]?".join(parts) + r"(?![A-Za-z0-9])", re.IGNORECASE)
-
-
-def cited_columns(trials: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
-    """How many answered trials name each column in their red flags or reasoning.
-
-    A column counts once per trial and place (matching is case-insensitive and treats ``_``, ``-``, ``.`` and
-    a space alike). Only trials with an answer (valid or invalid) are read.
-
-    Returns:
-        One dict per column named at least once, most cited first: ``column``, ``trials`` (trials naming it
-        anywhere), ``in_red_flags``, ``in_reasoning``, ``share`` (trials / answered trials).
-    """
-    answered = trials[trials["status"] != "error"] if not trials.empty else trials
-    patterns = {c: _column_pattern(c) for c in columns}
-    rows = []
-    for column, pattern in patterns.items():
-        in_flags = in_reason = anywhere = 0
-        for _, trial in answered.iterrows():
-            flags = " | ".join(str(f) for f in (trial["red_flags"] or []))
-            hit_flags, hit_reason = (
-                bool(pattern.search(flags)),
-                bool(pattern.search(str(trial["reasoning"] or ""))),
-            )
-            in_flags, in_reason, anywhere = (
-                in_flags + hit_flags,
-                in_reason + hit_reason,
-                anywhere + (hit_flags or hit_reason),
-            )
-        if anywhere:
-            rows.append(
-                {
-                    "column": column,
-                    "trials": anywhere,
-                    "in_red_flags": in_flags,
-                    "in_reasoning": in_reason,
-                    "share": anywhere / len(answered),
-                }
-            )
-    return sorted(rows, key=lambda r: (-r["trials"], r["column"]))
 
 
 _NOT_A_CUE = re.compile(r"^(real|synthetic|synthe[a-z]*|fake|genuine|true|false|yes|no|none|null|nan|n/?a|"

@@ -25,7 +25,7 @@ A column is personal when ``--metadata`` gives it a personal-information sdtype 
   - its header says it holds people's names (``name``, ``first_name``, ``LastName``, ``surname``, ``nom``,
     ``nombre``, ``nome``, ``vorname``, ``nachname``, ... alone or with qualifiers and person words, such as
     ``customer_name``; not ``state_name`` or ``product_name``) or names people (``customer``, ``patient``,
-    ``employee``, ``student``, ...: :func:`names_people`), and its values are many distinct ones or at least
+    ``employee``, ``student``, ...), and its values are many distinct ones or at least
     :data:`GIVEN_SHARE` of them hold a given name (a few names repeated; not ``Male``/``Female``), or
   - its header says nothing (``col7``, ``x``; not a place or a thing such as ``city``, ``country``,
     ``product``: :data:`_THING_WORDS`), the values are many distinct ones, and at least :data:`KNOWN_SHARE` of
@@ -177,14 +177,6 @@ def _header_kind(name: str) -> str | None:
     if words & _PERSON_WORDS:
         return "mentions" if others else "person"
     return None
-
-
-def names_people(name: str) -> bool:
-    """Whether a column's header says it holds people or their names: name words (``name``, ``first_name``,
-    ``surname``, ``nome``, ``vorname``, ...) or person words (``customer``, ``patient``, ...), with qualifiers
-    and each other only (``customer_name``, ``last-name``; not ``state_name``, ``product_name`` or
-    ``customer_type``)."""
-    return _header_kind(name) in ("name", "person")
 
 
 def name_words(value: str) -> list[str] | None:

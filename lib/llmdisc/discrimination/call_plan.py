@@ -23,7 +23,7 @@ from llmdisc.discrimination.providers.registry import DEFAULT_MODELS
 from llmdisc.discrimination.trial_runs import TrialRunConfig, trial_queue
 
 __all__ = ["CallCosts", "CallCount", "ModelPlan", "PROMPT_TOKENS", "count_calls", "format_plan", "plan_calls",
-           "prompt_tokens", "total_calls"]
+           "prompt_tokens"]
 
 PROMPT_TOKENS: dict[tuple[str, str], int] = {
     ("adult", "C1"): 2100, ("adult", "C2"): 3800,
@@ -294,8 +294,3 @@ def format_plan(plans: Sequence[ModelPlan]) -> str:
     if not plans:
         lines.append("- none (no trial runs in this plan)")
     return "\n".join(lines)
-
-
-def total_calls(plans: Sequence[ModelPlan]) -> int:
-    """Every provider call of the plans."""
-    return sum(plan.count.calls for plan in plans)

@@ -19,8 +19,6 @@ import pandas as pd
 from llmdisc.errors import DataError, LlmdiscWarning
 from llmdisc.paths import relative_to_root
 
-TRIAL_STATUSES = ("valid", "invalid", "error")
-
 PROTOCOL_COLUMNS = ("prompt_variant", "metadata_source", "sampling", "scoring", "label_method", "config_name")
 """The protocol of a trial, how its label scores were computed and the run configuration that wrote it: part of
 every cell key, so trials of the paper's protocol and of ours (``configs/paper.yaml`` runs both), or label scores

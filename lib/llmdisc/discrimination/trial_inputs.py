@@ -189,10 +189,3 @@ def token_overview(specs: Sequence[TrialSpec], *, real: pd.DataFrame, synthetic:
                              "total_tokens": system_tokens + user_tokens,
                              "user_chars": len(prepared.request.user), "prompt_hash": prepared.prompt_hash})
     return pd.DataFrame(rows)
-
-
-def describe_prepared(prepared: PreparedPrompt) -> dict[str, Any]:
-    """Return the record fields a prepared prompt contributes (``prompt_hash``, ``row_ids``, ``sample_seed``,
-    ``n_rows``) as a plain dict for the trial record."""
-    return {"prompt_hash": prepared.prompt_hash, "row_ids": list(prepared.row_ids),
-            "sample_seed": prepared.sample_seed, "n_rows": len(prepared.row_ids)}

@@ -16,9 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llmdisc import CONDITIONS, SYNTHESIZERS
 from llmdisc.errors import ConfigError
-from llmdisc.parameters import PROVIDERS, as_items
-
-PROVIDER_NAMES = PROVIDERS
+from llmdisc.parameters import as_items
 
 
 def _items_validator(vocabulary: str | None, *, allow_empty: bool = False) -> Any:

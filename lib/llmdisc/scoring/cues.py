@@ -384,34 +384,6 @@ def input_quality_table(cues: pd.DataFrame, trials: Mapping[str, pd.DataFrame] |
     return pd.concat([counts, pd.DataFrame(extra)], ignore_index=True) if extra else counts
 
 
-def draw_reference_sample(cues: pd.DataFrame, *, seed: int,
-                          per_field: Mapping[str, int]) -> pd.DataFrame:
-    """Seeded draw of distinct cue strings per field, for hand-coding (the reference set).
-
-    Args:
-        cues: cue strings (with ``field``, ``text``, ``input_issue``).
-        seed: seed of ``numpy.random.default_rng``; stored by the caller with the draw.
-        per_field: how many distinct strings to draw per field (all of them when fewer exist).
-
-    Returns:
-        Columns ref_id, field, text, n_occurrences (how often the string occurs in ``cues``), in draw order.
-    """
-    rng = np.random.default_rng(seed)
-    usable = cues[has_text(cues)]
-    rows = []
-    for field, n in per_field.items():
-        pool = usable[usable["field"] == field]
-        counts = pool.groupby("text", sort=True).size()
-        texts = list(counts.index)
-        take = min(int(n), len(texts))
-        chosen = rng.choice(len(texts), size=take, replace=False) if take else []
-        for i in chosen:
-            rows.append({"field": field, "text": texts[int(i)], "n_occurrences": int(counts.iloc[int(i)])})
-    out = pd.DataFrame(rows)
-    out.insert(0, "ref_id", [f"r{i:03d}" for i in range(len(out))])
-    return out
-
-
 def themes_as_sets(codes: Iterable[str]) -> list[set[str]]:
     """Parse ``;``-joined theme ids into sets."""
     return [set(str(c).split(";")) - {""} for c in codes]

@@ -31,13 +31,10 @@ from scipy import stats
 
 from llmdisc.errors import DataError
 from llmdisc.scoring.likelihood import (
-    BAND_COVERAGE,
     REAL_VS_REAL,
     cell_seed,
     decision_scores,
-    flag_outside_band,
     likelihood_auc,
-    reference_band,
 )
 from llmdisc.scoring.metrics import wilson_interval
 from llmdisc.scoring.variety import ADJUSTED_SCORE
@@ -178,19 +175,6 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
                     row[fitted] = float(frame[fitted].iloc[0])
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def joint_flags(records: pd.DataFrame, *, score: str = "contrast", coverage: float = BAND_COVERAGE) -> pd.Series:
-    """Per sample (aligned with ``records``): True when its score falls outside the central ``coverage`` of its
-    cell's real holdout *reference* samples (two-sided). Reads only the score and which samples are the
-    reference; never a label or a source of the other samples. Reference samples themselves get NaN."""
-    flags = pd.Series(np.nan, index=records.index, dtype=object)
-    for _, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
-        is_reference = (frame["source"] == "holdout") & (frame["role"] == "reference")
-        band = reference_band(frame.loc[is_reference, score].to_numpy(float), coverage)
-        others = frame[~is_reference]
-        flags.loc[others.index] = list(flag_outside_band(others[score].to_numpy(float), band))
-    return flags
 
 
 def _mean_dicts(series: pd.Series) -> pd.Series:

@@ -30,7 +30,7 @@ import pandas as pd
 
 from llmdisc.errors import DataError
 from llmdisc.scoring.auc import auc_test, auc_with_interval
-from llmdisc.scoring.metrics import Estimate, drs_bootstrap_from_counts, wilson_interval
+from llmdisc.scoring.metrics import Estimate, cell_seed, drs_bootstrap_from_counts, wilson_interval
 from llmdisc.scoring.separation import separation
 from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
@@ -171,13 +171,6 @@ def decision_scores(real: Sequence[float], synthetic: Sequence[float], reference
             "drs": drs.value, "drs_low": drs.ci_low, "drs_high": drs.ci_high}
 
 
-def cell_seed(seed: int, parts: Sequence[Any]) -> int:
-    """A seed for one table row, derived from the run's seed and the row's identifying parts (stable across runs)."""
-    import hashlib
-
-    return int(hashlib.sha256("||".join(map(str, (seed, *parts))).encode()).hexdigest()[:8], 16)
-
-
 def likelihood_table(records: pd.DataFrame, *, score: str = "mean_logprob", seed: int = 0, n_perm: int = 2000,
                      n_boot: int = 2000) -> pd.DataFrame:
     """One row per cell × compared source: AUC test and decision rule against the real holdout test samples.
@@ -269,19 +262,3 @@ def samples_table(records: pd.DataFrame) -> pd.DataFrame:
     """One row per scored sample (the flat columns of the records; figures read this table)."""
     return records.loc[:, list(SAMPLE_TABLE_COLUMNS)].sort_values(
         ["dataset_key", "model", "source", "role", "index"]).reset_index(drop=True)
-
-
-def coverage_check(table: pd.DataFrame, dataset_keys: Sequence[str], sources: Sequence[str],
-                   min_per_class: int) -> list[str]:
-    """Problems with a run's cells table: a missing dataset × source cell or one with fewer samples per class
-    than ``min_per_class`` (an empty list when every cell is there and full)."""
-    problems = []
-    for key in dataset_keys:
-        for source in sources:
-            rows = table[(table["dataset_key"] == key) & (table["source"] == source)]
-            if rows.empty:
-                problems.append(f"{key} × {source}: no cell")
-            elif int(rows["n_real"].min()) < min_per_class or int(rows["n_syn"].min()) < min_per_class:
-                problems.append(f"{key} × {source}: {int(rows['n_real'].min())} real / {int(rows['n_syn'].min())} "
-                                f"other samples, fewer than {min_per_class}")
-    return problems

@@ -11,7 +11,6 @@ Invalid and error trials are never dropped silently: they are excluded from the 
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Sequence
@@ -21,6 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from llmdisc import LABELS
+from llmdisc.discrimination.samples import derive_seed
 from llmdisc.errors import ConfigError, DataError
 from llmdisc.scoring.calibration import brier_score, expected_calibration_error, reliability_bins
 
@@ -405,9 +405,8 @@ def score_cell(trials: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> di
 
 
 def cell_seed(seed: int, key: Sequence[Any]) -> int:
-    """Per-cell seed: int of the first 8 hex digits of sha256("seed||part||part...")."""
-    joined = "||".join(str(p) for p in (seed, *key))
-    return int(hashlib.sha256(joined.encode("utf-8")).hexdigest()[:8], 16)
+    """Per-cell seed: :func:`~llmdisc.discrimination.samples.derive_seed` of the seed and the cell's key parts."""
+    return derive_seed(seed, *key)
 
 
 def score_cells(trials: pd.DataFrame, by: Sequence[str] = CELL_COLUMNS, *, seed: int = 0,

@@ -40,8 +40,6 @@ PAPER_ORDERS = {"dataset": PAPER_DATASET_ORDER, "provider": PAPER_PROVIDER_ORDER
 """Visit order of the paper's permutation loop, for :func:`llmdisc.scoring.analyses.permutation_tests` ``orders``."""
 SHORT_MODEL_NAMES = {"llama-3.1-8b-instant": "LLaMA", "gemini-2.5-flash": "Gemini"}
 DATASET_KEYS = {"adult": "adult", "census": "census-codes"}
-PAPER_FIELDS = ("trial_id", "timestamp", "provider", "model", "condition", "true_label", "predicted_label",
-                "correct", "confidence", "reasoning", "red_flags", "supporting_evidence", "synthetic_method")
 _PAPER_COUNTS = Path(__file__).resolve().parent / "paper_counts"
 PAPER_CELL_COUNTS_CSV = _PAPER_COUNTS / "llm_cell_stats_from_notebook.csv"
 """The paper's per-cell LLM counts (its notebook's printed tables), shipped with the package."""

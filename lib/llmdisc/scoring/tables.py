@@ -17,14 +17,11 @@ from llmdisc.discrimination.records import CELL_KEY, cell_columns
 from llmdisc.errors import ConfigError
 from llmdisc.paths import results_dir
 from llmdisc.scoring.analyses import (
-    FAIR_MIN_VALID,
     MATCHED_SEED,
     PERMUTATION_N,
     PERMUTATION_SEED,
     STABILITY_SEEDS,
-    fair_cells,
     matched_n_sample,
-    paired_condition_tests,
     permutation_tests,
     seed_stability,
 )
@@ -155,12 +152,6 @@ def effective_n_table(trials: pd.DataFrame, *, by: Sequence[str] = CELL_COLUMNS)
     return out
 
 
-def fair_cells_table(trials: pd.DataFrame, *, models: Sequence[str] | None = None,
-                     min_valid: int = FAIR_MIN_VALID) -> pd.DataFrame:
-    """Coverage per dataset × synthesizer × condition: valid trials per model, n_min, fair (>= 8 each)."""
-    return fair_cells(trials, models=models, min_valid=min_valid)
-
-
 def matched_n_table(trials: pd.DataFrame, *, seed: int = MATCHED_SEED, models: Sequence[str] | None = None,
                     by: Sequence[str] = ("provider", "model")) -> pd.DataFrame:
     """The paper's matched-N per-model table (fair cells, equal N per model and cell, pooled), in percent."""
@@ -198,10 +189,3 @@ def permutation_table(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_p
         out[col] = out[col] * 100
     out["significant_005"] = out["p_two_sided"] < 0.05
     return out
-
-
-def paired_condition_table(trials: pd.DataFrame, *,
-                           by: Sequence[str] = ("dataset", "synthetic_method", "provider", "model"),
-                           pair_on: Sequence[str] = ("sample_seed",)) -> pd.DataFrame:
-    """McNemar's exact test of C1 vs C2 correctness on the same samples, per group."""
-    return paired_condition_tests(trials, by=by, pair_on=pair_on)

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from llmdisc.cli.commands.trials import run_settings
+from llmdisc.cli.commands.trials import _settings_and_costs
 from llmdisc.cli.main import build_parser
 from llmdisc.errors import ConfigError
 from llmdisc.paths import project_root
@@ -18,6 +18,11 @@ DEFAULT_BACKEND = "transformers"  # the default config's label backend: float32 
 
 def parse(*argv: str) -> argparse.Namespace:
     return build_parser().parse_args(list(argv))
+
+
+def run_settings(args: argparse.Namespace) -> list:
+    """The TrialRunConfig of each run ``trials run`` builds from these flags."""
+    return _settings_and_costs(args)[0]
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -15,7 +15,6 @@ from llmdisc.discrimination.samples import build_trial_queue
 from llmdisc.discrimination.trial_inputs import (
     MetadataCache,
     PreparedPrompt,
-    describe_prepared,
     prepare_prompt,
     token_overview,
     trial_metadata_text,
@@ -138,13 +137,6 @@ def test_cache_tells_tables_and_row_count_modes_apart(real, synthetic):
     assert cache.block(real, include_row_count=False) == metadata_block(real, include_row_count=False)
     assert cache.block(real) == metadata_block(real)
     assert (cache.misses, cache.hits) == (3, 1)
-
-
-def test_describe_prepared_gives_the_record_fields(real, synthetic):
-    prepared = prepare_prompt(_spec("REAL", "C1"), real=real, synthetic=synthetic, variant="neutral",
-                              metadata_source="real", n_rows=5)
-    assert describe_prepared(prepared) == {"prompt_hash": prepared.prompt_hash, "row_ids": prepared.row_ids,
-                                           "sample_seed": prepared.sample_seed, "n_rows": 5}
 
 
 class TestBadInput:

@@ -8,7 +8,7 @@ import pytest
 
 from llmdisc.discrimination.likelihood.joint import contrast_statistics
 from llmdisc.errors import DataError
-from llmdisc.scoring.joint import attainable_level, joint_column_table, joint_flags, joint_table, uniformity_test
+from llmdisc.scoring.joint import attainable_level, joint_column_table, joint_table, uniformity_test
 
 
 def _records(seed: int = 0, n: int = 20, k: int = 19) -> pd.DataFrame:
@@ -64,22 +64,6 @@ def test_with_few_permutations_the_per_sample_share_is_read_at_the_smallest_atta
     assert control["share_p_real"] > 0.9
     assert control["share_p_other_low"] < 1 / 3 < control["share_p_other_high"]
     assert table.loc["gaussian_copula", "share_level"] == control["share_level"]
-
-
-def test_the_decision_never_reads_the_synthetic_labels():
-    records = _records()
-    flags = joint_flags(records)
-    shuffled = records.copy()
-    others = shuffled["source"] != "holdout"
-    rng = np.random.default_rng(1)
-    shuffled.loc[others, "true_label"] = rng.permutation(shuffled.loc[others, "true_label"].to_numpy())
-    shuffled.loc[others, "source"] = rng.permutation(shuffled.loc[others, "source"].to_numpy())
-    assert joint_flags(shuffled).equals(flags)
-    # the band is set by the reference samples alone: moving a test sample's C moves only its own flag
-    moved = records.copy()
-    moved.loc[0, "contrast"] = 1e6
-    changed = joint_flags(moved).fillna("reference") != flags.fillna("reference")
-    assert changed.sum() <= 1 and (changed.sum() == 0 or changed.iloc[0])
 
 
 def test_uniformity_test_rejects_piled_up_p_values():

@@ -74,7 +74,8 @@ STATUSES = ("measured", "stopped", "unavailable", "skipped")
 ``unavailable``: it could not run (the reason says why); ``skipped``: not asked for or not applicable."""
 
 
-def _num(value: Any) -> float | None:
+def finite_or_none(value: Any) -> float | None:
+    """``value`` as a float, None for None, NaN and infinities (what audit.json writes as null)."""
     if value is None:
         return None
     value = float(value)
@@ -97,7 +98,7 @@ def discrimination(auc: float | None, low: float | None, high: float | None, *,
         (upwards only when ``one_sided``). All None when the AUC is undefined; the bounds None when the interval
         is.
     """
-    auc, low, high = _num(auc), _num(low), _num(high)
+    auc, low, high = finite_or_none(auc), finite_or_none(low), finite_or_none(high)
     if auc is None:
         return None, None, None
     if low is None or high is None:
@@ -138,7 +139,7 @@ class Comparison:
     def __post_init__(self) -> None:
         # never narrower than the AUC's score interval at these units: DeLong-type and fold intervals collapse to
         # zero width at AUC 0 or 1, which would read a perfect split of 5 samples as certain
-        auc, low, high = _num(self.auc), _num(self.auc_low), _num(self.auc_high)
+        auc, low, high = finite_or_none(self.auc), finite_or_none(self.auc_low), finite_or_none(self.auc_high)
         if auc is None or low is None or high is None or min(self.units) < 1:
             return
         floor_low, floor_high = auc_interval(auc, *self.units)
@@ -179,8 +180,8 @@ class Comparison:
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view, D included."""
         d, low, high = self.discrimination
-        return {"group": self.group, "auc": _num(self.auc), "auc_low": _num(self.auc_low),
-                "auc_high": _num(self.auc_high), "p_value": _num(self.p_value), "n_real": int(self.n_real),
+        return {"group": self.group, "auc": finite_or_none(self.auc), "auc_low": finite_or_none(self.auc_low),
+                "auc_high": finite_or_none(self.auc_high), "p_value": finite_or_none(self.p_value), "n_real": int(self.n_real),
                 "n_other": int(self.n_other), "D": d, "D_low": low, "D_high": high, "separated": self.separated,
                 **({"one_sided": True} if self.one_sided else {}),
                 **({"effective_real": round(self.effective[0], 2), "effective_other": round(self.effective[1], 2)}

@@ -21,9 +21,10 @@ Nothing is asserted; figures vary with the machine's load.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import resource
 import time
+
+from llmdisc.cli.benchmarks._common import _child
 
 NAME = "joint"
 HELP = "joint-structure contrast: samples/min, seconds per sample vs k+1 table passes and the prefill limit, memory"
@@ -82,16 +83,6 @@ def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, s
     queue.put({"m": m, "mode": mode, "dtype": scorer.dtype, "source": source, "seconds": seconds,
                "tokens_run": tokens_run, "prompt_tokens": prompt, "plain_seconds": plain,
                "plain_tokens": plain_tokens, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
-
-
-def _child(target, *args):  # noqa: ANN001, ANN202
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    process = context.Process(target=target, args=(*args, queue))
-    process.start()
-    result = queue.get()
-    process.join()
-    return result
 
 
 def run(args: argparse.Namespace) -> int:

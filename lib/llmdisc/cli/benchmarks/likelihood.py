@@ -18,9 +18,10 @@ asserted; figures vary with the load of the machine.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import resource
 import time
+
+from llmdisc.cli.benchmarks._common import _child
 
 NAME = "likelihood"
 HELP = "likelihood scorers (transformers vs llama.cpp): samples/min, tokens/s vs prompt-processing limit, peak memory"
@@ -87,16 +88,6 @@ def _measure(model: str, backend: str, samples: int, rows: int, threads: int, se
                "seconds": seconds, "samples": samples, "scored_tokens": scored, "prompt_tokens": prompt,
                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                "example_text": placed.text})
-
-
-def _child(target, *args):  # noqa: ANN001, ANN202
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    process = context.Process(target=target, args=(*args, queue))
-    process.start()
-    result = queue.get()
-    process.join()
-    return result
 
 
 def run(args: argparse.Namespace) -> int:

@@ -102,21 +102,12 @@ def _from_config(path: str, dataset_key: str | None = None, provider: str | None
     return [dict(run.parameters) for run in plan_run(config) if run.stage == "04"], call_costs(config)
 
 
-def run_settings(args: argparse.Namespace) -> list[Any]:
-    """The :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig` of each run the flags describe.
-
-    Precedence: a flag given on the command line, then the ``--config`` file's value, then the default of
-    :class:`~llmdisc.discrimination.trial_runs.TrialRunConfig`. With ``--config``, ``--provider`` picks the
-    configuration's models of that provider when it has any (else it overrides every run's provider). List flags
-    accept space- and comma-separated items.
-
-    Raises:
-        ConfigError: a value outside its vocabulary, or ``--out`` with more than one run.
-    """
-    return _settings_and_costs(args)[0]
-
-
 def _settings_and_costs(args: argparse.Namespace) -> tuple[list[Any], dict[tuple[str, str, str], Any]]:
+    """Each run's ``TrialRunConfig`` (a flag given, then the ``--config`` value, then the default) and call costs.
+
+    With ``--config``, ``--provider`` picks that provider's models when the configuration has any, else it overrides
+    every run's provider. ConfigError for a value outside its vocabulary, or ``--out`` with more than one run.
+    """
     from llmdisc.discrimination.trial_runs import TrialRunConfig
     from llmdisc.errors import ConfigError
     from llmdisc.parameters import as_items

