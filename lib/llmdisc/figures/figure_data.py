@@ -183,8 +183,10 @@ def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0,
     records = variety.with_variety(records, load_tables or (lambda key, sources: load_likelihood_tables(
         key, sources, run_seed=int(run_seeds[key]))))
     records = variety.variety_adjusted(records, list(joint_scoring.JOINT_CELL_COLUMNS))
-    cells = pd.concat([joint_scoring.joint_table(records, score=score, seed=seed)
-                       for score in ("contrast", variety.ADJUSTED_SCORE)], ignore_index=True)
+    adjusted = variety.adjusted_records(records)  # a quick run's cells have too few reference samples to fit
+    cells = pd.concat([joint_scoring.joint_table(records, seed=seed)]
+                      + ([joint_scoring.joint_table(adjusted, score=variety.ADJUSTED_SCORE, seed=seed)]
+                         if len(adjusted) else []), ignore_index=True)
     return records, {"joint_cells": cells, "joint_columns": joint_scoring.joint_column_table(records)}
 
 

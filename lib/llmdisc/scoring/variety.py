@@ -81,9 +81,11 @@ def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: s
     holdout reference samples (``source == "holdout"``, ``role == "reference"``), and the fit's ``variety_slope``
     (nats per unit of variety) and ``variety_r`` (Pearson r of C and variety over the reference samples).
 
+    A cell with fewer than 3 reference samples, or with reference samples all of one variety, has no line to
+    fit: its adjusted score is NaN (a quick run's cells; :func:`adjusted_records` leaves them out).
+
     Raises:
-        DataError: no ``variety`` column (:func:`with_variety` first), or a cell with fewer than 3 reference
-            samples or reference samples of one variety (no line to fit).
+        DataError: no ``variety`` column (:func:`with_variety` first).
     """
     if "variety" not in records:
         raise DataError("the joint records carry no variety; fix: add it with llmdisc.scoring.variety.with_variety")
@@ -94,12 +96,17 @@ def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: s
         reference = frame[(frame["source"] == "holdout") & (frame["role"] == "reference")]
         x, y = reference["variety"].to_numpy(float), reference[score].to_numpy(float)
         if len(x) < 3 or np.ptp(x) == 0:
-            raise DataError(f"cell {dict(zip(cell_columns, cell))} has {len(x)} reference samples "
-                            f"({len(set(x))} varieties): no line of C on variety to fit; fix: score at least 3 "
-                            "reference samples (likelihood.samples_per_class)")
+            continue
         slope, intercept = np.polyfit(x, y, 1)
         out.loc[frame.index, ADJUSTED_SCORE] = frame[score].to_numpy(float) - (intercept
                                                                                 + slope * frame["variety"].to_numpy(float))
         out.loc[frame.index, "variety_slope"] = float(slope)
         out.loc[frame.index, "variety_r"] = float(np.corrcoef(x, y)[0, 1])
     return out
+
+
+def adjusted_records(records: pd.DataFrame) -> pd.DataFrame:
+    """The records of the cells :func:`variety_adjusted` could fit (a finite :data:`ADJUSTED_SCORE`)."""
+    if ADJUSTED_SCORE not in records:
+        return records.iloc[0:0]
+    return records[np.isfinite(records[ADJUSTED_SCORE].to_numpy(float))]

@@ -267,3 +267,14 @@ def test_a_tie_between_the_first_and_the_last_column_is_found_at_both_ends_by_c_
           f"shade {np.mean([s['shade'] for s in splits]):.2f}")
     assert first > 0 and last > 0  # both ends of the tie lose likelihood when either is permuted alone
     assert split_first < first  # the free split reads the tie at its later end
+
+
+def test_the_joint_contrast_runs_at_the_precision_of_the_runs_backend() -> None:
+    # the default run's backend is float32 on every CPU: its joint contrast must not take bfloat16 where native
+    from llmdisc.discrimination.likelihood.configured import LikelihoodRunConfig, joint_scorer
+
+    default = joint_scorer(LikelihoodRunConfig(backend="transformers"))
+    assert (default.dtype, default.backend) == ("float32", "transformers")
+    opted = joint_scorer(LikelihoodRunConfig(backend="transformers-bfloat16"))
+    assert (opted.dtype, opted.backend) == ("bfloat16", "transformers-bfloat16")
+    assert joint_scorer(LikelihoodRunConfig(backend="transformers-bfloat16"), "float32").dtype == "float32"

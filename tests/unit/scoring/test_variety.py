@@ -6,7 +6,8 @@ import pytest
 
 from llmdisc.errors import DataError
 from llmdisc.scoring.joint import JOINT_CELL_COLUMNS, joint_table
-from llmdisc.scoring.variety import ADJUSTED_SCORE, sample_variety, variety_adjusted, with_variety
+from llmdisc.scoring.variety import (ADJUSTED_SCORE, adjusted_records, sample_variety, variety_adjusted,
+                                    with_variety)
 
 
 def test_variety_is_zero_for_constant_columns_one_for_all_distinct_and_in_between_by_hand():
@@ -68,6 +69,9 @@ def test_bad_records_name_the_fix():
     with pytest.raises(DataError, match="variety_adjusted"):
         joint_table(records, score=ADJUSTED_SCORE)
     flat = with_variety(records, lambda key, sources: {s: table for s in ["holdout", *sources]})
-    flat["variety"] = 0.5
-    with pytest.raises(DataError, match="no line"):
-        variety_adjusted(flat, list(JOINT_CELL_COLUMNS))
+    flat["variety"] = 0.5  # no line to fit: the cell's adjusted score is NaN and its records are left out
+    assert variety_adjusted(flat, list(JOINT_CELL_COLUMNS))[ADJUSTED_SCORE].isna().all()
+    assert adjusted_records(variety_adjusted(flat, list(JOINT_CELL_COLUMNS))).empty
+    few = with_variety(records, lambda key, sources: {s: table for s in ["holdout", *sources]})
+    few = few[~((few["role"] == "reference") & (few["index"] >= 2))]  # 2 reference samples, as a quick run has
+    assert variety_adjusted(few, list(JOINT_CELL_COLUMNS))[ADJUSTED_SCORE].isna().all()

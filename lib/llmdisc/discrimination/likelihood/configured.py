@@ -140,8 +140,18 @@ class ConfiguredJointRun:
     model_digest: str
 
 
+def joint_scorer(config: LikelihoodRunConfig, dtype: str | None = None) -> LikelihoodScorer:
+    """The scorer of the joint contrast: the run's backend at its precision (``transformers`` = float32 on every
+    CPU), or at ``dtype`` where one is given (``float32``, ``bfloat16``, ``auto``; transformers backends only)."""
+    if config.backend in BACKEND_DTYPES:
+        from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
+
+        return TransformersScorer(config.model, threads=config.threads, dtype=dtype or BACKEND_DTYPES[config.backend])
+    return open_scorer(config.model, config.backend, config.threads)
+
+
 def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_rows: int = 40, column_k: int = 0,
-                         serialisation: str | None = None, dtype: str = "auto",
+                         serialisation: str | None = None, dtype: str | None = None,
                          scorer: LikelihoodScorer | None = None, out_path: Path | str | None = None,
                          progress=None) -> ConfiguredJointRun:  # noqa: ANN001
     """The joint-structure contrast of the likelihood run's samples (:func:`~.joint_runs.run_joint`), the table
@@ -155,9 +165,10 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
         column_k: Permutations per column of C_j (0 = not measured).
         serialisation: How the table is written (``csv``, ``markdown`` or ``great``); None = the likelihood run's
             (``config.serialisation``).
-        dtype: Precision of the transformers scorer (``auto``, the default: ``bfloat16`` where the CPU computes it
-            natively, 2.4× faster than ``float32`` there, else ``float32``; a contrast is a difference of two log-probabilities of the same length, so the
-            precision's offset cancels in it); ignored with the llama.cpp backend or a given ``scorer``.
+        dtype: Precision of the transformers scorer; None (the default) = the run's backend's
+            (:data:`~.transformers_backend.BACKEND_DTYPES`: ``transformers`` float32, so the default run's contrast
+            is computed alike on every CPU; ``transformers-auto`` bfloat16 only where the CPU computes it natively);
+            ignored with the llama.cpp backend or a given ``scorer``.
         scorer: An open scorer (default: the configuration's).
         out_path: The records file (default ``results/likelihood/joint/joint-<dataset>-...-s<seed>.jsonl``).
     """
@@ -168,11 +179,7 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
                                    run_seed=config.seed, reference_samples=config.reference_samples or None,
                                    train_control=config.train_control, positive_control=config.positive_control)
     tables = load_likelihood_tables(config.dataset_key, sorted({spec.source for spec in specs}), run_seed=config.seed)
-    if scorer is None and config.backend in BACKEND_DTYPES:
-        from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
-
-        scorer = TransformersScorer(config.model, threads=config.threads, dtype=dtype)
-    scorer = scorer or open_scorer(config.model, config.backend, config.threads)
+    scorer = scorer or joint_scorer(config, dtype)
     backend = getattr(scorer, "backend", config.backend)  # the precision that ran (``auto`` resolves per CPU)
     name = (f"joint-{config.dataset_key}-{config.model}-{backend}-{config.serialisation}-k{k}-m{reference_rows}"
             f"-s{config.seed}" + ("-quick" if config.quick else ""))
