@@ -143,10 +143,10 @@ class ConfiguredJointRun:
 def joint_scorer(config: LikelihoodRunConfig, dtype: str | None = None) -> LikelihoodScorer:
     """The scorer of the joint contrast: the run's backend at its precision (``transformers`` = float32 on every
     CPU), or at ``dtype`` where one is given (``float32``, ``bfloat16``, ``auto``; transformers backends only)."""
-    if config.backend in BACKEND_DTYPES:
+    if dtype is not None and config.backend in BACKEND_DTYPES:
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-        return TransformersScorer(config.model, threads=config.threads, dtype=dtype or BACKEND_DTYPES[config.backend])
+        return TransformersScorer(config.model, threads=config.threads, dtype=dtype)
     return open_scorer(config.model, config.backend, config.threads)
 
 
