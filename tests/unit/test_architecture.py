@@ -24,10 +24,9 @@ parameter coercion, the kernels' pinned instruction set."""
 ENTRY_POINT = "llmdisc.__main__"
 """``python -m llmdisc``: above everything, like the CLI it starts."""
 
-STAGES = ("data", "synthesis", "discrimination", "testing", "scoring", "baselines", "human", "figures", "pipeline",
-          "audit", "cli")
-"""Subpackages in pipeline order: a module may import its own stage, earlier stages and the shared modules.
-``testing`` (loopback wire servers of the providers) sits right above the discrimination stage it serves."""
+STAGES = ("data", "synthesis", "discrimination", "scoring", "baselines", "human", "figures", "pipeline", "audit",
+          "cli")
+"""Subpackages in pipeline order: a module may import its own stage, earlier stages and the shared modules."""
 
 
 def _module_name(path: Path) -> str:
@@ -149,7 +148,7 @@ def test_the_checker_sees_a_planted_backward_import(tmp_path: Path) -> None:
         planted.unlink()
 
 
-@pytest.mark.parametrize("stage", [s for s in STAGES if s != "testing"])
+@pytest.mark.parametrize("stage", STAGES)
 def test_each_face_documents_and_exports_its_names(stage: str) -> None:
     face = importlib.import_module(f"llmdisc.{stage}")
     assert face.__doc__ and len(face.__doc__.split()) >= 20, f"llmdisc.{stage} needs a docstring of what it reads/writes"

@@ -96,8 +96,8 @@ def audit_data(text: dict[str, pd.DataFrame], rows: dict[str, pd.DataFrame], kin
     notes.update({
         "reference": f"{len(ref)} other --real rows, shown before each sample as context by the sample instruments",
         RELEASE: "the synthetic rows read",
-        POSITIVE: f"the {len(other_idx)} --real rows of the negative control, every column shuffled independently "
-                  "(seeded)"})
+        POSITIVE: f"the positive control: the negative control's {len(other_idx)} --real rows, every column shuffled "
+                  "independently (seeded)"})
     return AuditData(real=rows_view["real"], groups={g: rows_view[g] for g in (RELEASE, POSITIVE, NEGATIVE)},
                      reference=rows_view["reference"], text=out["text"], kinds=dict(kinds), seed=seed,
                      cache_dir=Path(cache_dir), notes=notes, training=training, fresh=fresh)

@@ -17,11 +17,10 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from llmdisc import LABELS
 from llmdisc.discrimination.cache import ResponseCache
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
 from llmdisc.discrimination.runner import RunSummary, run_name, run_sync, run_trials
-from llmdisc.discrimination.samples import TrialSpec, derive_seed
+from llmdisc.discrimination.samples import TrialSpec, build_trial_queue
 from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL
 
 AUDIT_DATASET_KEY = "audit"
@@ -33,54 +32,16 @@ CELLS = (RELEASE, POSITIVE_CONTROL, NEGATIVE_CONTROL)
 """The audit's cells: the release, the positive control (:data:`llmdisc.synthesis.controls.POSITIVE_CONTROL`: the
 real rows with every column shuffled independently, seeded) and the negative control
 (:data:`~llmdisc.synthesis.controls.NEGATIVE_CONTROL`: real holdout rows in the "synthetic" class)."""
-SHARED_REAL = "real"
-"""Seed part of the REAL samples, shared by every cell (the compendium's ``share_real_samples``)."""
 
 
 def audit_trial_queue(trials_per_label: int, conditions: Sequence[str], *, run_seed: int,
                       cells: Sequence[str] = CELLS, scoring: str = "both") -> list[TrialSpec]:
-    """Balanced queue of the audit's cells: ``trials_per_label`` per true label per condition per cell.
-
-    Mirrors :func:`llmdisc.discrimination.samples.build_trial_queue` with ``share_real_samples=True`` (whose
-    synthesizer check admits only the compendium's synthesizers and controls, not ``release``): paired (trial
-    ``i`` shows the same rows under C1 and C2); REAL sample ``i`` is the same in every cell (seed
-    ``derive_seed(run_seed, "audit", "real", "REAL", i)``), so its prompt is answered once and the response
-    cache serves the other cells; each cell's SYNTHETIC sample ``i`` has seed
-    ``derive_seed(run_seed, "audit", cell, "SYNTHETIC", i)``.
-
-    Returns:
-        ``2 × trials_per_label × len(conditions) × len(cells)`` specs, each with ``scoring``.
-    """
-    from llmdisc.discrimination.label_scores import SCORING_MODES
-    from llmdisc.errors import ConfigError
-
-    if trials_per_label < 1:
-        raise ConfigError(f"--trials {trials_per_label}; fix: give at least 1 trial per label")
-    if scoring not in SCORING_MODES:
-        raise ConfigError(f"--scoring {scoring!r} is not known; fix: use one of {', '.join(SCORING_MODES)}")
-    queue = []
-    for index in range(trials_per_label):
-        for cell in cells:
-            for label in LABELS:
-                source = SHARED_REAL if label == "REAL" else cell
-                seed = derive_seed(run_seed, AUDIT_DATASET_KEY, source, label, index)
-                for condition in conditions:
-                    queue.append(
-                        TrialSpec(
-                            trial_id=f"{AUDIT_DATASET_KEY}|{cell}|{condition}|{label}|{index}|r0",
-                            dataset_key=AUDIT_DATASET_KEY,
-                            synthesizer=cell,
-                            condition=condition,
-                            true_label=label,
-                            index=index,
-                            replicate=0,
-                            run_seed=run_seed,
-                            sampling="fresh",
-                            sample_seed=seed,
-                            scoring=scoring,
-                        )
-                    )
-    return queue
+    """:func:`~llmdisc.discrimination.samples.build_trial_queue` of the audit's cells with ``share_real_samples``
+    (REAL sample ``i`` is the same in every cell, so the response cache answers it once), in the order trial index,
+    cell, label, condition: ``2 × trials_per_label × len(conditions) × len(cells)`` specs."""
+    queue = build_trial_queue([AUDIT_DATASET_KEY], cells, conditions, trials_per_label, run_seed=run_seed,
+                              scoring=scoring, share_real_samples=True, extra_cells=(RELEASE,))
+    return sorted(queue, key=lambda spec: (spec.index, list(cells).index(spec.synthesizer)))
 
 
 def trial_file(

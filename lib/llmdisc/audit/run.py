@@ -320,7 +320,9 @@ def run_audit(
                                cache_mode=cache_mode, out_dir=out_dir, data_digest=digest, parameters=parameters)
     tools = build_instruments(names, llm_trials=llm_trials, conditions=conditions, samples=samples)
 
-    plans = {tool.name: tool.plan(data) for tool in tools}
+    begin = time.monotonic()
+    plans = {tool.name: tool.plan(data) for tool in tools}  # the sample instruments' timing probe runs here
+    stage_seconds["planning (model load and timing probe)"] = time.monotonic() - begin
     anonymeter_seconds = (ANONYMETER_SECONDS_PER_ATTACK * n_attacks) if holdout is not None else 0.0
     budgeted = sized and max_minutes is not None
     sizing = _fit_to_budget(tools, plans, started, max_minutes, reserved=anonymeter_seconds) if budgeted else None

@@ -84,7 +84,7 @@ def _samples(table: pd.DataFrame, n_samples: int, n_rows: int, seed: int, *parts
 def _open_scorer():  # noqa: ANN202
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-    return TransformersScorer(dtype="auto")  # emulated bfloat16 (an AVX2-only CPU) is ~4.7x slower than float32
+    return TransformersScorer()  # float32 on every CPU: a default-run table must not depend on the reader's CPU
 
 
 def compare_fit_budgets(
@@ -104,7 +104,7 @@ def compare_fit_budgets(
     likelihood: bool = True,
     likelihood_samples: int = LIKELIHOOD_SAMPLES,
     likelihood_rows: int = LIKELIHOOD_ROWS,
-    scorer=None,  # noqa: ANN001 - a LikelihoodScorer; None opens the embedded model (auto precision)
+    scorer=None,  # noqa: ANN001 - a LikelihoodScorer; None opens the embedded model (float32)
     cache_root: Path | None = None,
     show_progress: bool = False,
 ) -> pd.DataFrame:
@@ -126,7 +126,7 @@ def compare_fit_budgets(
         likelihood: score the likelihood AUC (False: its columns stay empty, the note says so).
         likelihood_samples: samples per class for the likelihood AUC.
         likelihood_rows: rows per sample (20, as the LLM is shown).
-        scorer: a likelihood scorer; None opens ``TransformersScorer(dtype="auto")`` (skipped with a note when
+        scorer: a likelihood scorer; None opens ``TransformersScorer()`` (float32) (skipped with a note when
             the model cannot load).
         cache_root: the fit cache's folder (default ``data/synthetic``; tests use a temporary one).
         show_progress: show the fits' progress bars.

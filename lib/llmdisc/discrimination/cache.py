@@ -11,9 +11,10 @@ Storage: JSONL shards ``<dir>/<first two hex digits of the key>.jsonl`` under ``
 project root (``LLMDISC_CACHE_DIR`` overrides). Each line is ``{"key": ..., "value": {...}, "stored": ...}``;
 a later line for the same key supersedes an earlier one (that is how ``refresh`` overwrites). A corrupt
 line is skipped and counted (:attr:`ResponseCache.corrupt_lines`), never a crash: the cache is an
-optimisation. :class:`ShardedJsonlStore` is that store for any JSON value, and the likelihood score and token
-caches use it too: every append holds a file lock, is fsynced, and starts on a fresh line when a killed writer
-left a torn one, so the torn line alone is lost.
+optimisation. :class:`ShardedJsonlStore` is that store for any JSON value; the likelihood's :class:`ScoreCache`
+(``<cache>/likelihood``, ``likelihood-joint``) and :class:`TokenCache` (``<cache>/likelihood-tokens``) use it too:
+every append holds a file lock, is fsynced, and starts on a fresh line when a killed writer left a torn one, so
+the torn line alone is lost.
 
 Modes:
     ``fill`` (default): read hits, store new responses.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import datetime as _dt
 import fcntl
 import json
+import math
 import os
 import threading
 import warnings
@@ -302,6 +304,66 @@ class ShardedJsonlStore:
             for shard in sorted(self.path.glob("*.jsonl")) if self.path.is_dir() else ():
                 self._entries(shard.stem)
             return sum(len(entries) for entries in self._shards.values())
+
+
+def score_key(*, text: str, start: int, end: int, backend: str, model_digest: str, fraction: float) -> str:
+    """sha256 of what a likelihood sample's scores depend on: the whole text, the sample's span in it, the backend,
+    the weights' sha256 and Min-K %'s k."""
+    return sha256_json({"text": text, "start": start, "end": end, "backend": backend,
+                        "model_digest": model_digest, "min_k_fraction": fraction})
+
+
+class ScoreCache(ShardedJsonlStore):
+    """Likelihood results by key (:func:`score_key`; the joint contrast's own key), shared by every run and the audit.
+
+    Args:
+        path: folder of the shards (default ``<cache>/likelihood``).
+        enabled: False turns every lookup into a miss and every store into nothing.
+    """
+
+    def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
+        super().__init__(Path(path) if path is not None else default_cache_dir() / "likelihood", enabled=enabled)
+
+    get = ShardedJsonlStore.read
+    put = ShardedJsonlStore.write
+
+
+def token_key(*, text: str, backend: str, model_digest: str) -> str:
+    """sha256 of what the token log-probabilities of ``text`` depend on (canonical JSON)."""
+    return sha256_json({"text": text, "backend": backend, "model_digest": model_digest})
+
+
+def _is_tokens(value: Any) -> bool:
+    """True for a stored ``{"token_ids", "logprobs"}`` value (anything else reads as a miss)."""
+    return isinstance(value, dict) and all(isinstance(value.get(part), list) for part in ("token_ids", "logprobs"))
+
+
+class TokenCache(ShardedJsonlStore):
+    """Whole-prompt token ids and log-probabilities by :func:`token_key` (NaN stored as null), so that the forward
+    pass of a trial's label scores also serves the likelihood run of the same prompt (notebook 09).
+
+    Args:
+        path: folder of the shards (default ``<cache>/likelihood-tokens``).
+        enabled: False turns every lookup into a miss and every store into nothing.
+    """
+
+    def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
+        super().__init__(Path(path) if path is not None else default_cache_dir() / "likelihood-tokens",
+                         enabled=enabled, accept=_is_tokens)
+
+    def get(self, key: str) -> tuple[list[int], list[float]] | None:
+        """``(token_ids, logprobs)`` stored under ``key`` (NaN where none was computed), or None."""
+        value = self.read(key)
+        if value is None:
+            return None
+        return list(value["token_ids"]), [math.nan if v is None else float(v) for v in value["logprobs"]]
+
+    def put(self, key: str, token_ids: list[int], logprobs: list[float]) -> None:
+        """Store one text's tokens (appended to its shard under its lock, fsynced)."""
+        if len(token_ids) != len(logprobs):
+            raise ValueError(f"{len(token_ids)} token ids but {len(logprobs)} log-probabilities")
+        self.write(key, {"token_ids": [int(t) for t in token_ids],
+                         "logprobs": [None if not math.isfinite(v) else float(v) for v in logprobs]})
 
 
 def _is_response(value: Any) -> bool:

@@ -1,8 +1,8 @@
-"""The trial record (docs/ARCHITECTURE.md) and reading ``results/trials/<run>.jsonl`` files back.
+"""The trial record (docs/ARCHITECTURE.md), and the JSONL record files of the trials and the likelihood runs.
 
-One :class:`TrialRecord` per line. A file written by :func:`llmdisc.discrimination.runner.run_trials` holds each
-``trial_id`` exactly once; readers still defend against a torn last line (a writer killed mid-write)
-and against duplicates (the last record of a ``trial_id`` wins), and say what they skipped.
+One record per line, one line per id. A run appends with :func:`append_record` (locked, fsynced); readers
+(:func:`read_by_id`) still defend against a torn last line (a writer killed mid-write) and against duplicates
+(the last record of an id wins), and say what they skipped; :func:`write_atomically` repairs a file.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from llmdisc.discrimination.cache import append_line
 from llmdisc.errors import DataError, LlmdiscWarning
 from llmdisc.paths import relative_to_root
 
@@ -167,15 +168,15 @@ TRIAL_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(TrialRecord))
 
 
 @dataclass
-class TrialFile:
-    """What :func:`read_trial_file` found in one JSONL file."""
+class RecordFile:
+    """What :func:`read_by_id` found in one JSONL file."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
-    """One dict per trial_id (the last line of each id wins), in first-seen order."""
+    """One dict per id (the last line of each id wins), in the order of those last lines."""
     corrupt_lines: int = 0
-    """Lines that were not a JSON object with a ``trial_id`` (e.g. a torn last line)."""
+    """Lines that were not a JSON object with a string id (e.g. a torn last line)."""
     duplicate_lines: int = 0
-    """Lines superseded by a later line of the same ``trial_id``."""
+    """Lines superseded by a later line of the same id."""
     ends_mid_line: bool = False
     """The file's last byte is not a newline (a writer was killed mid-line)."""
 
@@ -185,17 +186,17 @@ class TrialFile:
         return not (self.corrupt_lines or self.duplicate_lines or self.ends_mid_line)
 
 
-def read_trial_file(path: Path | str) -> TrialFile:
-    """Read a trials JSONL file tolerantly (never raises on bad lines; counts them instead).
+def read_by_id(path: Path | str, id_field: str = "trial_id") -> RecordFile:
+    """Read a JSONL file of records tolerantly (bad lines are counted, never raised).
 
     Args:
-        path: a ``results/trials/<run>.jsonl`` file; a missing file reads as empty.
+        path: a JSONL file; a missing file reads as empty.
+        id_field: the key naming a record (``trial_id``, ``sample_id``).
 
     Returns:
-        :class:`TrialFile` with the records and what was skipped.
+        :class:`RecordFile` with the records and what was skipped.
     """
-    found = TrialFile()
-    path = Path(path)
+    found, path = RecordFile(), Path(path)
     if not path.exists():
         return found
     by_id: dict[str, dict[str, Any]] = {}
@@ -206,25 +207,27 @@ def read_trial_file(path: Path | str) -> TrialFile:
             continue
         try:
             record = json.loads(raw.decode("utf-8"))
-            if not isinstance(record, dict) or not isinstance(record.get("trial_id"), str):
-                raise ValueError("no trial_id")
+            if not isinstance(record, dict) or not isinstance(record.get(id_field), str):
+                raise ValueError(f"no {id_field}")
         except (ValueError, UnicodeDecodeError):
             found.corrupt_lines += 1
             continue
-        if record["trial_id"] in by_id:
+        if record[id_field] in by_id:
             found.duplicate_lines += 1
-            del by_id[record["trial_id"]]  # re-insert so order follows the superseding line
-        by_id[record["trial_id"]] = record
+            del by_id[record[id_field]]  # re-insert so order follows the superseding line
+        by_id[record[id_field]] = record
     found.records = list(by_id.values())
     return found
 
 
-def write_trial_file_atomically(path: Path | str, records: Iterable[dict[str, Any]]) -> None:
-    """Replace ``path`` with exactly these records, one per line, via a temporary file and ``os.replace``.
+read_trial_file = read_by_id
 
-    A crash at any moment leaves either the old file or the new one, never a mix.
-    """
+
+def write_atomically(path: Path | str, records: Iterable[dict[str, Any]]) -> None:
+    """Replace ``path`` with exactly these records, one per line (temporary file, fsync, ``os.replace``): a crash
+    leaves the old file or the new one, never a mix. Creates the parent folder."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         for record in records:
@@ -234,15 +237,24 @@ def write_trial_file_atomically(path: Path | str, records: Iterable[dict[str, An
     os.replace(tmp, path)
 
 
-def _trial_files(path_or_dir: Path | str) -> list[Path]:
+def append_record(path: Path | str, record: Any) -> None:
+    """Append ``record.to_json()`` as one line via :func:`~llmdisc.discrimination.cache.append_line` (locked,
+    fsynced, kept apart from a torn last line): a killed run loses at most the line being written."""
+    append_line(Path(path), (record.to_json() + "\n").encode("utf-8"))
+
+
+def jsonl_files(path_or_dir: Path | str, missing: str, recursive: bool = True) -> list[Path]:
+    """The ``*.jsonl`` files of a folder (sorted; with its subfolders' when ``recursive``), or the file itself.
+
+    Raises:
+        DataError: nothing at ``path_or_dir``; ``missing`` is the message.
+    """
     path = Path(path_or_dir)
     if path.is_dir():
-        return sorted(p for p in path.rglob("*.jsonl") if not p.name.endswith(".tmp"))
+        return sorted(path.rglob("*.jsonl") if recursive else path.glob("*.jsonl"))
     if path.is_file():
         return [path]
-    raise DataError(f"no trials at {relative_to_root(path)}; fix: run `llmdisc trials run ...` or "
-                    "notebook 04_llm_trials, or pass the path of an existing results/trials/<run>.jsonl file "
-                    "or folder")
+    raise DataError(missing)
 
 
 def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
@@ -260,8 +272,10 @@ def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
         DataError: the path does not exist.
     """
     rows: list[dict[str, Any]] = []
-    for file in _trial_files(path_or_dir):
-        found = read_trial_file(file)
+    missing = (f"no trials at {relative_to_root(path_or_dir)}; fix: run `llmdisc trials run ...` or notebook "
+               "04_llm_trials, or pass the path of an existing results/trials/<run>.jsonl file or folder")
+    for file in jsonl_files(path_or_dir, missing):
+        found = read_by_id(file)
         if found.corrupt_lines or found.duplicate_lines:
             warnings.warn(f"{relative_to_root(file)}: skipped {found.corrupt_lines} corrupt line(s) and "
                           f"{found.duplicate_lines} superseded duplicate(s); re-running the same "

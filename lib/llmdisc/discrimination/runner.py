@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import datetime as _dt
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -30,13 +29,8 @@ import pandas as pd
 
 from llmdisc.discrimination.cache import ResponseCache, public_base_url, request_cache_key
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
-from llmdisc.discrimination.records import (
-    UNRECORDED_CONFIG,
-    TrialRecord,
-    load_trials,
-    read_trial_file,
-    write_trial_file_atomically,
-)
+from llmdisc.discrimination.records import (UNRECORDED_CONFIG, TrialRecord, append_record, load_trials, read_by_id,
+                                           write_atomically)
 from llmdisc.discrimination.retries import RequestBudget, call_with_retries, shared_budget
 from llmdisc.discrimination.samples import TrialSpec
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscError, ProviderError
@@ -271,7 +265,7 @@ def public_identity(provider: Provider) -> dict[str, Any]:
 def _prepare_file(out_path: Path, manifest_path: Path, specs: Sequence[TrialSpec],
                   config_sha256: str) -> tuple[list[dict[str, Any]], int, int]:
     """Repair and trim the run file before (re)starting; returns (kept planned records, retried, repaired)."""
-    found = read_trial_file(out_path)
+    found = read_by_id(out_path)
     manifest = read_manifest(manifest_path)
     recorded = (manifest or {}).get("config_sha256")
     if found.records and recorded is not None and recorded != config_sha256:
@@ -285,7 +279,7 @@ def _prepare_file(out_path: Path, manifest_path: Path, specs: Sequence[TrialSpec
     keep = [r for r in found.records if not (r["trial_id"] in planned and r.get("status") == "error")]
     repaired = found.corrupt_lines + found.duplicate_lines
     if retried or not found.clean:
-        write_trial_file_atomically(out_path, keep)  # the file never holds a trial twice
+        write_atomically(out_path, keep)  # the file never holds a trial twice
     return [r for r in keep if r["trial_id"] in planned], len(retried), repaired
 
 
@@ -416,58 +410,54 @@ async def run_trials(
     failures_in_a_row, last_failure = 0, ""
     pending = iter(todo)  # shared by the workers: each next() hands one spec to one worker
 
-    with open(out_path, "a", encoding="utf-8") as sink:
+    async def worker() -> None:
+        nonlocal failures_in_a_row, last_failure
+        for spec in pending:
+            record = await _run_one(ctx, spec)
+            append_record(out_path, record)  # no await inside: never torn by a cancel
+            statuses.append(record.status)
+            summary.n_run += 1
+            summary.n_cache_hits += int(record.cache_hit)
+            setattr(summary, f"n_{record.status}", getattr(summary, f"n_{record.status}") + 1)
+            bar.update(1)
+            bar.set_postfix(valid=summary.n_valid, invalid=summary.n_invalid, error=summary.n_error,
+                            cached=summary.n_cache_hits, refresh=False)
+            if record.status == "error":
+                failures_in_a_row, last_failure = failures_in_a_row + 1, str(record.invalid_reason)
+                if failures_in_a_row >= max_consecutive_failures:
+                    raise _GaveUp(failures_in_a_row, last_failure)
+            elif not record.cache_hit:
+                failures_in_a_row = 0
 
-        async def worker() -> None:
-            nonlocal failures_in_a_row, last_failure
-            for spec in pending:
-                record = await _run_one(ctx, spec)
-                sink.write(record.to_json() + "\n")  # no await between write and fsync: never torn by cancel
-                sink.flush()
-                os.fsync(sink.fileno())
-                statuses.append(record.status)
-                summary.n_run += 1
-                summary.n_cache_hits += int(record.cache_hit)
-                setattr(summary, f"n_{record.status}", getattr(summary, f"n_{record.status}") + 1)
-                bar.update(1)
-                bar.set_postfix(valid=summary.n_valid, invalid=summary.n_invalid, error=summary.n_error,
-                                cached=summary.n_cache_hits, refresh=False)
-                if record.status == "error":
-                    failures_in_a_row, last_failure = failures_in_a_row + 1, str(record.invalid_reason)
-                    if failures_in_a_row >= max_consecutive_failures:
-                        raise _GaveUp(failures_in_a_row, last_failure)
-                elif not record.cache_hit:
-                    failures_in_a_row = 0
-
-        n_workers = max(1, min(int(concurrency), int(provider.max_connections), len(todo)))
-        tasks = [asyncio.create_task(worker()) for _ in range(n_workers)] if todo else []
-        try:
-            if tasks:
-                finished, unfinished = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-                for task in unfinished:
-                    task.cancel()
-                await asyncio.gather(*unfinished, return_exceptions=True)
-                for task in finished:
-                    if task.exception() is not None:
-                        raise task.exception()  # type: ignore[misc]
-        except _GaveUp as gave_up:
-            summary.stopped = (
-                f"provider {identity['provider']!r} (model {identity['model']!r}) failed {gave_up.count} "
-                f"trials in a row after retries; last failure: {gave_up.last}. The run stopped; "
-                f"{len(statuses)} finished trial(s) are kept in {relative_to_root(out_path)}; fix: check the "
-                "provider (key, quota, server, model), then run the same configuration again to resume "
-                "(error trials are retried)")
-            write_run_manifest("stopped")
-            raise RunAborted(summary.stopped, summary) from None
-        except BaseException as exc:
-            summary.stopped = f"{type(exc).__name__}: {exc}"
-            for task in tasks:
+    n_workers = max(1, min(int(concurrency), int(provider.max_connections), len(todo)))
+    tasks = [asyncio.create_task(worker()) for _ in range(n_workers)] if todo else []
+    try:
+        if tasks:
+            finished, unfinished = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in unfinished:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            write_run_manifest("stopped")
-            raise
-        finally:
-            bar.close()
+            await asyncio.gather(*unfinished, return_exceptions=True)
+            for task in finished:
+                if task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+    except _GaveUp as gave_up:
+        summary.stopped = (
+            f"provider {identity['provider']!r} (model {identity['model']!r}) failed {gave_up.count} "
+            f"trials in a row after retries; last failure: {gave_up.last}. The run stopped; "
+            f"{len(statuses)} finished trial(s) are kept in {relative_to_root(out_path)}; fix: check the "
+            "provider (key, quota, server, model), then run the same configuration again to resume "
+            "(error trials are retried)")
+        write_run_manifest("stopped")
+        raise RunAborted(summary.stopped, summary) from None
+    except BaseException as exc:
+        summary.stopped = f"{type(exc).__name__}: {exc}"
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        write_run_manifest("stopped")
+        raise
+    finally:
+        bar.close()
     write_run_manifest("finished")
     return summary
 

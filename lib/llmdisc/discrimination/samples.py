@@ -138,7 +138,7 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
                       trials_per_label: int | Mapping[str, int], *, run_seed: int, sampling: str = "fresh",
                       paired: bool = True, replicates: int = 1, scoring: str = "verdict",
                       verdict_trials_per_label: int | None = None,
-                      share_real_samples: bool = False) -> list[TrialSpec]:
+                      share_real_samples: bool = False, extra_cells: Sequence[str] = ()) -> list[TrialSpec]:
     """Build the balanced list of trials: exactly ``trials_per_label`` per true label per cell.
 
     A cell is ``dataset_key × synthesizer × condition``. The order is deterministic (datasets,
@@ -164,6 +164,7 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
             same real rows in every synthesizer cell (and control) of a dataset: under the neutral prompt the
             real prompts are then identical across cells and the response cache answers all but the first.
             Synthesizers may then also name the controls of :mod:`llmdisc.synthesis.controls`.
+        extra_cells: further synthesizer names to admit (the audit's ``release``).
 
     Returns:
         The list of :class:`TrialSpec`, of length
@@ -178,7 +179,7 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
     _check_choice("sampling", sampling, SAMPLING_MODES)
     _check_choice("scoring", scoring, SCORING_MODES)
     for synthesizer in synthesizers:
-        _check_choice("synthesizer", synthesizer, (*RELEASES, *CONTROLS))
+        _check_choice("synthesizer", synthesizer, (*RELEASES, *CONTROLS, *extra_cells))
     for condition in conditions:
         _check_choice("condition", condition, CONDITIONS)
     for name, values in (("dataset_keys", dataset_keys), ("synthesizers", synthesizers),

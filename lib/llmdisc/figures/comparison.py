@@ -54,6 +54,8 @@ from llmdisc import RELEASES
 from llmdisc.discrimination.records import protocol_label
 from llmdisc.errors import DataError
 from llmdisc.paths import results_dir
+from llmdisc.scoring.readings import read_baselines, read_table
+from llmdisc.scoring.separation import separation
 from llmdisc.synthesis.controls import CONTROLS, NEGATIVE_CONTROL
 
 COLUMNS = ("dataset_key", "synthesizer", "discriminator", "model", "condition", "statistic", "estimate", "low",
@@ -75,24 +77,12 @@ HUMAN_NOTE = "the pilot's cells are the paper's samples of its own releases, und
 
 
 def auc_to_scale(auc: float, low: float, high: float) -> tuple[float, float, float]:
-    """Map an AUC and its interval to the separation scale 2·|AUC − 0.5| (0 = chance, 1 = perfect either way).
-
-    Args:
-        auc: the AUC (0-1; 0.5 = no ranking).
-        low: lower end of its interval (NaN: none).
-        high: upper end of its interval (NaN: none).
-
-    Returns:
-        ``(value, low, high)`` on [0, 1] with low ≤ value ≤ high: each end mapped on its own; an interval that
-        holds 0.5 starts at 0 (chance is in it) and ends at the farther end's separation. NaN where missing.
-    """
-    value = 2 * abs(auc - 0.5) if not math.isnan(auc) else math.nan
+    """The separation 2·|AUC − 0.5| of an AUC and its interval (:func:`llmdisc.scoring.separation.separation`):
+    ``(value, low, high)`` in [0, 1], NaN where missing."""
     if math.isnan(low) or math.isnan(high):
-        return value, math.nan, math.nan
-    ends = (2 * abs(low - 0.5), 2 * abs(high - 0.5))
-    if low <= 0.5 <= high:
-        return value, 0.0, max(ends)
-    return value, min(ends), max(ends)
+        return 2 * abs(auc - 0.5), math.nan, math.nan
+    folded = separation(auc, low, high)
+    return folded.d, folded.low, folded.high
 
 
 def _f(value: object) -> float:
@@ -318,14 +308,9 @@ def load_inputs(tables_dir: Path | None = None, baselines_dir: Path | None = Non
     """
     tables_dir = tables_dir or results_dir() / "tables"
     baselines_dir = baselines_dir or results_dir() / "baselines"
-    found: dict[str, pd.DataFrame] = {}
-    for name in INPUTS:
-        if name == "baselines":
-            files = sorted(baselines_dir.glob("*.csv")) if baselines_dir.is_dir() else []
-            if files:
-                found[name] = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-        elif (tables_dir / f"{name}.csv").is_file():
-            found[name] = pd.read_csv(tables_dir / f"{name}.csv")
+    found = {name: read_baselines(baselines_dir) if name == "baselines" else
+             read_table(tables_dir, name, keep_empty=True) for name in INPUTS}
+    found = {name: table for name, table in found.items() if table is not None}
     for name, table in (computed or {}).items():
         found.pop(name, None)
         if table is not None and not table.empty:

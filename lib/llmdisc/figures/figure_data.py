@@ -114,12 +114,12 @@ def calibration_table(trials: pd.DataFrame, n_bins: int = 5) -> pd.DataFrame:
 def baseline_headlines(baselines_dir: Path | None = None) -> pd.DataFrame:
     """One row per dataset key × synthesizer with the baselines' main numbers (from notebook 05's CSVs)."""
     from llmdisc.baselines.report import headline
+    from llmdisc.scoring.readings import read_baselines
 
-    baselines_dir = baselines_dir or results_dir() / "baselines"
-    files = sorted(baselines_dir.glob("*.csv")) if baselines_dir.is_dir() else []
-    if not files:
+    baselines = read_baselines(baselines_dir or results_dir() / "baselines")
+    if baselines is None:
         return pd.DataFrame(columns=["dataset", "synthetic_method"])
-    table = headline(pd.concat([pd.read_csv(f) for f in files], ignore_index=True))
+    table = headline(baselines)
     return table.rename(columns={"dataset_key": "dataset", "synthesizer": "synthetic_method"})
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from llmdisc.figures.plots import PALETTE, plt, set_style
-from llmdisc.scoring.readings import EXPECTED, NEGATIVE, POSITIVE, TITLES, WORDS, collect
+from llmdisc.scoring.readings import EXPECTED, NEGATIVE, POSITIVE, TITLES, WORDS, collect, read_table
 
 NAME = "headline"
 INSTRUMENTS = ("c2st", "likelihood", "joint", "probability")
@@ -124,11 +124,9 @@ def sample_models(tables_dir: Path) -> str:
     """The language models named in the sample instruments' tables (their ``model`` column), comma-separated."""
     models: set[str] = set()
     for name in ("likelihood_cells", "joint_cells", "llm_probability_cells"):
-        path = Path(tables_dir) / f"{name}.csv"
-        if path.exists():
-            frame = pd.read_csv(path)
-            if "model" in frame:
-                models |= {str(m) for m in frame["model"].dropna()}
+        frame = read_table(tables_dir, name)
+        if frame is not None and "model" in frame:
+            models |= {str(m) for m in frame["model"].dropna()}
     return ", ".join(sorted(models)) or "not recorded"
 
 

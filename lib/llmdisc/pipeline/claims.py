@@ -23,7 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from llmdisc.pipeline.findings import _model_note, control_verdict
-from llmdisc.scoring.readings import MIN_N, POSITIVE, collect
+from llmdisc.scoring.readings import MIN_N, POSITIVE, collect, read_table
 
 GEMINI, LLAMA = "gemini-2.5-flash", "llama-3.1-8b-instant"
 PAPER_NOTEBOOK = "notebooks/08_paper_reproduction.ipynb"
@@ -73,8 +73,7 @@ class _Tables:
     def frame(self, name: str) -> pd.DataFrame:
         """``<name>.csv``; KeyError when it is missing (the claims that need it cannot be stated)."""
         if name not in self._cache:
-            path = self.dir / f"{name}.csv"
-            self._cache[name] = pd.read_csv(path) if path.exists() else None
+            self._cache[name] = read_table(self.dir, name, keep_empty=True)
         if self._cache[name] is None:
             raise KeyError(f"{name}.csv is missing")
         return self._cache[name]

@@ -35,7 +35,7 @@ import pandas as pd
 
 from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
 from llmdisc.scoring.readings import (ALPHA, EXPECTED, HOLM_FAMILY, INSTRUMENTS, MIN_N, NEGATIVE, POSITIVE,
-                                      ROW_SEPARATION, TITLES, WORDS, Cell, _read, collect, p_text)
+                                      ROW_SEPARATION, TITLES, WORDS, Cell, collect, p_text, read_table)
 from llmdisc.scoring.separation import (Separation, auc_interval, equivalent_to_chance, minimum_detectable_separation, separation)
 
 def effect_needed(cells: dict[tuple[str, str], Cell], dataset: str) -> float | None:
@@ -184,42 +184,72 @@ def _calibration_sentence(table: pd.DataFrame | None) -> list[str]:
 
 def _variety_sentence(table: pd.DataFrame | None) -> list[str]:
     """Where the joint contrast's reading of a group follows its variety (``joint_cells``' ``contrast`` and
-    ``contrast_adjusted`` rows, :mod:`llmdisc.scoring.variety`): per dataset, the real samples' variety, how C
-    rises with it among the real reference samples, and each group whose reading (told apart by its interval, and
-    which way) changes once the variety is taken out. No line without the adjusted rows."""
-    if table is None or "score" not in table or not (table["score"] == "contrast_adjusted").any():
+    ``contrast_adjusted`` rows, :mod:`llmdisc.scoring.variety`): per dataset, the real samples' variety and the
+    slope of C on variety among the real reference samples (with its interval). Where the slope is told apart from
+    0, each group whose reading (told apart by its interval, and which way) changes once the variety is taken out;
+    where it is not, the readings stay unadjusted and each group told apart is read against its variety. No line
+    without a fitted slope."""
+    if table is None or "variety_slope_low" not in table:
         return []
-    raw = table[table["score"] == "contrast"].set_index(["dataset_key", "source"])
+    raw = table[(table["score"] == "contrast") & table["variety_slope"].notna()].set_index(["dataset_key", "source"])
     adjusted = table[table["score"] == "contrast_adjusted"].set_index(["dataset_key", "source"])
     parts = []
-    for dataset, rows in adjusted.groupby(level=0, sort=True):
+    for dataset, rows in raw.groupby(level=0, sort=True):
         first = rows.iloc[0]
-        changed = []
+        slope = (f"{first['variety_slope']:+.0f} [{first['variety_slope_low']:+.0f}, "
+                 f"{first['variety_slope_high']:+.0f}] nats per unit of variety over the "
+                 f"{int(first['n_reference'])} real reference samples (r {first['variety_r']:+.2f})")
+        said = []
         for (_, source), row in rows.iterrows():
-            before, after = (Cell(r["auc"], None, int(r["n_real"]), int(r["n_syn"])).separation
-                             for r in (raw.loc[(dataset, source)], row))
-            if before is None or after is None:
-                continue
-            reading = [s.direction if s.low > 0 else "" for s in (before, after)]
-            if reading[0] != reading[1]:
-                said = [s.words(*WORDS["joint"]) if s.low > 0 else f"D {s.d:.2f} [{s.low:.2f}, {s.high:.2f}], not "
-                        "told apart" for s in (before, after)]
-                changed.append(f"{source} (variety {row['other_variety']:.2f}): {said[0]} raw, {said[1]} adjusted")
-        parts.append(f"{dataset}: real samples' variety {first['real_variety']:.2f}, C rising "
-                     f"{first['variety_slope']:+.0f} nats per unit of variety among the {int(first['n_reference'])} "
-                     f"real reference samples (r {first['variety_r']:+.2f}); "
-                     + ("; ".join(changed) if changed else "no group's reading changes"))
+            before = _separation(row)
+            after = _separation(adjusted.loc[(dataset, source)]) if (dataset, source) in adjusted.index else None
+            if after is not None and _reading(before) != _reading(after):
+                said.append(f"{source} (variety {row['other_variety']:.2f}): {_told(before)} raw, {_told(after)} "
+                            "adjusted")
+            elif after is None and _reading(before):
+                # C rises with variety, so only a less varied group reading lower (or a more varied one reading
+                # higher) could owe its reading to variety
+                higher = _reading(before) == "higher"
+                gap = row["other_variety"] - row["real_variety"]
+                varied = gap > 0 if higher else gap < 0
+                said.append(f"{source} {_told(before)}, variety {row['other_variety']:.2f} ("
+                            + ("" if varied else "not ") + ("more" if higher else "less") + " varied: variety "
+                            + ("could explain it" if varied else "does not explain it") + ")")
+        if (dataset, rows.index[0][1]) in adjusted.index:
+            parts.append(f"{dataset}: real samples' variety {first['real_variety']:.2f}, C rising {slope}; "
+                         + ("; ".join(said) if said else "no group's reading changes"))
+        else:
+            parts.append(f"{dataset}: real samples' variety {first['real_variety']:.2f}; C's slope on variety, "
+                         f"{slope}, covers 0, so its readings are left unadjusted"
+                         + ("; told apart: " + "; ".join(said) if said else ""))
     return ["- **Does the joint reading follow the samples' variety?** A column whose values are all alike adds "
             "nothing to C, so a release with fewer distinct values can read less structured without losing a "
             "dependence. Variety = (distinct values − 1) / (rows − 1) per column, averaged (0 = all alike, 1 = all "
-            "different); adjusted = C minus a line of "
-            "C on variety fitted on the real reference samples; a reading is told apart when D's 95 % interval "
+            "different); where C's slope on variety among the real reference samples is told apart from 0 "
+            "(95 % interval), adjusted = C minus that line; a reading is told apart when D's 95 % interval "
             "excludes 0 (no Holm): " + " — ".join(parts) + "."]
+
+
+def _separation(row: pd.Series) -> Separation | None:
+    """The row's :class:`~llmdisc.scoring.separation.Separation` (its AUC over ``n_real`` and ``n_syn``)."""
+    return Cell(row["auc"], None, int(row["n_real"]), int(row["n_syn"])).separation
+
+
+def _reading(separation: Separation | None) -> str:
+    """``higher`` or ``lower`` where the interval shows a direction, else ``""``."""
+    return separation.direction if separation is not None and separation.low > 0 else ""
+
+
+def _told(separation: Separation) -> str:
+    """D with its interval and its reading (``less structured`` …) or ``not told apart``."""
+    if _reading(separation):
+        return separation.words(*WORDS["joint"])
+    return f"D {separation.d:.2f} [{separation.low:.2f}, {separation.high:.2f}], not told apart"
 
 
 def _model_note(tables_dir: Path, table: str, fallback: str) -> str:
     """`` (model m)``: the model that wrote ``table`` (its ``model`` column), or ``fallback``."""
-    frame = _read(tables_dir, table)
+    frame = read_table(tables_dir, table)
     if frame is None or "model" not in frame:
         return fallback
     models = sorted({str(m) for m in frame["model"].dropna()})
@@ -243,7 +273,7 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
             answer = "Yes" if told_all == n_all else "No" if told_all == 0 else "Partly"
             lines.append(f"- **Can a classifier tell the releases from real rows?** {answer}, by a gradient-boosted "
                          "C2ST on thousands of rows: " + "; ".join(parts) + ".")
-        lines += _c2st_controls_sentence(_read(tables_dir, "baselines_headline"), datasets)
+        lines += _c2st_controls_sentence(read_table(tables_dir, "baselines_headline"), datasets)
     for name, question, table in (
             ("likelihood", "Does the table likelihood see what a classifier sees?", "likelihood_cells"),
             ("joint", "Does the joint-structure statistic see whether a row's values belong together?",
@@ -257,8 +287,8 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
         model = _model_note(tables_dir, table, DEFAULT_LIKELIHOOD_MODEL)
         lines.append(f"- **{question}** (model: {model}) " + _instrument_sentence(cells, datasets, name) + ".")
         if name == "joint":
-            lines += _calibration_sentence(_read(tables_dir, "joint_calibration"))
-            lines += _variety_sentence(_read(tables_dir, "joint_cells"))
+            lines += _calibration_sentence(read_table(tables_dir, "joint_calibration"))
+            lines += _variety_sentence(read_table(tables_dir, "joint_cells"))
     prob, verdict = found["probability"], found["verdict"]
     if not any(c.enough for c in prob.values()):
         lines.append("- **Can the LLM's verdict tell them apart?** Not measured here (too few trials per cell).")
@@ -310,7 +340,7 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
               "(80 % power at Holm's first-step level), and real vs real is shown below that D. Each release is one "
               "seeded fit of its synthesizer: what is said of it is said of that release, not of the synthesizer "
               "(the spread between fits was not measured)."]
-    return lines + design_markdown(_read(Path(tables_dir), "joint_design"))
+    return lines + design_markdown(read_table(Path(tables_dir), "joint_design"))
 
 
 def _design_separation(auc: float, n_real: int, n_other: int) -> Separation:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from llmdisc.paths import figures_dir
 from llmdisc.pipeline.captions import RESEARCH_QUESTIONS, TABLE_DESCRIPTIONS, caption_text
+from llmdisc.scoring.readings import read_table
 
 HEADLINE_TABLE = "tbl-headline"
 # A run whose protocols only score the labels (scoring: probability, verdict_trials_per_label: 0) writes an
@@ -50,16 +51,6 @@ def pct(value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{100 * float(value):.1f}"
-
-
-def _read(tables_dir: Path, name: str) -> pd.DataFrame | None:
-    path = tables_dir / f"{name}.csv"
-    if not path.is_file():
-        return None
-    try:
-        return pd.read_csv(path)
-    except (ValueError, OSError):  # an empty or half-written table: leave its part out
-        return None
 
 
 def _cell(text: object) -> str:
@@ -103,7 +94,7 @@ def headline_label(provider: str, model: str) -> str:
 
 
 def _headline(tables_dir: Path, site: SiteMap) -> list[str]:
-    cells = _read(tables_dir, "llm_cells")
+    cells = read_table(tables_dir, "llm_cells", keep_empty=True)
     lines = ["## Headline: our trials, per model and dataset", ""]
     if cells is None:
         return lines + ["_No `results/tables/llm_cells.csv` yet: run `make reproduce`._", ""]
@@ -151,7 +142,7 @@ LIKELIHOOD_HEADER = ["dataset", "cell", "kind", "n real / syn", "AUC [95 % CI]",
 
 
 def _probability_headline(tables_dir: Path, site: SiteMap) -> list[str]:
-    cells = _read(tables_dir, "llm_probability_cells")
+    cells = read_table(tables_dir, "llm_probability_cells")
     if cells is None or cells.empty:
         return []
     lines = ["## Headline: the verdict as a probability", "",
@@ -170,7 +161,7 @@ def _probability_headline(tables_dir: Path, site: SiteMap) -> list[str]:
 
 
 def _likelihood_headline(tables_dir: Path, site: SiteMap) -> list[str]:
-    cells = _read(tables_dir, "likelihood_cells")
+    cells = read_table(tables_dir, "likelihood_cells")
     if cells is None or cells.empty or "score" not in cells.columns:
         return []
     cells = cells[cells["score"] == "mean_logprob"].sort_values(["dataset_key", "kind", "source"])
@@ -189,7 +180,7 @@ def _likelihood_headline(tables_dir: Path, site: SiteMap) -> list[str]:
 
 def _question_lines(tables_dir: Path, site: SiteMap) -> list[str]:
     lines = ["## Research questions and where they are answered", ""]
-    rows = {name: _read(tables_dir, name) for name in {rq.table for rq in RESEARCH_QUESTIONS if rq.table}}
+    rows = {name: read_table(tables_dir, name) for name in {rq.table for rq in RESEARCH_QUESTIONS if rq.table}}
     for rq in RESEARCH_QUESTIONS:
         table = rows.get(rq.table)
         measured = rq.table in site.table_files and table is not None and not table.empty
@@ -214,9 +205,9 @@ def _question_lines(tables_dir: Path, site: SiteMap) -> list[str]:
 
 def _paper_lines(tables_dir: Path, site: SiteMap) -> list[str]:
     lines = ["## The paper's numbers beside ours", ""]
-    models_counts = _read(tables_dir, "paper_models_from_counts")
-    models_trials = _read(tables_dir, "paper_models_from_trials")
-    cells = _read(tables_dir, "paper_cells_from_trials")
+    models_counts = read_table(tables_dir, "paper_models_from_counts", keep_empty=True)
+    models_trials = read_table(tables_dir, "paper_models_from_trials", keep_empty=True)
+    cells = read_table(tables_dir, "paper_cells_from_trials", keep_empty=True)
     if models_counts is None and cells is None:
         return lines + ["_No `results/tables/paper_*.csv`: notebook 08 needs the paper's records "
                         "(`../shared/reference`)._", ""]

@@ -268,10 +268,11 @@ class RunRecords:
 
 
 def package_source_hash() -> str:
-    """sha256 over the llmdisc package's source files: a code change re-runs the stages (fits and LLM
-    answers stay cached, so a re-run after a code change is cheap where results do not change)."""
+    """sha256 over the llmdisc package's files (code, prompt templates, the cue codebook and caption YAML, …;
+    not bytecode): a change re-runs the stages (fits and LLM answers stay cached, so a re-run after a code change
+    is cheap where results do not change)."""
     package = Path(__file__).resolve().parents[1]  # the whole llmdisc package, not only pipeline/
-    files = sorted(p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".txt", ".md", ".csv"))
+    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     return sha256_json({p.relative_to(package).as_posix(): sha256_file(p) for p in files})
 
 

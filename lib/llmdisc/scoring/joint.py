@@ -37,7 +37,7 @@ from llmdisc.scoring.likelihood import (
     likelihood_auc,
 )
 from llmdisc.scoring.metrics import wilson_interval
-from llmdisc.scoring.variety import ADJUSTED_SCORE
+from llmdisc.scoring.variety import ADJUSTED_SCORE, SLOPE_COLUMNS
 from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
 JOINT_CELL_COLUMNS = ("dataset_key", "backend", "model", "serialisation", "context", "k", "reference_rows")
@@ -132,7 +132,8 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
     ``share_p_real`` and ``share_p_other`` (share with per-sample p <= ``share_level``, Wilson interval);
     ``ks_stat``, ``ks_p`` (the other group's randomised p-values against Uniform(0, 1)). Where the records carry
     ``variety`` (:func:`llmdisc.scoring.variety.with_variety`): ``real_variety``, ``other_variety`` (the groups'
-    mean, 0–1) and, where adjusted, ``variety_slope`` and ``variety_r`` of the cell's fit.
+    mean, 0–1) and, where a line was fitted, its ``variety_slope`` (with ``variety_slope_low`` / ``_high``) and
+    ``variety_r`` (:data:`~llmdisc.scoring.variety.SLOPE_COLUMNS`).
 
     Raises:
         DataError: an unknown score or one the records lack, or a cell without real holdout test or reference
@@ -170,7 +171,7 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
             if "variety" in frame:
                 row["real_variety"], row["other_variety"] = (float(real_rows["variety"].mean()),
                                                              float(group["variety"].mean()))
-            for fitted in ("variety_slope", "variety_r"):
+            for fitted in SLOPE_COLUMNS:
                 if fitted in frame:
                     row[fitted] = float(frame[fitted].iloc[0])
             rows.append(row)

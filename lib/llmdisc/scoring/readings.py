@@ -107,12 +107,21 @@ class Cell:
         return sep.low > 0 and (self.p_holm is None or self.p_holm < ALPHA)
 
 
-def _read(tables_dir: Path, name: str) -> pd.DataFrame | None:
-    path = tables_dir / f"{name}.csv"
-    if not path.exists():
+def read_table(tables_dir: Path, name: str, *, keep_empty: bool = False) -> pd.DataFrame | None:
+    """``<tables_dir>/<name>.csv``; None when it is missing, unreadable (half-written) or, unless ``keep_empty``,
+    has no rows."""
+    path = Path(tables_dir) / f"{name}.csv"
+    try:
+        frame = pd.read_csv(path) if path.is_file() else None
+    except (ValueError, OSError):
         return None
-    frame = pd.read_csv(path)
-    return None if frame.empty else frame
+    return None if frame is None or (frame.empty and not keep_empty) else frame
+
+
+def read_baselines(baselines_dir: Path) -> pd.DataFrame | None:
+    """Every ``<baselines_dir>/*.csv`` concatenated in name order; None when there is none."""
+    files = sorted(Path(baselines_dir).glob("*.csv")) if Path(baselines_dir).is_dir() else []
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else None
 
 
 SCORES = {"likelihood": "mean_logprob", "joint": "contrast"}
@@ -194,11 +203,11 @@ def _c2st_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
 def collect(tables_dir: Path) -> dict[str, dict[tuple[str, str], Cell]]:
     """``{instrument: {(dataset, group): Cell}}`` from the tables present, Holm-adjusted per instrument."""
     found = {
-        "c2st": _c2st_cells(_read(tables_dir, "baselines_headline")),
-        "likelihood": _sample_cells(_read(tables_dir, "likelihood_cells"), "likelihood"),
-        "joint": _sample_cells(_read(tables_dir, "joint_cells"), "joint"),
-        "probability": _probability_cells(_read(tables_dir, "llm_probability_cells")),
-        "verdict": _verdict_cells(_read(tables_dir, "llm_cells")),
+        "c2st": _c2st_cells(read_table(tables_dir, "baselines_headline")),
+        "likelihood": _sample_cells(read_table(tables_dir, "likelihood_cells"), "likelihood"),
+        "joint": _sample_cells(read_table(tables_dir, "joint_cells"), "joint"),
+        "probability": _probability_cells(read_table(tables_dir, "llm_probability_cells")),
+        "verdict": _verdict_cells(read_table(tables_dir, "llm_cells")),
     }
     for cells in found.values():
         releases = [k for k, c in cells.items() if k[1] not in (POSITIVE, NEGATIVE) and c.p is not None]

@@ -10,7 +10,9 @@ each group's variety beside it:
 * :func:`with_variety` — each joint record's variety, its sample rebuilt from its source table and ``row_ids``.
 * :func:`variety_adjusted` — C minus what its variety predicts, the prediction a least-squares line of C on variety
   fitted on each cell's real holdout *reference* samples only (the group no comparison reads), so the adjusted score
-  stays label-free and the real test samples stay out of the fit. Read with the same AUC as C
+  stays label-free and the real test samples stay out of the fit. A cell is adjusted only where the line's slope is
+  told apart from 0 (its 95 % interval excludes 0): where C does not detectably follow variety, subtracting the
+  fitted line would move every reading by the fit's noise. Read with the same AUC as C
   (:func:`llmdisc.scoring.joint.joint_table` with ``score="contrast_adjusted"``).
 """
 
@@ -20,11 +22,15 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from llmdisc.errors import DataError
 
 ADJUSTED_SCORE = "contrast_adjusted"
 """The variety-adjusted contrast's column in the joint records (nats)."""
+
+SLOPE_COLUMNS = ("variety_slope", "variety_slope_low", "variety_slope_high", "variety_r")
+"""The fit of C on variety that :func:`variety_adjusted` adds to each record of a cell (and ``joint_table`` keeps)."""
 
 
 def sample_variety(sample: pd.DataFrame) -> float:
@@ -76,13 +82,16 @@ def with_variety(records: pd.DataFrame, load_tables: Callable[[str, list[str]], 
     return out
 
 
-def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: str = "contrast") -> pd.DataFrame:
+def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: str = "contrast",
+                     level: float = 0.95) -> pd.DataFrame:
     """``records`` with :data:`ADJUSTED_SCORE` = ``score`` − (a + b · variety), a and b fitted per cell on its real
-    holdout reference samples (``source == "holdout"``, ``role == "reference"``), and the fit's ``variety_slope``
-    (nats per unit of variety) and ``variety_r`` (Pearson r of C and variety over the reference samples).
+    holdout reference samples (``source == "holdout"``, ``role == "reference"``), and the fit: ``variety_slope``
+    (b, nats per unit of variety) with its ``level`` interval ``variety_slope_low`` / ``variety_slope_high``
+    (Student t, n − 2 degrees of freedom) and ``variety_r`` (Pearson r of C and variety over the reference samples).
 
-    A cell with fewer than 3 reference samples, or with reference samples all of one variety, has no line to
-    fit: its adjusted score is NaN (a quick run's cells; :func:`adjusted_records` leaves them out).
+    Only a cell whose slope interval excludes 0 is adjusted. A cell with fewer than 3 reference samples, with
+    reference samples all of one variety, or whose slope interval covers 0 keeps a NaN adjusted score
+    (:func:`adjusted_records` leaves it out); the fit's columns are filled wherever a line could be fitted.
 
     Raises:
         DataError: no ``variety`` column (:func:`with_variety` first).
@@ -90,18 +99,20 @@ def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: s
     if "variety" not in records:
         raise DataError("the joint records carry no variety; fix: add it with llmdisc.scoring.variety.with_variety")
     out = records.copy()
-    for column in (ADJUSTED_SCORE, "variety_slope", "variety_r"):
+    for column in (ADJUSTED_SCORE, *SLOPE_COLUMNS):
         out[column] = np.nan
     for cell, frame in records.groupby(cell_columns, sort=True, dropna=False):
         reference = frame[(frame["source"] == "holdout") & (frame["role"] == "reference")]
         x, y = reference["variety"].to_numpy(float), reference[score].to_numpy(float)
         if len(x) < 3 or np.ptp(x) == 0:
             continue
-        slope, intercept = np.polyfit(x, y, 1)
-        out.loc[frame.index, ADJUSTED_SCORE] = frame[score].to_numpy(float) - (intercept
-                                                                                + slope * frame["variety"].to_numpy(float))
-        out.loc[frame.index, "variety_slope"] = float(slope)
-        out.loc[frame.index, "variety_r"] = float(np.corrcoef(x, y)[0, 1])
+        fit = stats.linregress(x, y)
+        half = float(stats.t.ppf(0.5 + level / 2, len(x) - 2) * fit.stderr)
+        low, high = fit.slope - half, fit.slope + half
+        out.loc[frame.index, list(SLOPE_COLUMNS)] = [float(fit.slope), low, high, float(fit.rvalue)]
+        if low > 0 or high < 0:
+            out.loc[frame.index, ADJUSTED_SCORE] = frame[score].to_numpy(float) - (
+                fit.intercept + fit.slope * frame["variety"].to_numpy(float))
     return out
 
 

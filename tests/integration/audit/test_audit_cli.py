@@ -1,6 +1,6 @@
 """``llmdisc audit`` end to end: the default instruments, remote refusal, the exit statuses, bad input, resuming.
 
-Providers answer over real HTTP on 127.0.0.1 (the loopback wire servers of ``llmdisc.testing``). Every audit
+Providers answer over real HTTP on 127.0.0.1 (the loopback wire servers of ``tests/support``). Every audit
 runs the release beside two controls (shuffled columns, real rows as "synthetic"); the LLM's controls and the
 "inconclusive" status are in ``test_audit_controls.py``, the gate's scale in ``test_audit_gate_scale.py``.
 """
@@ -18,7 +18,7 @@ import pytest
 
 from llmdisc.audit.errors import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from llmdisc.cli.main import main
-from llmdisc.testing.wire_servers import GeminiWireServer, OpenAIWireServer
+from support.wire_servers import GeminiWireServer, OpenAIWireServer
 
 SYNTH_MARK = "fake_"
 ROWS = ("--instruments", "c2st", "distances")
@@ -210,7 +210,7 @@ class PinnedOpenAIServer(OpenAIWireServer):
     def start(self) -> "PinnedOpenAIServer":
         import threading
 
-        from llmdisc.testing import wire_base
+        from support import wire_base
 
         self._httpd = wire_base._Server(("127.0.0.1", self.pinned_port), wire_base._Handler)
         self._httpd.wire = self

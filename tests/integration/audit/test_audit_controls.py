@@ -18,7 +18,7 @@ import pytest
 
 from llmdisc.audit.errors import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_PROVIDER
 from llmdisc.cli.main import main
-from llmdisc.testing.wire_servers import OpenAIWireServer
+from support.wire_servers import OpenAIWireServer
 
 SYNTH_MARK = "fake_"
 CONFIDENT, DOUBTFUL = -0.2, -2.0

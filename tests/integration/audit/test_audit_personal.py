@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from llmdisc.cli.main import main
-from llmdisc.testing.wire_servers import OpenAIWireServer
+from support.wire_servers import OpenAIWireServer
 
 FIRST = ["Alice", "Bruno", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hiroshi", "Ines", "Jonas", "Katja",
          "Liam", "Maria", "Nikolai", "Olga", "Pedro", "Quentin", "Rosa", "Sven", "Tamara"]

@@ -87,7 +87,7 @@ def test_the_report_opens_offline_with_its_verdict_and_figure(audit_dir: Path) -
 
 @pytest.mark.browser
 def test_markup_in_the_users_texts_runs_nothing_and_shows_as_text(tmp_path: Path, hostile_report) -> None:
-    from llmdisc.testing.browser import chromium_context, chromium_missing_reason
+    from support.browser import chromium_context, chromium_missing_reason
 
     if (reason := chromium_missing_reason()) is not None:
         pytest.skip(reason)

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from llmdisc.cli.main import main
-from llmdisc.testing.wire_servers import OpenAIWireServer
+from support.wire_servers import OpenAIWireServer
 
 sdmetrics = pytest.importorskip("sdmetrics")
 DEMO = Path(sdmetrics.__file__).parent / "demos" / "single_table"

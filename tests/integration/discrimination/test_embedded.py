@@ -16,7 +16,7 @@ from llmdisc.discrimination.providers.base import GenerateConfig, PromptRequest
 from llmdisc.discrimination.providers.embedded import EmbeddedProvider
 from llmdisc.discrimination.providers.errors import ProviderRequestError
 from llmdisc.discrimination.providers.ollama import OllamaProvider
-from llmdisc.testing import OllamaWireServer, answer_from_provider
+from support import OllamaWireServer, answer_from_provider
 
 pytestmark = pytest.mark.slow
 

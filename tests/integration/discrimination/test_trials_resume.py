@@ -105,8 +105,8 @@ def test_cli_runs_shows_and_replays_offline(tmp_path: Path, monkeypatch: pytest.
 
     import llmdisc.discrimination.retries
     from llmdisc.cli.main import main
-    from llmdisc.testing.wire_base import Fault
-    from llmdisc.testing.wire_servers import OpenAIWireServer
+    from support.wire_base import Fault
+    from support.wire_servers import OpenAIWireServer
 
     # Setup: a project of its own with a tiny real table and one "synthetic" table.
     monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))

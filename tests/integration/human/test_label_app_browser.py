@@ -36,7 +36,7 @@ import pytest
 from llmdisc.discrimination.metadata import metadata_block
 from llmdisc.human.label_app import session as protocol
 from llmdisc.human.label_app import table_view
-from llmdisc.testing.browser import CHROMIUM, CHROMIUM_ARGS, chromium_context, chromium_missing_reason
+from support.browser import CHROMIUM, CHROMIUM_ARGS, chromium_context, chromium_missing_reason
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -27,7 +27,7 @@ from typing import Iterator
 import pytest
 
 import llmdisc
-from llmdisc.testing.browser import chromium_context, chromium_missing_reason
+from support.browser import chromium_context, chromium_missing_reason
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

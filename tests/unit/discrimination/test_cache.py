@@ -23,8 +23,8 @@ from llmdisc.discrimination.cache import (
     public_base_url,
     request_cache_key,
 )
-from llmdisc.discrimination.likelihood.score_cache import ScoreCache
-from llmdisc.discrimination.likelihood.token_cache import TokenCache
+from llmdisc.discrimination.cache import ScoreCache
+from llmdisc.discrimination.cache import TokenCache
 from llmdisc.discrimination.providers.base import Completion, GenerateConfig, PromptRequest
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
 

@@ -28,7 +28,7 @@ from llmdisc.discrimination.likelihood.joint import (
 from llmdisc.discrimination.likelihood.joint_runs import run_joint
 from llmdisc.discrimination.likelihood.records import JOINT_RECORD_COLUMNS, load_joint, read_records
 from llmdisc.discrimination.likelihood.runs import build_likelihood_queue
-from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+from llmdisc.discrimination.cache import ScoreCache
 from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 from llmdisc.errors import DataError
 from llmdisc.synthesis.controls import shuffled_columns_table
@@ -278,3 +278,11 @@ def test_the_joint_contrast_runs_at_the_precision_of_the_runs_backend() -> None:
     opted = joint_scorer(LikelihoodRunConfig(backend="transformers-bfloat16"))
     assert (opted.dtype, opted.backend) == ("bfloat16", "transformers-bfloat16")
     assert joint_scorer(LikelihoodRunConfig(backend="transformers-bfloat16"), "float32").dtype == "float32"
+
+
+def test_the_fit_budget_table_and_the_audit_score_in_float32_whatever_the_cpu() -> None:
+    # both once took the CPU's faster precision (bfloat16 where native), so their D's depended on the CPU
+    from llmdisc.audit.instruments.samples import SamplePasses
+    from llmdisc.baselines.fit_budget import _open_scorer
+
+    assert (_open_scorer().dtype, SamplePasses(4)._open(None).dtype) == ("float32", "float32")

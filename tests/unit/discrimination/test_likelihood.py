@@ -16,7 +16,7 @@ from llmdisc.discrimination.likelihood.llamacpp_backend import LlamaCppScorer
 from llmdisc.discrimination.likelihood.records import read_records
 from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, run_likelihood
 from llmdisc.discrimination.likelihood.sample_scores import min_k, score_sample
-from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+from llmdisc.discrimination.cache import ScoreCache
 from llmdisc.discrimination.likelihood.serialise import csv_text, great_text, markdown_text, place, serialise
 from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 from llmdisc.discrimination.prompts import build_prompt, render_table
@@ -221,7 +221,7 @@ def test_every_sample_but_the_band_is_one_a_c1_trial_shows():
 
 def test_tables_a_trial_pass_scored_are_read_from_it_not_run_again(scorer, tmp_path):
     from llmdisc.discrimination.likelihood.prompt_pass import prompt_pass
-    from llmdisc.discrimination.likelihood.token_cache import TokenCache, token_key
+    from llmdisc.discrimination.cache import TokenCache, token_key
     from llmdisc.discrimination.samples import sample_rows
 
     rng = np.random.default_rng(3)
@@ -255,7 +255,7 @@ def test_tables_a_trial_pass_scored_are_read_from_it_not_run_again(scorer, tmp_p
 
 
 def test_the_token_cache_round_trips_nan_and_skips_a_corrupt_line(tmp_path):
-    from llmdisc.discrimination.likelihood.token_cache import TokenCache, token_key
+    from llmdisc.discrimination.cache import TokenCache, token_key
 
     key = token_key(text="| a |", backend="transformers", model_digest="d" * 64)
     assert key != token_key(text="| a |", backend="llamacpp", model_digest="d" * 64)

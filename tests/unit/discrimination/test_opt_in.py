@@ -20,6 +20,7 @@ from llmdisc.discrimination.likelihood import opt_in
 from llmdisc.discrimination.likelihood.base import LIKELIHOOD_MODELS, OPT_IN_MODELS, likelihood_gguf_path
 from llmdisc.discrimination.likelihood.opt_in import chunked_model, part_path
 from llmdisc.errors import ChecksumError, ConfigError
+from llmdisc.manifest import sha256_file
 from llmdisc.paths import project_root
 
 PART_SIZE = 1000
@@ -195,14 +196,14 @@ def test_the_installed_real_parts_join_into_the_pinned_gguf(name):
     assert path.stat().st_size == OPT_IN_MODELS[name].size
     assert path.read_bytes()[:4] == b"GGUF"
     opt_in._verified.pop(path, None)
-    assert opt_in._sha256(path) == OPT_IN_MODELS[name].sha256
+    assert sha256_file(path) == OPT_IN_MODELS[name].sha256
 
 
 @pytest.mark.slow
 def test_the_real_0_5b_model_scores_a_text_with_transformers():
     name = "qwen2.5-coder-0.5b-instruct-q4_k_m"
     _require_installed(name)
-    from llmdisc.discrimination.likelihood.token_cache import TokenCache
+    from llmdisc.discrimination.cache import TokenCache
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
     scorer = TransformersScorer(name, threads=2, token_cache=TokenCache(enabled=False))

@@ -23,7 +23,7 @@ import pytest
 import llmdisc.discrimination.trial_runs as trial_runs
 from llmdisc.discrimination.cache import ResponseCache
 from llmdisc.discrimination.trial_runs import TrialRunConfig, run_configured
-from llmdisc.testing import OpenAIWireServer
+from support import OpenAIWireServer
 
 RPM = 400.0
 INTERVAL = 60.0 / RPM

@@ -229,7 +229,8 @@ def test_the_likelihood_and_joint_tables_cover_every_dataset_run_and_skip_the_de
     assert set(records["dataset_key"]) == {"adult", "census-codes"}  # design/ left out
     assert records["variety"].between(0, 1).all() and records["variety"].nunique() > 1
     assert set(joint["joint_cells"]["score"]) == {"contrast", "contrast_adjusted"}
-    assert {"real_variety", "other_variety", "variety_slope", "variety_r"} <= set(joint["joint_cells"].columns)
+    assert {"real_variety", "other_variety", "variety_slope", "variety_slope_low", "variety_slope_high",
+            "variety_r"} <= set(joint["joint_cells"].columns)
     joint_cells = joint["joint_cells"].query("score == 'contrast'").set_index(["dataset_key", "source"])
     assert joint_cells.loc[("adult", "shuffled_columns"), "auc"] < 0.1  # C near 0 against real rows' +30
     assert 0.2 < joint_cells.loc[("adult", "real_vs_real"), "auc"] < 0.8  # train rows hold together as holdout rows

@@ -252,3 +252,22 @@ def test_side_by_side_runs_start_the_longest_chain_first(tmp_path):
     chain = critical_path_seconds(default, RunRecords(tmp_path / "none"))
     assert chain["09_likelihood__adult"] > max(chain["05_baselines__census-codes"], chain["08_paper_reproduction"],
                                                chain["06_human_pilot"])
+
+
+def test_the_package_hash_follows_every_package_file_but_bytecode(tmp_path, monkeypatch):
+    # a change to the cue codebook or the caption YAML must re-run the stages that read them, as a code change does
+    from llmdisc.pipeline import runs
+
+    package = tmp_path / "llmdisc"
+    (package / "pipeline").mkdir(parents=True)
+    (package / "pipeline" / "runs.py").write_text("# code\n")
+    (package / "scoring").mkdir()
+    (package / "scoring" / "cue_codebook.yaml").write_text("kinds: []\n")
+    (package / "pipeline" / "__pycache__").mkdir()
+    (package / "pipeline" / "__pycache__" / "runs.cpython-311.pyc").write_bytes(b"\0")
+    monkeypatch.setattr(runs, "__file__", str(package / "pipeline" / "runs.py"))
+    first = runs.package_source_hash()
+    (package / "pipeline" / "__pycache__" / "runs.cpython-311.pyc").write_bytes(b"\1")
+    assert runs.package_source_hash() == first
+    (package / "scoring" / "cue_codebook.yaml").write_text("kinds: [count]\n")
+    assert runs.package_source_hash() != first

@@ -246,13 +246,20 @@ def test_the_joint_reading_is_given_beside_the_samples_variety_and_its_change_on
     _tables(tmp_path)
     joint = pd.read_csv(tmp_path / "joint_cells.csv").assign(score="contrast", real_variety=0.41, other_variety=0.47,
                                                              variety_slope=38.0, variety_r=0.62, n_reference=20)
-    assert "variety" not in render_results_block(tmp_path)  # a table without the adjusted rows: no line
+    assert "variety" not in render_results_block(tmp_path)  # a table without a fitted slope's interval: no line
+    # a slope whose interval covers 0: no adjusted rows; each group told apart is read against its variety
+    joint.assign(variety_slope_low=-5.0, variety_slope_high=81.0).to_csv(tmp_path / "joint_cells.csv", index=False)
+    assert ("adult: real samples' variety 0.41; C's slope on variety, +38 [-5, +81] nats per unit of variety over "
+            "the 20 real reference samples (r +0.62), covers 0, so its readings are left unadjusted; told apart: "
+            "ctgan D 0.90 [0.63, 0.97], less structured, variety 0.47 (not less varied: variety does not explain "
+            "it);") in render_results_block(tmp_path)
+    joint = joint.assign(variety_slope_low=12.0, variety_slope_high=64.0)
     adjusted = joint.assign(score="contrast_adjusted")
     adjusted.loc[adjusted["source"] == "ctgan", ["auc", "perm_p"]] = (0.4, 0.3)  # no longer told apart
     pd.concat([joint, adjusted]).to_csv(tmp_path / "joint_cells.csv", index=False)
     block = render_results_block(tmp_path)
-    assert ("adult: real samples' variety 0.41, C rising +38 nats per unit of variety among the 20 real reference "
-            "samples (r +0.62); ctgan (variety 0.47): D 0.90 [0.63, 0.97], less structured raw, D 0.20 "
+    assert ("adult: real samples' variety 0.41, C rising +38 [+12, +64] nats per unit of variety over the 20 real "
+            "reference samples (r +0.62); ctgan (variety 0.47): D 0.90 [0.63, 0.97], less structured raw, D 0.20 "
             "[0.00, 0.50], not told apart adjusted.") in block
     # the headline reading is the raw C's, not the adjusted one's
     assert "| adult | ctgan | 0.00 [0.00, 0.34], p (Holm) 1.000 | 0.90 [0.63, 0.97], less structured" in block

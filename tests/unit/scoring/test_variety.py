@@ -75,3 +75,21 @@ def test_bad_records_name_the_fix():
     few = with_variety(records, lambda key, sources: {s: table for s in ["holdout", *sources]})
     few = few[~((few["role"] == "reference") & (few["index"] >= 2))]  # 2 reference samples, as a quick run has
     assert variety_adjusted(few, list(JOINT_CELL_COLUMNS))[ADJUSTED_SCORE].isna().all()
+
+
+def test_a_slope_whose_interval_covers_zero_leaves_the_cell_unadjusted():
+    """C that does not follow variety (noise only): the fitted slope's 95 % interval covers 0, so subtracting the
+    line would only add the fit's noise; the cell keeps its fit columns and no adjusted score."""
+    table, records = _planted(np.random.default_rng(2))
+    records = with_variety(records, lambda key, sources: {s: table for s in ["holdout", *sources]})
+    records["contrast"] = np.random.default_rng(3).normal(0, 0.5, len(records))
+    noise = variety_adjusted(records, list(JOINT_CELL_COLUMNS))
+    low, high = noise["variety_slope_low"].iloc[0], noise["variety_slope_high"].iloc[0]
+    assert low < noise["variety_slope"].iloc[0] < high and low < 0 < high
+    assert noise[ADJUSTED_SCORE].isna().all() and adjusted_records(noise).empty
+    # the same records with the planted relation: the interval excludes 0 and brackets the planted 40
+    planted = variety_adjusted(with_variety(_planted(np.random.default_rng(2))[1],
+                                            lambda key, sources: {s: table for s in ["holdout", *sources]}),
+                               list(JOINT_CELL_COLUMNS))
+    assert planted["variety_slope_low"].iloc[0] < 40 < planted["variety_slope_high"].iloc[0]
+    assert planted["variety_slope_low"].iloc[0] > 0 and planted[ADJUSTED_SCORE].notna().all()

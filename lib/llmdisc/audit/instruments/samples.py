@@ -168,10 +168,11 @@ class SamplePasses:
 
     def _open(self, data: AuditData) -> Any:
         if self.scorer is None:
-            from llmdisc.discrimination.likelihood.token_cache import TokenCache
+            from llmdisc.discrimination.cache import TokenCache
             from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
-            self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False), dtype="auto")
+            # float32 on every CPU (bfloat16 would be faster where native): two runners must read the same D
+            self.scorer = TransformersScorer(token_cache=TokenCache(enabled=False))
         return self.scorer
 
     def resize(self, samples: int) -> None:
@@ -282,7 +283,7 @@ class SamplePasses:
         from dataclasses import asdict
 
         from llmdisc.discrimination.likelihood.joint import joint_contrast, score_tables
-        from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+        from llmdisc.discrimination.cache import ScoreCache
         from llmdisc.manifest import sha256_json
 
         cache = ScoreCache(data.cache_dir / "samples")
@@ -463,7 +464,8 @@ class JointInstrument(_SampleInstrument):
         if real_variety is not None and np.isfinite([real_variety, other_variety]).all():
             # a column whose values are all alike recombines into itself: C also follows the sample's variety
             lines.append(f"Variety (distinct values per column, 0–1) is {other_variety:.2f} in the release's samples "
-                         f"against {real_variety:.2f} in real ones; C rises with variety, so "
+                         f"against {real_variety:.2f} in real ones; C tends to rise with variety (a column of "
+                         "alike values adds nothing to it), so "
                          + (f"part of this reading may be the release's {'fewer' if release.auc < 0.5 else 'more'} "
                             "distinct values rather than its dependence between columns."
                             if (other_variety - real_variety) * (release.auc - 0.5) > 0 else

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run_joint
     from llmdisc.discrimination.likelihood.records import load_joint
     from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, load_likelihood_tables
-    from llmdisc.discrimination.likelihood.token_cache import TokenCache
+    from llmdisc.discrimination.cache import TokenCache
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
     from llmdisc.errors import ConfigError
     from llmdisc.paths import relative_to_root

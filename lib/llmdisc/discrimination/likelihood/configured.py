@@ -12,8 +12,10 @@ from pathlib import Path
 
 from llmdisc import SYNTHESIZERS
 from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer, llm_threads
+from llmdisc.discrimination.likelihood.joint_runs import JointRunSummary, default_joint_path, run_joint
 from llmdisc.discrimination.likelihood.runs import (
     LikelihoodRunSummary,
+    LikelihoodSpec,
     build_likelihood_queue,
     default_out_path,
     load_likelihood_tables,
@@ -85,59 +87,56 @@ def open_scorer(model: str, backend: str, threads: int = 2) -> LikelihoodScorer:
 
 
 @dataclass
-class ConfiguredLikelihoodRun:
-    """What :func:`run_configured_likelihood` did and wrote."""
+class ConfiguredRun:
+    """What :func:`run_configured_likelihood` or :func:`run_configured_joint` did and wrote."""
 
-    summary: LikelihoodRunSummary
+    summary: LikelihoodRunSummary | JointRunSummary
     out_path: Path
     manifest_path: Path
     model_digest: str
     load_seconds: float
 
 
-def run_configured_likelihood(config: LikelihoodRunConfig, *, out_path: Path | str | None = None,
-                              scorer: LikelihoodScorer | None = None, progress=None) -> ConfiguredLikelihoodRun:  # noqa: ANN001
-    """Score the run's samples into ``results/likelihood/<run>.jsonl`` (resuming) and write its manifest.
-
-    The manifest (``<run>.manifest.json`` beside the records) holds the input tables' sha256, the parameters,
-    the seed, the model digest and the records' sha256.
-    """
-    config = config.effective()
+def _plan(config: LikelihoodRunConfig) -> tuple[list[LikelihoodSpec], dict]:
+    """The samples of an effective configuration and the tables they are drawn from."""
     specs = build_likelihood_queue([config.dataset_key], config.synthesizers, config.samples_per_class,
                                    run_seed=config.seed, reference_samples=config.reference_samples or None,
                                    train_control=config.train_control, positive_control=config.positive_control)
-    sources = sorted({spec.source for spec in specs})
-    tables = load_likelihood_tables(config.dataset_key, sources, run_seed=config.seed)
+    return specs, load_likelihood_tables(config.dataset_key, sorted({spec.source for spec in specs}),
+                                         run_seed=config.seed)
+
+
+def _finish(config: LikelihoodRunConfig, tables: dict, scorer: LikelihoodScorer, out: Path, summary,  # noqa: ANN001
+            parameters: dict, metrics: dict) -> ConfiguredRun:
+    """Write the run's manifest beside its records (the input tables' sha256, the configuration and
+    ``parameters``, the seed, ``metrics``, the model digest, the records' sha256); returns what the run did."""
+    from llmdisc.data.datasets import processed_dir
+    from llmdisc.synthesis.releases import synthetic_path
+
+    inputs = [processed_dir(config.dataset_key) / f"{split}.parquet" for split in ("holdout", "train")
+              if split in tables]
+    inputs += [synthetic_path(config.dataset_key, s) for s in config.synthesizers]
+    manifest = write_manifest(out.parent, "09_likelihood", inputs=inputs, outputs=[out],
+                              parameters={**{k: v for k, v in asdict(config).items() if k != "extra"}, **parameters},
+                              seed=config.seed, name=f"{out.stem}.manifest.json", metrics=metrics,
+                              extra={"model_digest": scorer.model_digest, "backend": scorer.backend})
+    return ConfiguredRun(summary, out, manifest, scorer.model_digest, float(getattr(scorer, "load_seconds", 0.0)))
+
+
+def run_configured_likelihood(config: LikelihoodRunConfig, *, out_path: Path | str | None = None,
+                              scorer: LikelihoodScorer | None = None, progress=None) -> ConfiguredRun:  # noqa: ANN001
+    """Score the run's samples into ``results/likelihood/<run>.jsonl`` (resuming) and write its manifest beside it
+    (``<run>.manifest.json``)."""
+    config = config.effective()
+    specs, tables = _plan(config)
     scorer = scorer or open_scorer(config.model, config.backend, config.threads)
     out = Path(out_path) if out_path is not None else default_out_path(config.run_name())
     summary = run_likelihood(specs, {config.dataset_key: tables}, scorer, out, serialisation=config.serialisation,
                              context=config.context, variant=config.variant, n_rows=config.n_rows,
                              progress=progress)
-    from llmdisc.data.datasets import processed_dir
-    from llmdisc.synthesis.releases import synthetic_path
-
-    inputs = [processed_dir(config.dataset_key) / f"{split}.parquet"
-              for split in ("holdout", "train") if split in tables]
-    inputs += [synthetic_path(config.dataset_key, s) for s in config.synthesizers]
-    manifest = write_manifest(out.parent, "09_likelihood", inputs=inputs, outputs=[out],
-                              parameters={k: v for k, v in asdict(config).items() if k != "extra"},
-                              seed=config.seed, name=f"{out.stem}.manifest.json",
-                              metrics={"n_samples": len(specs), "scored": summary.scored,
-                                       "from_trials": summary.from_trials, "cached": summary.cached,
-                                       "skipped": summary.skipped, "seconds": round(summary.seconds, 1)},
-                              extra={"model_digest": scorer.model_digest, "backend": scorer.backend})
-    return ConfiguredLikelihoodRun(summary, out, manifest, scorer.model_digest,
-                                   float(getattr(scorer, "load_seconds", 0.0)))
-
-
-@dataclass
-class ConfiguredJointRun:
-    """What :func:`run_configured_joint` did and wrote."""
-
-    summary: object
-    out_path: Path
-    manifest_path: Path
-    model_digest: str
+    return _finish(config, tables, scorer, out, summary, {},
+                   {"n_samples": len(specs), "scored": summary.scored, "from_trials": summary.from_trials,
+                    "cached": summary.cached, "skipped": summary.skipped, "seconds": round(summary.seconds, 1)})
 
 
 def joint_scorer(config: LikelihoodRunConfig, dtype: str | None = None) -> LikelihoodScorer:
@@ -153,7 +152,7 @@ def joint_scorer(config: LikelihoodRunConfig, dtype: str | None = None) -> Likel
 def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_rows: int = 40, column_k: int = 0,
                          serialisation: str | None = None, dtype: str | None = None,
                          scorer: LikelihoodScorer | None = None, out_path: Path | str | None = None,
-                         progress=None) -> ConfiguredJointRun:  # noqa: ANN001
+                         progress=None) -> ConfiguredRun:  # noqa: ANN001
     """The joint-structure contrast of the likelihood run's samples (:func:`~.joint_runs.run_joint`), the table
     alone with ``reference_rows`` real holdout rows before it, into ``results/likelihood/joint/<run>.jsonl``
     (resuming), and its manifest beside it.
@@ -172,13 +171,8 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
         scorer: An open scorer (default: the configuration's).
         out_path: The records file (default ``results/likelihood/joint/joint-<dataset>-...-s<seed>.jsonl``).
     """
-    from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run_joint
-
     config = replace(config, serialisation=serialisation or config.serialisation).effective()
-    specs = build_likelihood_queue([config.dataset_key], config.synthesizers, config.samples_per_class,
-                                   run_seed=config.seed, reference_samples=config.reference_samples or None,
-                                   train_control=config.train_control, positive_control=config.positive_control)
-    tables = load_likelihood_tables(config.dataset_key, sorted({spec.source for spec in specs}), run_seed=config.seed)
+    specs, tables = _plan(config)
     scorer = scorer or joint_scorer(config, dtype)
     backend = getattr(scorer, "backend", config.backend)  # the precision that ran (``auto`` resolves per CPU)
     name = (f"joint-{config.dataset_key}-{config.model}-{backend}-{config.serialisation}-k{k}-m{reference_rows}"
@@ -187,17 +181,7 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
     summary = run_joint(specs, {config.dataset_key: tables}, scorer, out, k=k, reference_rows=reference_rows,
                         serialisation=config.serialisation, context="none", variant=config.variant,
                         n_rows=config.n_rows, column_k=column_k, progress=progress)
-    from llmdisc.data.datasets import processed_dir
-    from llmdisc.synthesis.releases import synthetic_path
-
-    inputs = [processed_dir(config.dataset_key) / f"{split}.parquet" for split in ("holdout", "train")
-              if split in tables]
-    inputs += [synthetic_path(config.dataset_key, s) for s in config.synthesizers]
-    manifest = write_manifest(out.parent, "09_likelihood", inputs=inputs, outputs=[out],
-                              parameters={**{k_: v for k_, v in asdict(config).items() if k_ != "extra"},
-                                          "k": k, "reference_rows": reference_rows, "column_k": column_k,
-                                          "dtype": getattr(scorer, "dtype", "float32")},
-                              seed=config.seed, name=f"{out.stem}.manifest.json",
-                              metrics={"n_samples": len(specs), **{k_: v for k_, v in asdict(summary).items()}},
-                              extra={"model_digest": scorer.model_digest, "backend": scorer.backend})
-    return ConfiguredJointRun(summary, out, manifest, scorer.model_digest)
+    return _finish(config, tables, scorer, out, summary,
+                   {"k": k, "reference_rows": reference_rows, "column_k": column_k,
+                    "dtype": getattr(scorer, "dtype", "float32")},
+                   {"n_samples": len(specs), **asdict(summary)})

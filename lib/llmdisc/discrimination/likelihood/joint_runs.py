@@ -9,35 +9,26 @@ seeds) from the holdout *without* those rows, their ``row_ids`` still positions 
 sample repeats a reference row (which the model would copy). Each sample's joint seed is ``derive_seed(run_seed,
 sample_id, "joint")``.
 
-:func:`run_joint` appends one :class:`~.records.JointRecord` per sample to the run's JSONL file (repaired if its
-last line is torn; a re-run skips every sample already scored with the same text, weights, k and seed), and keeps
-every result in the content-addressed :class:`~.score_cache.ScoreCache` under ``<cache>/likelihood-joint``.
+:func:`run_joint` appends one :class:`~.records.JointRecord` per sample to the run's JSONL file through the likelihood
+run's loop (:func:`~.runs.resume`: a torn last line repaired; a re-run skips every sample already scored with the
+same text, weights, k and seed), and keeps every result in the content-addressed
+:class:`~llmdisc.discrimination.cache.ScoreCache` under ``<cache>/likelihood-joint``.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from llmdisc.data.datasets import parse_dataset_key
-from llmdisc.discrimination.cache import default_cache_dir
+from llmdisc.discrimination.cache import ScoreCache, default_cache_dir
 from llmdisc.discrimination.likelihood.base import LikelihoodScorer
-from llmdisc.discrimination.likelihood.joint import (
-    ColumnContrasts,
-    JointScores,
-    column_contrasts,
-    joint_contrast,
-    joint_text,
-)
-from llmdisc.discrimination.likelihood.records import JointRecord, append_record, close_run_file, open_run_file
-from llmdisc.discrimination.likelihood.runs import LikelihoodSpec
-from llmdisc.discrimination.likelihood.score_cache import ScoreCache
+from llmdisc.discrimination.likelihood.joint import ColumnContrasts, column_contrasts, joint_contrast, joint_text
+from llmdisc.discrimination.likelihood.records import JointRecord
+from llmdisc.discrimination.likelihood.runs import LikelihoodSpec, PlannedSample, record_head, resume, text_sha256
 from llmdisc.discrimination.samples import derive_seed, sample_rows
 from llmdisc.errors import ConfigError, DataError
 from llmdisc.manifest import sha256_json
@@ -117,13 +108,11 @@ def run_joint(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, pd.Da
     if k < 1 or reference_rows < 0 or column_k < 0:
         raise ConfigError(f"k={k}, reference_rows={reference_rows}, column_k={column_k}; fix: k >= 1, "
                           "reference_rows >= 0, column_k >= 0")
-    out_path = Path(out_path)
-    existing = open_run_file(out_path)
-    cache = cache if cache is not None else joint_cache()
     summary = JointRunSummary()
-    begin = time.perf_counter()
     references: dict[str, tuple[pd.DataFrame | None, list[int], int | None]] = {}
-    for done, spec in enumerate(specs, start=1):
+    own = {f.name for f in fields(JointRecord)}
+
+    def plan(spec: LikelihoodSpec) -> PlannedSample:
         key = spec.dataset_key
         if key not in references:
             references[key] = ((None, [], None) if not reference_rows else
@@ -133,59 +122,37 @@ def run_joint(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, pd.Da
         source_table = tables[key][spec.source]
         sample, row_ids = _draw(spec, source_table, n_rows, reference_ids)
         seed = derive_seed(spec.run_seed, spec.sample_id, "joint")
-        text = joint_text(scorer, sample, serialisation=serialisation, context=context, reference=reference,
-                          variant=variant, n_total=len(source_table)).text
-        text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        old = existing.get(spec.sample_id)
-        if old is not None and (old.get("text_hash"), old.get("model_digest"), old.get("backend"), old.get("k"),
-                                old.get("seed"), old.get("column_k")) == (
-                text_hash, scorer.model_digest, scorer.backend, k, seed, column_k):
-            summary.skipped += 1
-        else:
-            cache_key = sha256_json({"kind": "joint", "text": text, "serialisation": serialisation,
-                                     "context": context, "variant": variant, "backend": scorer.backend,
-                                     "model_digest": scorer.model_digest, "k": k, "seed": seed,
-                                     "column_k": column_k})
-            hit = cache.get(cache_key)
-            if hit is not None:
-                scores, columns = JointScores(**hit["scores"]), hit["columns"]
-                summary.cached += 1
-            else:
-                options = {"serialisation": serialisation, "context": context, "reference": reference,
-                           "variant": variant, "n_total": len(source_table)}
-                scores = joint_contrast(scorer, sample, k=k, seed=seed, **options)
-                columns = (asdict(column_contrasts(scorer, sample, k=column_k, seed=seed, logprob=scores.logprob,
-                                                   **options)) if column_k else None)
-                cache.put(cache_key, {"scores": asdict(scores), "columns": columns})
-                summary.scored += 1
-            record = _record(spec, row_ids, n_rows, reference_ids, reference_seed, serialisation, context, variant,
-                             text_hash, scorer, scores, columns, column_k)
-            append_record(out_path, record)
-            existing[spec.sample_id] = asdict(record)
-        if progress is not None:
-            progress(done, len(specs), spec)
-    close_run_file(out_path, existing)
-    summary.seconds = time.perf_counter() - begin
-    return summary
+        options = {"serialisation": serialisation, "context": context, "reference": reference, "variant": variant,
+                   "n_total": len(source_table)}
+        text = joint_text(scorer, sample, **options).text
+        text_hash = text_sha256(text)
 
+        def compute() -> dict[str, Any]:
+            scores = joint_contrast(scorer, sample, k=k, seed=seed, **options)
+            columns = (asdict(column_contrasts(scorer, sample, k=column_k, seed=seed, logprob=scores.logprob,
+                                               **options)) if column_k else None)
+            return {"scores": asdict(scores), "columns": columns}
 
-def _record(spec: LikelihoodSpec, row_ids: list[int], n_rows: int, reference_ids: list[int],
-            reference_seed: int | None, serialisation: str, context: str, variant: str, text_hash: str,
-            scorer: LikelihoodScorer, scores: JointScores, columns: dict | None, column_k: int) -> JointRecord:
-    dataset, encoding = parse_dataset_key(spec.dataset_key)
-    own = {f.name for f in fields(JointRecord)}
-    figures = {name: value for name, value in asdict(scores).items() if name in own}
-    return JointRecord(
-        sample_id=spec.sample_id, timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        dataset=dataset, encoding=encoding, dataset_key=spec.dataset_key, source=spec.source, role=spec.role,
-        true_label=spec.true_label, index=spec.index, run_seed=spec.run_seed, sample_seed=spec.sample_seed,
-        row_ids=row_ids, n_rows=n_rows, reference_seed=reference_seed, reference_row_ids=reference_ids,
-        serialisation=serialisation, context=context, prompt_variant=variant, text_hash=text_hash,
-        backend=scorer.backend, model=scorer.model, model_digest=scorer.model_digest, **figures,
-        column_k=column_k, column_contrasts=None if columns is None else columns["contrasts"],
-        column_seeds=None if columns is None else columns["seeds"],
-        column_permuted_logprobs=None if columns is None else columns["permuted_logprobs"],
-        column_seconds=0.0 if columns is None else columns["seconds"])
+        def record(value: dict[str, Any]) -> JointRecord:
+            columns = value["columns"]
+            return JointRecord(
+                **record_head(spec, scorer, row_ids=row_ids, n_rows=n_rows, serialisation=serialisation,
+                              context=context, prompt_variant=variant, text_hash=text_hash),
+                reference_seed=reference_seed, reference_row_ids=reference_ids,
+                **{name: v for name, v in value["scores"].items() if name in own}, column_k=column_k,
+                column_contrasts=None if columns is None else columns["contrasts"],
+                column_seeds=None if columns is None else columns["seeds"],
+                column_permuted_logprobs=None if columns is None else columns["permuted_logprobs"],
+                column_seconds=0.0 if columns is None else columns["seconds"])
+
+        identity = {"text_hash": text_hash, "model_digest": scorer.model_digest, "backend": scorer.backend, "k": k,
+                    "seed": seed, "column_k": column_k}
+        cache_key = sha256_json({"kind": "joint", "text": text, "serialisation": serialisation, "context": context,
+                                 "variant": variant, "backend": scorer.backend, "model_digest": scorer.model_digest,
+                                 "k": k, "seed": seed, "column_k": column_k})
+        return PlannedSample(identity, cache_key, compute, record)
+
+    return resume(specs, out_path, plan, cache if cache is not None else joint_cache(), summary, progress)
 
 
 def default_joint_path(name: str) -> Path:

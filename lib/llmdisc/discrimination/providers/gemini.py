@@ -119,14 +119,18 @@ class GeminiProvider(Provider):
             return found
         return malformed_body(self.name, self.base_url, f"{type(exc).__name__}: {redact(str(exc), self._key)[:200]}")
 
-    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
-        """Send one ``generateContent``; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+    async def _generate(self, request: PromptRequest, *, temperature: float, seed: int, max_tokens: int,
+                        labels: bool = False) -> tuple[Any, float]:
+        """One ``generateContent`` (``labels``: with the top-20 log-probabilities; a 400 naming them is a
+        :class:`ProviderConfigError`). Returns the response and the call's seconds; every failure is classified."""
         from google.genai import types
 
         client = self._get_client()
-        settings: dict[str, Any] = {"system_instruction": request.system, "temperature": config.temperature,
-                                    "seed": config.seed,
-                                    "max_output_tokens": config.max_tokens + THINKING_HEADROOM_TOKENS}
+        settings: dict[str, Any] = {"system_instruction": (request.system or None) if labels else request.system,
+                                    "temperature": temperature, "seed": seed,
+                                    "max_output_tokens": max_tokens + THINKING_HEADROOM_TOKENS}
+        if labels:
+            settings.update(response_logprobs=True, logprobs=LABEL_TOP_LOGPROBS)
         if request.json_schema is not None:
             settings.update(response_mime_type="application/json", response_json_schema=request.json_schema)
         start = time.perf_counter()
@@ -134,8 +138,16 @@ class GeminiProvider(Provider):
             response = await client.aio.models.generate_content(
                 model=self.model, contents=request.user, config=types.GenerateContentConfig(**settings))
         except Exception as exc:  # noqa: BLE001 - every failure is classified, none swallowed
-            raise self._classify(exc) from None
-        latency = time.perf_counter() - start
+            error = self._classify(exc)
+            if labels and isinstance(error, ProviderRequestError) and "logprob" in str(error).lower():
+                raise self._no_logprobs(str(getattr(exc, "message", "") or exc)) from None
+            raise error from None
+        return response, time.perf_counter() - start
+
+    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
+        """Send one ``generateContent``; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+        response, latency = await self._generate(request, temperature=config.temperature, seed=config.seed,
+                                                 max_tokens=config.max_tokens)
         candidates = response.candidates or []
         finish = str(candidates[0].finish_reason.value) if candidates and candidates[0].finish_reason else None
         parts = (candidates[0].content.parts or []) if candidates and candidates[0].content else []
@@ -183,24 +195,6 @@ class GeminiProvider(Provider):
 
     supports_label_scores = True
 
-    async def _label_call(self, request: PromptRequest, config: GenerateConfig, *, max_tokens: int) -> Any:
-        from google.genai import types
-
-        client = self._get_client()
-        settings: dict[str, Any] = {"system_instruction": request.system or None, "temperature": 0.0,
-                                    "seed": config.seed, "max_output_tokens": max_tokens + THINKING_HEADROOM_TOKENS,
-                                    "response_logprobs": True, "logprobs": LABEL_TOP_LOGPROBS}
-        if request.json_schema is not None:
-            settings.update(response_mime_type="application/json", response_json_schema=request.json_schema)
-        try:
-            return await client.aio.models.generate_content(
-                model=self.model, contents=request.user, config=types.GenerateContentConfig(**settings))
-        except Exception as exc:  # noqa: BLE001 - every failure is classified, none swallowed
-            error = self._classify(exc)
-            if isinstance(error, ProviderRequestError) and "logprob" in str(error).lower():
-                raise self._no_logprobs(str(getattr(exc, "message", "") or exc)) from None
-            raise error from None
-
     def _no_logprobs(self, detail: str) -> ProviderConfigError:
         return ProviderConfigError(f"gemini model {self.model!r} returns no token log-probabilities ({detail}), so it "
                                    "cannot score labels; fix: use scoring: verdict for this model, or a Gemini model "
@@ -213,7 +207,8 @@ class GeminiProvider(Provider):
             ProviderConfigError: HTTP 400 "Logprobs is not enabled for models/…", or an answer without
                 ``logprobsResult``; the message names the model and the fix (``scoring: verdict``).
         """
-        response = await self._label_call(PromptRequest(system="", user="Say OK."), GenerateConfig(), max_tokens=1)
+        response, _ = await self._generate(PromptRequest(system="", user="Say OK."), temperature=0.0,
+                                           seed=GenerateConfig().seed, max_tokens=1, labels=True)
         candidates = response.candidates or []
         if not candidates or candidates[0].logprobs_result is None:
             raise self._no_logprobs("the answer holds no logprobsResult")
@@ -222,9 +217,8 @@ class GeminiProvider(Provider):
         """Score both labels from the answer's top-20 candidates (see the module docstring for what is summed)."""
         from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
 
-        start = time.perf_counter()
-        response = await self._label_call(request, config, max_tokens=LABEL_ANSWER_TOKENS)
-        latency = time.perf_counter() - start
+        response, latency = await self._generate(request, temperature=0.0, seed=config.seed,
+                                                 max_tokens=LABEL_ANSWER_TOKENS, labels=True)
         candidates = response.candidates or []
         result = candidates[0].logprobs_result if candidates else None
         chosen = (result.chosen_candidates or []) if result is not None else []

@@ -138,8 +138,10 @@ class OllamaProvider(Provider):
         """The digest ``/api/tags`` reported (after :meth:`check` or the first call), else None."""
         return self._digest
 
-    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
-        """Send one ``/api/chat`` request; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+    async def _chat(self, request: PromptRequest, *, temperature: float, seed: int, num_predict: int,
+                    **extra: Any) -> tuple[Any, float]:
+        """One ``/api/chat`` call (the model's digest looked up first); ``extra`` adds ``logprobs`` and the like.
+        Returns the response and the call's seconds; every failure is classified."""
         client = self._get_client()
         if self._digest is None:
             try:
@@ -148,18 +150,22 @@ class OllamaProvider(Provider):
                 raise
             except ProviderError:
                 pass  # the chat call below reports the failure in its own words
-        options: dict[str, Any] = {"temperature": config.temperature, "seed": config.seed,
-                                   "num_predict": config.max_tokens}
+        options: dict[str, Any] = {"temperature": temperature, "seed": seed, "num_predict": num_predict}
         if self.num_ctx is not None:
             options["num_ctx"] = self.num_ctx
         messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
         start = time.perf_counter()
         try:
             response = await client.chat(model=self.model, messages=messages, stream=False,
-                                         format=request.json_schema, options=options)
+                                         format=request.json_schema, options=options, **extra)
         except Exception as exc:  # noqa: BLE001 - ResponseError, httpx errors, JSON/pydantic errors
             raise self._classify(exc) from None
-        latency = time.perf_counter() - start
+        return response, time.perf_counter() - start
+
+    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
+        """Send one ``/api/chat`` request; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+        response, latency = await self._chat(request, temperature=config.temperature, seed=config.seed,
+                                             num_predict=config.max_tokens)
         message = getattr(response, "message", None)
         if message is None:
             raise malformed_body(self.name, self.base_url, "no `message` in the /api/chat response")
@@ -176,24 +182,10 @@ class OllamaProvider(Provider):
 
     supports_label_scores = True
 
-    async def _label_chat(self, request: PromptRequest, config: GenerateConfig, *, num_predict: int) -> Any:
-        client = self._get_client()
-        if self._digest is None:
-            try:
-                await self.check()
-            except ModelNotFoundError:
-                raise
-            except ProviderError:
-                pass
-        options: dict[str, Any] = {"temperature": 0.0, "seed": config.seed, "num_predict": num_predict}
-        if self.num_ctx is not None:
-            options["num_ctx"] = self.num_ctx
-        messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
-        try:
-            return await client.chat(model=self.model, messages=messages, stream=False, format=request.json_schema,
-                                     options=options, logprobs=True, top_logprobs=LABEL_TOP_LOGPROBS)
-        except Exception as exc:  # noqa: BLE001 - every failure is classified, none swallowed
-            raise self._classify(exc) from None
+    async def _label_chat(self, request: PromptRequest, config: GenerateConfig, *,
+                          num_predict: int) -> tuple[Any, float]:
+        return await self._chat(request, temperature=0.0, seed=config.seed, num_predict=num_predict, logprobs=True,
+                                top_logprobs=LABEL_TOP_LOGPROBS)
 
     async def check_label_scores(self) -> None:
         """The server returns token log-probabilities for this model (one 1-token request).
@@ -203,7 +195,8 @@ class OllamaProvider(Provider):
                 ignores the option);
                 the message names the fix (upgrade Ollama, or ``scoring: verdict``).
         """
-        response = await self._label_chat(PromptRequest(system="", user="Say OK."), GenerateConfig(), num_predict=1)
+        response, _ = await self._label_chat(PromptRequest(system="", user="Say OK."), GenerateConfig(),
+                                             num_predict=1)
         if not getattr(response, "logprobs", None):
             raise ProviderConfigError(f"the Ollama server at {self.base_url} returned no token log-probabilities for "
                                       f"{self.model!r} (no `logprobs` in the /api/chat answer), so it cannot score "
@@ -214,9 +207,7 @@ class OllamaProvider(Provider):
         """Score both labels from a short answer's top-20 lists (see the module docstring for what is summed)."""
         from llmdisc.discrimination.providers.label_positions import positions_from_entries, scores_from_positions
 
-        start = time.perf_counter()
-        response = await self._label_chat(request, config, num_predict=LABEL_ANSWER_TOKENS)
-        latency = time.perf_counter() - start
+        response, latency = await self._label_chat(request, config, num_predict=LABEL_ANSWER_TOKENS)
         positions = positions_from_entries(getattr(response, "logprobs", None) or ())
         return scores_from_positions(positions, prefilled=False, top_k=LABEL_TOP_LOGPROBS, model=self.model,
                                      model_version=self._digest, prompt_tokens=response.prompt_eval_count,

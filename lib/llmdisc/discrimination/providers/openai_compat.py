@@ -145,17 +145,30 @@ class OpenAICompatibleProvider(Provider):
         return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": request.json_schema,
                                                       "strict": False}}
 
+    def _chat_kwargs(self, request: PromptRequest, *, temperature: float, seed: int, max_tokens: int,
+                     with_format: bool = True) -> dict[str, Any]:
+        """The arguments of one chat completion: the system and user messages, sampling, the response format."""
+        messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
+                                  "seed": seed, "max_tokens": max_tokens}
+        fmt = self._format(request) if with_format else None
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        return kwargs
+
+    def _first_choice(self, response: Any) -> Any:
+        if isinstance(response, str) or not getattr(response, "choices", None):
+            raise malformed_body(self.name, self.base_url, "no `choices` in the response")
+        return response.choices[0]
+
     async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
         """Send one chat completion; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
         import openai
 
         client = self._get_client()
-        messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": config.temperature,
-                                  "seed": config.seed, "max_tokens": config.max_tokens}
-        fmt = self._format(request)
-        if fmt is not None:
-            kwargs["response_format"] = fmt
+        kwargs = self._chat_kwargs(request, temperature=config.temperature, seed=config.seed,
+                                   max_tokens=config.max_tokens)
+        fmt = kwargs.get("response_format")
         start = time.perf_counter()
         try:
             response = await client.chat.completions.create(**kwargs)
@@ -168,9 +181,7 @@ class OpenAICompatibleProvider(Provider):
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise self._classify(exc) from None
         latency = time.perf_counter() - start
-        if isinstance(response, str) or not getattr(response, "choices", None):
-            raise malformed_body(self.name, self.base_url, "no `choices` in the response")
-        choice = response.choices[0]
+        choice = self._first_choice(response)
         usage = getattr(response, "usage", None)
         return Completion(
             text=(choice.message.content if choice.message is not None else None) or "",
@@ -204,20 +215,13 @@ class OpenAICompatibleProvider(Provider):
     supports_label_scores = True
 
     def _label_kwargs(self, request: PromptRequest, config: GenerateConfig, *, max_tokens: int) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = [{"role": "system", "content": request.system},
-                                          {"role": "user", "content": request.user}]
-        kwargs: dict[str, Any] = {"model": self.model, "temperature": 0.0, "seed": config.seed,
-                                  "logprobs": True, "top_logprobs": LABEL_TOP_LOGPROBS}
+        kwargs = self._chat_kwargs(request, temperature=0.0, seed=config.seed, max_tokens=max_tokens,
+                                   with_format=not self.label_prefill)
+        kwargs.update(logprobs=True, top_logprobs=LABEL_TOP_LOGPROBS)
         if self.label_prefill:
-            messages.append({"role": "assistant", "content": ANSWER_PREFIX})
+            kwargs["messages"].append({"role": "assistant", "content": ANSWER_PREFIX})
             kwargs.update(max_tokens=min(max_tokens, 2),
                           extra_body={"continue_final_message": True, "add_generation_prompt": False})
-        else:
-            kwargs["max_tokens"] = max_tokens
-            fmt = self._format(request)
-            if fmt is not None:
-                kwargs["response_format"] = fmt
-        kwargs["messages"] = messages
         return kwargs
 
     def _no_logprobs(self, why: str) -> ProviderConfigError:
@@ -267,9 +271,7 @@ class OpenAICompatibleProvider(Provider):
         except (openai.OpenAIError, ValueError) as exc:
             raise self._classify(exc) from None
         latency = time.perf_counter() - start
-        if isinstance(response, str) or not getattr(response, "choices", None):
-            raise malformed_body(self.name, self.base_url, "no `choices` in the response")
-        choice = response.choices[0]
+        choice = self._first_choice(response)
         content = (choice.logprobs.content if choice.logprobs is not None else None) or []
         positions = positions_from_entries(content)
         usage = getattr(response, "usage", None)

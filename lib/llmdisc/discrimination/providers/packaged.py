@@ -2,18 +2,26 @@
 
 Shared by the ``local`` provider (:mod:`~llmdisc.discrimination.providers.embedded`, llama.cpp) and the
 likelihood scorers (:mod:`llmdisc.discrimination.likelihood`, which also load them through transformers), so
-neither has to import the other; and what installs the packages that read them (the optional ``model`` extra,
+neither has to import the other: their checksum (:func:`verified_sha256`), the llama.cpp server they start
+(:class:`LlamaServer`), and what installs the packages that read them (the optional ``model`` extra,
 :func:`require_model_packages`) or that reach the LLM services (the ``providers`` extra).
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import importlib.util
+import json
+import secrets
+import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from llmdisc.discrimination.providers.errors import ModelNotFoundError, ProviderConfigError
+from llmdisc.errors import ChecksumError
+from llmdisc.manifest import sha256_file
 
 
 @dataclass(frozen=True)
@@ -79,15 +87,57 @@ def packaged_gguf_path(name: str) -> Path:
     return path
 
 
-_digests: dict[Path, str] = {}
+file_sha256 = functools.cache(sha256_file)
+"""sha256 (hex) of a file, computed once per process."""
 
 
-def file_sha256(path: Path) -> str:
-    """sha256 (hex) of a file, computed once per process."""
-    if path not in _digests:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _digests[path] = digest.hexdigest()
-    return _digests[path]
+def verified_sha256(path: Path, expected: str | None, fix: str) -> str:
+    """The sha256 of ``path``; a :class:`ChecksumError` naming both digests and ``fix`` if it is not ``expected``
+    (None: not checked)."""
+    actual = file_sha256(path)
+    if expected and actual != expected.lower():
+        raise ChecksumError(f"{path.name} has sha256 {actual}, expected {expected}; {fix}")
+    return actual
+
+
+@dataclass
+class LlamaServer:
+    """An xllamacpp server holding the GGUF file, its HTTP listener on 127.0.0.1 behind a random API key."""
+
+    server: Any
+    api_key: str
+    load_seconds: float
+
+    @classmethod
+    def start(cls, path: Path, *, threads: int, n_ctx: int) -> LlamaServer:
+        """Load ``path`` with ``threads`` CPU threads and an ``n_ctx``-token context, one slot (ImportError
+        without xllamacpp)."""
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.n_parallel = 1
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        # No mmap: this machine reclaims idle page cache, and mmap-loaded models saw first calls of minutes.
+        params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE
+        params.verbosity = -1  # silence llama.cpp's per-request log lines
+        params.warmup = False
+        params.cache_ram_mib = 0  # no host-RAM store of past prompts: it grew by ~45 MB per distinct prompt
+        params.hostnames = ["127.0.0.1"]
+        api_key = secrets.token_hex(16)
+        params.api_keys = [api_key]  # the listener it always opens serves nobody else
+        start = time.perf_counter()
+        server = xllamacpp.Server(params)
+        return cls(server, api_key, time.perf_counter() - start)
+
+    def post(self, path: str, body: dict[str, Any], timeout: float = 600) -> dict[str, Any]:
+        """POST ``body`` as JSON to the listener's ``path`` (``/tokenize``, ``/apply-template``); the JSON reply."""
+        address = str(self.server.listening_address)
+        base = address if address.startswith("http") else f"http://{address}"
+        request = urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode("utf-8"), method="POST",
+                                         headers={"Authorization": f"Bearer {self.api_key}",
+                                                  "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - loopback only
+            return dict(json.loads(response.read()))

@@ -17,7 +17,7 @@ from llmdisc.discrimination.providers.errors import (
     TransientProviderError,
 )
 from llmdisc.discrimination.providers.gemini import THINKING_HEADROOM_TOKENS, GeminiProvider
-from llmdisc.testing import VALID_VERDICT, Fault, GeminiWireServer
+from support import VALID_VERDICT, Fault, GeminiWireServer
 
 MODEL = "gemini-2.5-flash"
 KEY = "AIza-test-secret-0042"

@@ -18,7 +18,7 @@ from llmdisc.discrimination.providers.gemini import GeminiProvider
 from llmdisc.discrimination.providers.label_positions import SCORED_FIRST_TOKEN_MASS
 from llmdisc.discrimination.providers.ollama import OllamaProvider
 from llmdisc.discrimination.providers.openai_compat import OpenAICompatibleProvider
-from llmdisc.testing import Fault, GeminiWireServer, OllamaWireServer, OpenAIWireServer, scripted_label_answer
+from support import Fault, GeminiWireServer, OllamaWireServer, OpenAIWireServer, scripted_label_answer
 
 REQUEST = PromptRequest(system="You judge tables.", user="| a |\n|---|\n| 1 |", json_schema=ANSWER_JSON_SCHEMA)
 CONFIG = GenerateConfig(temperature=0.0, seed=3, max_tokens=300)

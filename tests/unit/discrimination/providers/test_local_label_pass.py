@@ -14,7 +14,7 @@ import pytest
 
 from llmdisc import LABELS
 from llmdisc.discrimination.cache import request_cache_key
-from llmdisc.discrimination.likelihood.token_cache import TokenCache, token_key
+from llmdisc.discrimination.cache import TokenCache, token_key
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, GenerateConfig, PromptRequest
 from llmdisc.discrimination.providers.embedded import EmbeddedProvider
 from llmdisc.discrimination.providers.errors import ProviderConfigError

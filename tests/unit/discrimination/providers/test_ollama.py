@@ -16,7 +16,7 @@ from llmdisc.discrimination.providers.errors import (
     TransientProviderError,
 )
 from llmdisc.discrimination.providers.ollama import OllamaProvider
-from llmdisc.testing import VALID_VERDICT, Fault, OllamaWireServer, ollama_digest
+from support import VALID_VERDICT, Fault, OllamaWireServer, ollama_digest
 
 MODEL = "llama3.1:8b"
 REQUEST = PromptRequest(system="You judge tables.", user="| a |\n|---|\n| 1 |", json_schema=ANSWER_JSON_SCHEMA)

@@ -17,7 +17,7 @@ from llmdisc.discrimination.providers.errors import (
     TransientProviderError,
 )
 from llmdisc.discrimination.providers.openai_compat import OpenAICompatibleProvider
-from llmdisc.testing import VALID_VERDICT, Fault, OpenAIWireServer
+from support import VALID_VERDICT, Fault, OpenAIWireServer
 
 MODEL = "llama-3.1-8b-instant"
 REQUEST = PromptRequest(system="You judge tables.", user="| a |\n|---|\n| 1 |", json_schema=ANSWER_JSON_SCHEMA)

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from llmdisc.testing import Fault, GeminiWireServer, OllamaWireServer, OpenAIWireServer, WireAnswer, WireChat
+from support import Fault, GeminiWireServer, OllamaWireServer, OpenAIWireServer, WireAnswer, WireChat
 
 CHAT = {"model": "m", "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
         "temperature": 0, "seed": 3, "max_tokens": 9,
@@ -96,7 +96,7 @@ def test_latency_applies_per_request_and_requests_run_concurrently():
 
 
 def test_each_server_sends_log_probabilities_in_its_services_shape():
-    from llmdisc.testing import scripted_label_answer
+    from support import scripted_label_answer
 
     answer = scripted_label_answer({"REAL": -0.5, "SYNTHETIC": -1.5})
     with OpenAIWireServer(models=["m"], responder=lambda chat: answer) as server:

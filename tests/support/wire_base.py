@@ -12,7 +12,7 @@ are consumed one per generation request, in order, before answering normally aga
 - :meth:`Fault.malformed` — HTTP 200 whose JSON body is cut off mid-object.
 
 ``latency_s`` delays every generation answer (the trial runner's concurrency benchmark uses 0.5 s).
-Protocol subclasses live in :mod:`llmdisc.testing.wire_servers`.
+Protocol subclasses live in :mod:`support.wire_servers`.
 
 Token log-probabilities: a responder may return a :class:`WireAnswer` whose ``tokens`` script every
 generated token with its log-probability and top-k alternatives (:func:`scripted_label_answer` builds the

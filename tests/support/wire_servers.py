@@ -3,7 +3,7 @@
 Each answers the requests the official client libraries send (paths, headers, JSON bodies as the
 services document them), so tests exercise the real ``openai``, ``ollama`` and ``google-genai`` clients
 over real HTTP on 127.0.0.1 — no client method is mocked. Faults and the request log come from
-:class:`~llmdisc.testing.wire_base.WireServer`.
+:class:`~support.wire_base.WireServer`.
 
 Example::
 
@@ -22,7 +22,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from llmdisc.testing.wire_base import RecordedRequest, WireAnswer, WireChat, WireServer, answer_tokens
+from support.wire_base import RecordedRequest, WireAnswer, WireChat, WireServer, answer_tokens
 
 _ids = itertools.count(1)
 
@@ -51,7 +51,7 @@ class OpenAIWireServer(WireServer):
     ``logprob``, ``bytes``, ``top_logprobs``; ``top_logprobs`` above 20 is a 400 as OpenAI sends it). A final
     assistant message is continued (llama.cpp's server does so by itself; vLLM with
     ``continue_final_message: true``, which it refuses together with ``add_generation_prompt: true``).
-        **kwargs: See :class:`~llmdisc.testing.wire_base.WireServer`; ``api_key`` is checked as
+        **kwargs: See :class:`~support.wire_base.WireServer`; ``api_key`` is checked as
             ``Authorization: Bearer <key>``.
     """
 
@@ -166,7 +166,7 @@ class OllamaWireServer(WireServer):
 
     Args:
         supports_logprobs: False answers without ``logprobs`` whatever is asked (an Ollama without them).
-        **kwargs: See :class:`~llmdisc.testing.wire_base.WireServer`.
+        **kwargs: See :class:`~support.wire_base.WireServer`.
     """
 
     generation_paths = ("/api/chat",)
@@ -257,7 +257,7 @@ class GeminiWireServer(WireServer):
         model_version: ``modelVersion`` written into responses (default: the model asked for).
         logprobs_enabled: False answers ``responseLogprobs`` with HTTP 400 "Logprobs is not enabled for
             models/…", as Google does for models without them.
-        **kwargs: See :class:`~llmdisc.testing.wire_base.WireServer`.
+        **kwargs: See :class:`~support.wire_base.WireServer`.
     """
 
     generation_paths = (":generateContent",)

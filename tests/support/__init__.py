@@ -1,11 +1,11 @@
-"""Test and benchmark helpers: loopback HTTP servers speaking each provider's real wire protocol.
+"""Test helpers: loopback HTTP servers speaking each provider's real wire protocol.
 
 Import from here::
 
-    from llmdisc.testing import OpenAIWireServer, OllamaWireServer, GeminiWireServer, Fault
+    from support import OpenAIWireServer, OllamaWireServer, GeminiWireServer, Fault
 """
 
-from llmdisc.testing.wire_base import (
+from support.wire_base import (
     VALID_VERDICT,
     Fault,
     RecordedRequest,
@@ -19,7 +19,7 @@ from llmdisc.testing.wire_base import (
     plain_tokens,
     scripted_label_answer,
 )
-from llmdisc.testing.wire_servers import GeminiWireServer, OllamaWireServer, OpenAIWireServer, ollama_digest
+from support.wire_servers import GeminiWireServer, OllamaWireServer, OpenAIWireServer, ollama_digest
 
 __all__ = [
     "VALID_VERDICT", "Fault", "RecordedRequest", "WireAnswer", "WireChat", "WireServer", "WireToken",
