@@ -207,8 +207,8 @@ def _variety_sentence(table: pd.DataFrame | None) -> list[str]:
                 said.append(f"{source} (variety {row['other_variety']:.2f}): {_told(before)} raw, {_told(after)} "
                             "adjusted")
             elif after is None and _reading(before):
-                # C rises with variety, so only a less varied group reading lower (or a more varied one reading
-                # higher) could owe its reading to variety
+                # C tends to rise with variety, so only a less varied group reading lower (or a more varied one
+                # reading higher) could owe its reading to variety
                 higher = _reading(before) == "higher"
                 gap = row["other_variety"] - row["real_variety"]
                 varied = gap > 0 if higher else gap < 0

@@ -117,7 +117,7 @@ def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: s
 
 
 def adjusted_records(records: pd.DataFrame) -> pd.DataFrame:
-    """The records of the cells :func:`variety_adjusted` could fit (a finite :data:`ADJUSTED_SCORE`)."""
+    """The records of the cells :func:`variety_adjusted` adjusted (a finite :data:`ADJUSTED_SCORE`)."""
     if ADJUSTED_SCORE not in records:
         return records.iloc[0:0]
     return records[np.isfinite(records[ADJUSTED_SCORE].to_numpy(float))]

@@ -4,7 +4,7 @@ Under column independence a sample and its within-sample permutations are exchan
 permutation p-value of a shuffled-columns sample is exactly Uniform(0, 1) and the rank of log P(sample) among its
 k + 1 tables is uniform on 0..k. The default run checks this on its 20 shuffled-columns samples a dataset (a KS
 test, ``joint_cells.csv``); this bench checks it on many fresh ones (``--seed`` other than the run's 0), in the
-default run's design (k = 2, 20 reference rows, CSV, the embedded model at the precision this CPU runs, or
+default run's design (k = 2, 20 reference rows, CSV, the embedded model in float32 as the default run, or
 ``--dtype``), with
 :func:`~llmdisc.discrimination.likelihood.joint_runs.run_joint`. Records go to
 ``results/likelihood/joint/calibration/`` (resumable). Needs the processed tables (``llmdisc run --only 01``).
@@ -36,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "default run's 0, so the samples are fresh)")
     parser.add_argument("--k", type=int, default=2, help="permutations per sample (default 2, the default run's)")
     parser.add_argument("--reference-rows", type=int, default=20, help="real reference rows (default 20)")
-    parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
-                        help="precision of the model (default auto: the default run's on this CPU)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "auto"],
+                        help="precision of the model (default float32, the default run's on every CPU; auto: "
+                             "bfloat16 where the CPU computes it natively)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,11 +1,12 @@
 """``llmdisc bench joint-design``: the joint-structure contrast's power per design, measured (issue 26, item 3).
 
-Runs :func:`llmdisc.scoring.joint_design.joint_design_study` with the embedded model (in the precision the default
-run and the audit use on this CPU: bfloat16 where it is native, else float32; ``--model`` names an installed opt-in model instead) on the processed tables of ``--datasets``
-(run ``llmdisc run --only 01`` first): for each design, real holdout samples against shuffled-columns samples (must
-separate) and, for the base design, against real train samples (must not), with the seconds and tokens each sample
-cost. Writes the rows of that model and those dataset keys into ``results/tables/joint_design.csv`` (other rows
-kept) and prints them. Minutes per dataset: it is left out of ``llmdisc bench all``.
+Runs :func:`llmdisc.scoring.joint_design.joint_design_study` with the embedded model (in float32, as the default
+run and the audit on every CPU; ``--model`` names an installed opt-in model instead) on the processed tables of
+``--datasets`` (run ``llmdisc run --only 01`` first): for each design, real holdout samples against
+shuffled-columns samples (must separate) and, for the base design, against real train samples (must not), with the
+seconds and tokens each sample cost. Writes the rows of that model and those dataset keys into
+``results/tables/joint_design.csv`` (other rows kept) and prints them. Minutes per dataset: it is left out of
+``llmdisc bench all``.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     model = args.model or DEFAULT_LIKELIHOOD_MODEL  # an unknown name: the scorer's ConfigError lists the known ones
-    scorer = TransformersScorer(model, token_cache=TokenCache(enabled=False), dtype="auto")
+    scorer = TransformersScorer(model, token_cache=TokenCache(enabled=False))
 
     def progress(done: int, total: int, spec: object) -> None:
         print(f"  {done}/{total} samples ({getattr(spec, 'source', '')}), {time.perf_counter() - start:.0f} s",
