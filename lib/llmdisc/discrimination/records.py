@@ -220,9 +220,6 @@ def read_by_id(path: Path | str, id_field: str = "trial_id") -> RecordFile:
     return found
 
 
-read_trial_file = read_by_id
-
-
 def write_atomically(path: Path | str, records: Iterable[dict[str, Any]]) -> None:
     """Replace ``path`` with exactly these records, one per line (temporary file, fsync, ``os.replace``): a crash
     leaves the old file or the new one, never a mix. Creates the parent folder."""

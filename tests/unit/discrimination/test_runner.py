@@ -26,7 +26,7 @@ from llmdisc.discrimination.providers.errors import (
     RateLimited,
     TransientProviderError,
 )
-from llmdisc.discrimination.records import TRIAL_COLUMNS, load_trials, read_trial_file
+from llmdisc.discrimination.records import TRIAL_COLUMNS, load_trials, read_by_id
 from llmdisc.discrimination.retries import RequestBudget
 from llmdisc.discrimination.runner import RunAborted, run_name, run_trials_sync
 from llmdisc.discrimination.samples import build_trial_queue
@@ -352,7 +352,7 @@ def test_load_trials_dedupes_and_reads_folders(tmp_path: Path, tables: dict) -> 
     run(specs(1), ScriptedProvider(), tables, out)
     with open(out, "a", encoding="utf-8") as fh:
         fh.write(out.read_text(encoding="utf-8").splitlines()[0] + "\n")  # a duplicate line
-    assert read_trial_file(out).duplicate_lines == 1
+    assert read_by_id(out).duplicate_lines == 1
     with pytest.warns(Warning, match="1 superseded duplicate"):
         frame = load_trials(tmp_path / "trials")
     assert len(frame) == 2 and frame["trial_id"].is_unique

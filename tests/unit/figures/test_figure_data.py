@@ -203,7 +203,7 @@ def _likelihood_and_joint_records(key: str, seed: int) -> tuple[list[dict], list
 
 
 def test_the_likelihood_and_joint_tables_cover_every_dataset_run_and_skip_the_design_study(tmp_path):
-    from llmdisc.discrimination.likelihood.records import write_records
+    from llmdisc.discrimination.records import write_atomically as write_records
 
     folder = tmp_path / "likelihood"
     assert figure_data.likelihood_tables(folder) == {}  # no run yet: nothing to write, nothing raised

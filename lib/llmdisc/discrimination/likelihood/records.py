@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from llmdisc.discrimination.likelihood.sample_scores import SampleScores
-from llmdisc.discrimination.records import jsonl_files, read_by_id, write_atomically
+from llmdisc.discrimination.records import jsonl_files, read_by_id
 
 SAMPLE_ROLES = ("test", "reference", "control")
 """``test``: the real (holdout) or synthetic class of the AUC and the DRS; ``reference``: separate real holdout
@@ -153,8 +153,6 @@ def read_records(path: Path | str) -> tuple[dict[str, dict[str, Any]], int]:
     found = read_by_id(path, "sample_id")
     return {record["sample_id"]: record for record in found.records}, found.corrupt_lines
 
-
-write_records = write_atomically
 
 
 def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: str,
