@@ -1,27 +1,19 @@
 """What the training budget changes: the quick (5-epoch) against the default (300-epoch) release of each synthesizer.
 
-:func:`compare_fit_budgets` fits (or reads from the fit cache of :func:`llmdisc.synthesis.synthesize`) one release per
-synthesizer and budget, with the same seed, fit subsample and metadata, and measures each release the same way:
+:func:`compare_fit_budgets` fits (or reads from the fit cache) one release per synthesizer and budget, with the same
+seed, fit subsample and metadata, and measures each the same way:
 
-- ``fit_seconds``: wall-clock seconds of the SDV fit, from the cache entry's manifest (the original fit's time, also
-  on a cache hit).
-- ``c2st_auc``: our C2ST (:func:`llmdisc.baselines.c2st.c2st`, gradient-boosted trees with native categorical
-  splits, 5 folds, no shuffled baseline) of the real train split against the release, ``c2st_rows`` rows per side.
-  Categorical columns with more than :data:`C2ST_MAX_LEVELS` levels keep their most frequent ones (Census
-  occupation and place of birth; the trees split at most 254 levels). 0.5 = indistinguishable, 1 = separable.
-- ``dcr_share``: :func:`llmdisc.baselines.distances.dcr_baseline`'s share of synthetic records closer to the train
-  split than the holdout's median record (Gower distance), ``dcr_rows`` records of each. 0.5 = as close as unseen
-  real records; 1 = every synthetic record nearer than the typical holdout one (copies or a collapsed release).
-- ``likelihood_auc``: how probable the embedded model (SmolLM2-135M; bfloat16 where the CPU computes it natively,
-  else float32) finds 20-row samples of the release
-  against 20-row samples of the holdout: the table alone (markdown, no prompt), mean token log-probability of the
-  sample's rows, AUC of ``likelihood_samples`` release against as many holdout samples
-  (:func:`llmdisc.scoring.likelihood.likelihood_auc`). 0.5 = as probable as real tables; 1 = every release sample
-  more probable than every real one; 0 = less probable. Empty with a note when the model cannot load.
+- ``fit_seconds``: wall-clock seconds of the SDV fit, from the cache entry's manifest (also on a cache hit).
+- ``c2st_auc``: our gradient-boosted C2ST (no shuffled baseline) of the real train split against the release;
+  categorical columns keep their :data:`C2ST_MAX_LEVELS` most frequent levels. 0.5 = indistinguishable.
+- ``dcr_share``: share of synthetic records closer to the train split than the holdout's median record. 0.5 = as
+  close as unseen real records; 1 = every one nearer (copies or a collapsed release).
+- ``likelihood_auc``: AUC of the embedded model's (SmolLM2-135M, float32) mean token log-probability of 20-row
+  release samples against holdout samples, the table alone. 0.5 = as probable as real tables, 1 = every release
+  sample more probable. Empty with a note when the model cannot load.
 
-Every draw has its seed from :func:`llmdisc.discrimination.samples.derive_seed` and the run seed, stored in the row;
-the measurement seeds do not depend on the budget, so both budgets of a synthesizer are measured on the same real
-rows and sample positions (a paired comparison). GaussianCopula has no epochs: both its rows are one release.
+The measurement seeds (stored in the row) do not depend on the budget, so both budgets of a synthesizer are
+measured on the same real rows and sample positions (paired).
 """
 
 from __future__ import annotations
@@ -113,23 +105,15 @@ def compare_fit_budgets(
     Args:
         train: the real train split (the synthesizers' input and the C2ST's and DCR's real side).
         holdout: the real holdout split (DCR baseline, real side of the likelihood AUC).
-        dataset_key: ``adult``, ``census-codes``, … (the fit cache's folder and the table's first column).
         synthesizers: any of ``gaussian_copula``, ``ctgan``, ``tvae``.
         seed: the run seed: the fits' seed (as stage 02's) and the root of every measurement seed.
         budgets: budget name → CTGAN/TVAE epochs (default ``quick`` 5 and ``default`` 300).
         fit_rows: fit on a seeded subsample of this many train rows (None: every row), as stage 02.
-        metadata_mode: ``declared`` or ``detected``, as stage 02.
-        column_kinds: declared column kinds (None: the data layer's for the key).
         num_rows: rows sampled per release (None: as many as the train split, stage 02's releases).
-        c2st_rows: rows of each side in the C2ST.
-        dcr_rows: synthetic and holdout records whose distance to the train split is measured.
-        likelihood: score the likelihood AUC (False: its columns stay empty, the note says so).
         likelihood_samples: samples per class for the likelihood AUC.
-        likelihood_rows: rows per sample (20, as the LLM is shown).
-        scorer: a likelihood scorer; None opens ``TransformersScorer()`` (float32) (skipped with a note when
-            the model cannot load).
-        cache_root: the fit cache's folder (default ``data/synthetic``; tests use a temporary one).
-        show_progress: show the fits' progress bars.
+        scorer: a likelihood scorer; None opens ``TransformersScorer()`` (skipped with a note when the model
+            cannot load).
+        cache_root: the fit cache's folder (default ``data/synthetic``).
 
     Returns:
         One row per synthesizer × budget with :data:`FIT_BUDGET_COLUMNS` (figures in [0, 1], seconds, counts).
@@ -220,13 +204,9 @@ def _measure(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
 
 
 def write_fit_budget(table: pd.DataFrame, directory: Path | str | None = None) -> dict[str, Path]:
-    """Write ``table``'s rows into ``results/tables/fit_budget.{csv,tex}``, replacing the rows of its datasets.
+    """Write ``table``'s rows into ``results/tables/fit_budget.{csv,tex}``; return the paths by suffix.
 
-    Rows of other datasets already in the file are kept (stage 02 runs once per dataset), ordered by dataset,
-    synthesizer and budget as they come.
-
-    Returns:
-        The paths written (``csv``, ``tex``).
+    Replaces the rows of ``table``'s datasets and keeps the others (the bench may run one dataset at a time).
 
     Raises:
         ConfigError: ``table`` lacks a column of :data:`FIT_BUDGET_COLUMNS`.
@@ -237,7 +217,7 @@ def write_fit_budget(table: pd.DataFrame, directory: Path | str | None = None) -
     folder = Path(directory) if directory is not None else tables_dir()
     path = folder / f"{TABLE_NAME}.csv"
     folder.mkdir(parents=True, exist_ok=True)
-    # stage 02 of two datasets may run side by side (llmdisc run --workers 2): read-merge-write under a lock
+    # two benches (one dataset each) may write at once: read-merge-write under a lock
     with open(folder / f".{TABLE_NAME}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.exists():

@@ -56,9 +56,6 @@ class SynthesisConfig(_Section):
     """Seeded subsample of the train split used for fitting; 0 = all rows (the paper)."""
     metadata_mode: Literal["declared", "detected"] = "declared"
     """``declared``: integer codes stay categorical; ``detected``: SDV's auto-detection, as the paper."""
-    compare_budgets: bool = False
-    """Also fit the quick (5-epoch) releases and measure what the budget changes (``results/tables/fit_budget.csv``,
-    :func:`llmdisc.baselines.fit_budget.compare_fit_budgets`); the extra fits are cached like the others."""
     paper_releases: bool = False
     """Add the paper's own Census releases (``paper_gaussian_copula``, ``paper_ctgan``, ``paper_tvae``) as cells of
     ``census-codes`` beside ours, when the reference folder has them (``llmdisc data fetch-reference``): every

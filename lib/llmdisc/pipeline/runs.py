@@ -116,7 +116,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
             f"02_synthesis__{key}", "02", NOTEBOOKS["02"],
             {"dataset": dataset, "encoding": encoding, "synthesizers": list(config.synthesis.synthesizers),
              "epochs": config.synthesis.epochs, "fit_rows": config.synthesis.fit_rows, "seed": seed,
-             "metadata_mode": config.synthesis.metadata_mode, "compare_budgets": config.synthesis.compare_budgets,
+             "metadata_mode": config.synthesis.metadata_mode,
              "paper_releases": paper, "quick": quick},
             depends_on=[prep.run_id], output_globs=[f"data/synthetic/{key}/*.*"],
             input_globs=[_paper_release_file(name) for name in paper])

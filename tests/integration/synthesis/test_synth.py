@@ -230,7 +230,7 @@ def test_notebook_02_quick_publishes_and_records_key_numbers(census_small: pd.Da
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "02_synthesis.ipynb"), str(tmp_path / "02.out.ipynb"), kernel_name="llmdisc",
         parameters={"dataset": "census", "encoding": "codes", "synthesizers": ["gaussian_copula"],
-                    "metadata_mode": "detected", "compare_budgets": True, "quick": True},
+                    "metadata_mode": "detected", "quick": True},
         cwd=str(ROOT / "notebooks"), progress_bar=False)
     manifest = json.loads((tmp_path / "data" / "synthetic" / "census-codes" / "manifest.json").read_text())
     metrics = manifest["metrics"]
@@ -241,11 +241,46 @@ def test_notebook_02_quick_publishes_and_records_key_numbers(census_small: pd.Da
     assert manifest["parameters"]["epochs"] == 1 and manifest["parameters"]["metadata_mode"] == "detected"
     assert len(load_synthetic("census-codes", "gaussian_copula")) == 2000
     assert os.fspath(tmp_path) not in (tmp_path / "data" / "synthetic" / "census-codes" / "manifest.json").read_text()
-    budget = pd.read_csv(tmp_path / "results" / "tables" / "fit_budget.csv")  # section 5 (quick: 1 vs 2 epochs)
-    assert budget["budget"].tolist() == ["quick", "default"] and set(budget["dataset_key"]) == {"census-codes"}
-    assert budget["c2st_auc"].between(0, 1).all() and budget["dcr_share"].between(0, 1).all()
-    assert budget["likelihood_auc"].isna().all()
-    assert (tmp_path / "data" / "synthetic" / "census-codes" / "fit_budget.csv").exists()
+    assert not (tmp_path / "results" / "tables" / "fit_budget.csv").exists()  # `llmdisc bench fit-budget` writes it
+
+
+def test_bench_fit_budget_compares_a_configurations_fits_with_the_quick_budget(
+        census_small: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    # Setup: a processed Census table and a configuration fitting 2 epochs on 300 rows
+    monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
+    processed = tmp_path / "data" / "processed" / "census-codes"
+    processed.mkdir(parents=True)
+    census_small.head(450).to_parquet(processed / "train.parquet", index=False)
+    census_small.tail(150).to_parquet(processed / "holdout.parquet", index=False)
+    config = yaml.safe_load((ROOT / "configs" / "tiny.yaml").read_text(encoding="utf-8"))
+    config["datasets"] = ["census-codes"]
+    config["synthesis"].update(synthesizers=["gaussian_copula", "ctgan"], epochs=2, fit_rows=300)
+    config_path = tmp_path / "budget.yaml"
+    config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    argv = ["bench", "fit-budget", "--config", str(config_path), "--quick-epochs", "1", "--no-likelihood"]
+    # Run
+    assert cli_main(argv) == 0
+    first = pd.read_csv(tmp_path / "results" / "tables" / "fit_budget.csv")
+    assert cli_main(argv) == 0  # every fit from the cache
+    second = pd.read_csv(tmp_path / "results" / "tables" / "fit_budget.csv")
+    # Assert
+    assert first[["synthesizer", "budget"]].values.tolist() == [
+        ["gaussian_copula", "quick"], ["gaussian_copula", "default"], ["ctgan", "quick"], ["ctgan", "default"]]
+    ctgan = first[first["synthesizer"] == "ctgan"].set_index("budget")
+    assert ctgan.loc["quick", "epochs"] == 1 and ctgan.loc["default", "epochs"] == 2
+    assert ctgan.loc["quick", "cache_key"] != ctgan.loc["default", "cache_key"]
+    copula = first[first["synthesizer"] == "gaussian_copula"]
+    assert copula["cache_key"].nunique() == 1 and copula["epochs"].isna().all()  # no epochs: one release
+    assert first["c2st_auc"].between(0, 1).all() and first["dcr_share"].between(0, 1).all()
+    assert first["likelihood_auc"].isna().all() and (first["fit_rows"] == 300).all()
+    pd.testing.assert_frame_equal(first, second)  # same seeds, same cached fits: the same table
+    assert "census-codes: wrote results/tables/fit_budget.csv" in capsys.readouterr().out
+    # a quick budget that is not below the configuration's is refused with the fix
+    assert cli_main([*argv[:4], "--quick-epochs", "2", "--no-likelihood"]) == 2
+    assert "must be at least 1 and below the configuration's 2 epochs" in capsys.readouterr().err
 
 
 def test_ctgan_and_tvae_train_with_fused_adam(adult_tiny: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
