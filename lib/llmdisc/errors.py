@@ -18,11 +18,7 @@ class ChecksumError(DataError):
 
 
 class ReferenceMissingError(DataError):
-    """The paper's reference data (its records, labels, Census extract and releases) is not on this machine.
-
-    The message always ends with the fix: ``llmdisc data fetch-reference`` (or ``make reference``), or
-    ``LLMDISC_REFERENCE`` pointing at a folder that holds it.
-    """
+    """The paper's reference data is not on this machine; the message ends with :data:`REFERENCE_FIX`."""
 
 
 REFERENCE_FIX = (

@@ -74,16 +74,10 @@ def write_manifest(
     Args:
         directory: folder of the product; created if missing.
         stage: the stage that wrote it (``"01_data_prep"``, ``"synth"``, …).
-        inputs: files the product was computed from (hashed now).
-        outputs: files of the product (hashed now).
+        inputs, outputs: files the product was computed from, and its files (hashed now).
         parameters: every parameter that changes the product (JSON-serialisable).
-        seed: the seed of every random draw in the stage (also kept inside ``parameters`` if relevant).
         metrics: key numbers of the product (row counts, scores) that tests and the README read back.
-        extra: anything else worth recording (per-column reports, timings).
-        name: file name, ``manifest.json`` by default.
-
-    Returns:
-        The path of the written manifest.
+        extra: anything else worth recording, merged at the top level.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

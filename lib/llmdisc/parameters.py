@@ -1,13 +1,8 @@
 """Notebook and configuration parameters given as text or as lists, checked against their vocabulary.
 
-papermill's ``-p name value`` passes a string, YAML and ``-y`` pass lists; a list-valued parameter given one
-string must not be iterated character by character (``tuple("ctgan")`` is ``('c', 't', 'g', 'a', 'n')``).
-:func:`as_items` turns a list, a tuple, one string or a comma-separated string into a tuple of stripped items
-and checks each against its vocabulary; :func:`as_choice` does the same for a parameter that takes one value.
-The vocabularies are those of ``docs/ARCHITECTURE.md`` ("Vocabulary"): synthesizers and conditions
-(:data:`llmdisc.SYNTHESIZERS`, :data:`llmdisc.CONDITIONS`), :data:`DATASET_KEYS`, :data:`PROVIDERS`,
-:data:`PROMPT_VARIANTS`, :data:`METADATA_SOURCES`, :data:`SAMPLING_MODES`, :data:`CACHE_MODES`. The stages
-that own a vocabulary re-use these tuples, and ``tests/unit/test_parameters.py`` checks they agree.
+papermill's ``-p`` passes a string where YAML passes a list, and ``tuple("ctgan")`` would iterate characters:
+:func:`as_items` accepts a list, one string or a comma-separated string; :func:`as_choice` takes one value. Both
+check against :data:`VOCABULARIES` (``docs/ARCHITECTURE.md``, "Vocabulary").
 """
 
 from __future__ import annotations
@@ -19,11 +14,9 @@ from llmdisc import CONDITIONS, PAPER_RELEASES, RELEASES, SYNTHESIZERS
 from llmdisc.errors import ConfigError
 
 DATASET_KEYS = ("adult", "census-codes", "census-labels")
-"""Dataset keys (``llmdisc.data.dataset_key``)."""
 DATASETS = ("adult", "census")
 """Real tables notebooks 01 and 02 read (the key adds the encoding)."""
 PROVIDERS = ("local", "ollama", "gemini", "openai", "replay")
-"""Provider names (``llmdisc.discrimination.providers.registry.PROVIDERS``)."""
 PROMPT_VARIANTS = ("paper", "neutral")
 METADATA_SOURCES = ("source", "real", "sample")
 SAMPLING_MODES = ("fresh", "fixed")
@@ -42,7 +35,6 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "sampling_modes": SAMPLING_MODES,
     "cache_modes": CACHE_MODES,
 }
-"""Vocabulary name -> its values, for :func:`as_items` / :func:`as_choice` called with a name."""
 
 
 def _vocabulary(vocabulary: Sequence[str] | str | None) -> tuple[str, ...] | None:
@@ -71,20 +63,16 @@ def as_items(value: Any, name: str, vocabulary: Sequence[str] | str | None = Non
     """A list-valued parameter as a tuple of stripped items, each checked against its vocabulary.
 
     Args:
-        value: a list or tuple of items, one item as a string (``"ctgan"``), or comma-separated items
-            (``"ctgan, tvae"``). None and ``""`` mean no item.
-        name: the parameter's name, for the message (``synthesizers``).
-        vocabulary: the valid items (a sequence, or a name in :data:`VOCABULARIES`); None accepts any
-            non-empty item (paths, column names).
-        allow_empty: accept zero items (e.g. ``labels_dir: []`` meaning "the default folders").
+        value: a list or tuple, one item (``"ctgan"``) or comma-separated items; None and ``""`` mean no item.
+        name: the parameter's name, for the message.
+        vocabulary: the valid items (a sequence, or a name in :data:`VOCABULARIES`); None accepts any item.
+        allow_empty: accept zero items.
 
     Returns:
-        The items in the order given, stripped, duplicates dropped (first kept); empty items of a
-        comma-separated string (``"a,,b"``, a trailing comma) are skipped.
+        The items in the order given, stripped, duplicates and empty items dropped.
 
     Raises:
-        ConfigError: an item outside the vocabulary (the message names it and lists the valid ones), an item
-            that is not text, or no item when ``allow_empty`` is False.
+        ConfigError: an item outside the vocabulary or not text, or no item when ``allow_empty`` is False.
     """
     valid = _vocabulary(vocabulary)
     if value is None:
@@ -112,24 +100,18 @@ def as_items(value: Any, name: str, vocabulary: Sequence[str] | str | None = Non
 
 
 def cli_items(values: Sequence[str] | None) -> tuple[str, ...]:
-    """A command-line list option's items: ``--only 04 05``, ``--only 04,05`` or both, stripped, repeats dropped
-    (first kept), empty items skipped; no values (None or ``[]``) give ``()``."""
+    """A command-line list option's items (``--only 04 05``, ``--only 04,05`` or both) as :func:`as_items` gives
+    them; no values give ``()``."""
     return as_items([part for value in values or () for part in value.split(",")], "items", allow_empty=True)
 
 
 def as_choice(value: Any, name: str, vocabulary: Sequence[str] | str) -> str:
     """A one-value parameter (``dataset_key``, ``provider``, ``variant``, …), stripped and checked.
 
-    Args:
-        value: the value (text).
-        name: the parameter's name, for the message.
-        vocabulary: the valid values (a sequence, or a name in :data:`VOCABULARIES`).
-
-    Returns:
-        The stripped value.
+    Returns the stripped value; ``vocabulary`` as in :func:`as_items`.
 
     Raises:
-        ConfigError: not text, several values, or a value outside the vocabulary (names it and the valid ones).
+        ConfigError: not text, several values, or a value outside the vocabulary.
     """
     valid = _vocabulary(vocabulary)
     if not isinstance(value, str):

@@ -1,11 +1,8 @@
 """Where things live: the project root, its data folders, and the paper's reference folder.
 
-All paths are derived from the project root so that notebooks (run by papermill from
-``notebooks/``), the CLI and the tests agree, and no absolute machine path is ever written into a
-product. Override the root with ``LLMDISC_ROOT``. The paper's reference data (its per-trial records, human
-labels, Census extract and Census releases) is found by :func:`reference_dir` alone, in this order:
-``LLMDISC_REFERENCE``, the project's fetched folder ``data/reference`` (``llmdisc data fetch-reference``),
-``../shared/reference`` (``LLMDISC_SHARED`` names ``../shared``).
+All paths derive from the project root (``LLMDISC_ROOT`` overrides), so notebooks, the CLI and the tests agree and
+no absolute machine path is written into a product (:func:`relative_to_root`). The paper's reference data is found
+by :func:`reference_dir` alone.
 """
 
 from __future__ import annotations
@@ -32,8 +29,6 @@ def project_root() -> Path:
     env = os.environ.get("LLMDISC_ROOT")
     if env:
         return Path(env).resolve()
-    # lib/llmdisc/paths.py -> parents[2] is the checkout (editable install); in site-packages it is lib/, which
-    # holds no project, so an installed package works in the folder it is run from
     return Path(__file__).resolve().parents[2] if in_checkout() else Path.cwd()
 
 
@@ -58,11 +53,8 @@ def reports_dir() -> Path:
 
 
 def shared_dir() -> Path | None:
-    """Return the ``shared`` folder beside the checkout (``LLMDISC_SHARED`` overrides), or None if absent.
-
-    It holds the paper's reference data (human labels, per-trial LLM answers, the ACS file); a
-    user's machine usually has no such folder, and callers must then say what is skipped.
-    """
+    """Return the ``shared`` folder beside the checkout (``LLMDISC_SHARED`` overrides), or None if absent (as on
+    most users' machines)."""
     env = os.environ.get("LLMDISC_SHARED")
     candidate = Path(env) if env else project_root().parent / "shared"
     return candidate.resolve() if candidate.is_dir() else None
@@ -87,11 +79,9 @@ def _holds_files(folder: Path) -> bool:
 def reference_dir() -> Path | None:
     """The paper's reference folder, or None where there is none: the one lookup every consumer uses.
 
-    Order: ``LLMDISC_REFERENCE`` when set (then nothing else is looked at, so a test or a user can point
-    it anywhere, including at an empty folder to mean "none"); else the project's fetched folder
-    ``<root>/data/reference``; else ``<shared>/reference`` (``LLMDISC_SHARED`` or ``../shared``). A folder
-    counts only when it exists and is not empty. The files inside mirror the paper's repository paths
-    (``results/**/llm_results_*.jsonl``, ``results/human/**``, ``data/census/...``).
+    Order: ``LLMDISC_REFERENCE`` when set (then nothing else is looked at: an empty folder means "none"); else
+    ``<root>/data/reference``; else ``<shared>/reference``. A folder counts only when it exists and is not empty;
+    the files inside mirror the paper's repository paths.
     """
     env = os.environ.get(REFERENCE_ENV)
     if env:
@@ -107,12 +97,8 @@ def reference_dir() -> Path | None:
 
 
 def require_reference(*parts: str, what: str = "the paper's reference data") -> Path:
-    """Return ``reference_dir() / parts``, raising a :class:`ReferenceMissingError` that names the fix.
-
-    Args:
-        parts: a path inside the reference folder (POSIX parts, e.g. ``"results", "human"``); none for the
-            folder itself.
-        what: what the caller needs, for the message (e.g. "the paper's per-trial records").
+    """Return ``reference_dir() / parts`` (POSIX parts; none: the folder itself); ``what`` names the need in the
+    message.
 
     Raises:
         ReferenceMissingError: no reference folder, or it lacks ``parts`` (a partial fetch).
@@ -132,11 +118,8 @@ def require_reference(*parts: str, what: str = "the paper's reference data") -> 
 
 
 def relative_to_root(path: Path | str) -> str:
-    """Return ``path`` relative to the project root (POSIX form) when inside it, else its name only.
-
-    Used for everything written into manifests, logs and notebooks so that no absolute path of the
-    machine leaks into a product.
-    """
+    """Return ``path`` relative to the project root (POSIX form) when inside it (or ``../shared/``,
+    ``$LLMDISC_REFERENCE/``), else its name only: what manifests, logs and notebooks record."""
     p = Path(path).resolve()
     root = project_root()
     try:

@@ -2,9 +2,7 @@
 
 Reads a user's real and synthetic tables (CSV or Parquet, bounded seeded subsamples); writes ``DIR/audit.json``,
 the self-contained ``DIR/report.html``, ``DIR/manifest.json``, the trial records ``DIR/trials/<run>.jsonl`` and the
-audit's own response cache. :func:`run_audit` (in :mod:`~llmdisc.audit.run`) is the whole audit; the modules
-beside it are its parts (options, sources, schema, personal, data, instruments/, decision, llm, scores, cues,
-checks, report, errors).
+audit's own response cache. :func:`run_audit` (in :mod:`~llmdisc.audit.run`) is the whole audit.
 """
 
 from llmdisc.audit.run import (

@@ -1,11 +1,8 @@
-"""Which cues the LLM cited in the audit's own trials were true of the rows it was shown.
+"""Which cues the LLM cited in the audit's own trials were true of the rows it was shown (:func:`cue_section`).
 
-The cue strings of the release cell's valid verdicts (reasoning, each red flag, each supporting item:
-:func:`llmdisc.scoring.cues.cue_strings`) are parsed for checkable claims and each claim is checked against the
-20 rows that trial showed, rebuilt from its ``row_ids`` (:mod:`llmdisc.scoring.cue_validity`: "row 7 has
-relationship = Husband and sex = Female", "age ranges from 18 to 57", "no missing values", …). The report lists
-the claims verified true (:func:`llmdisc.scoring.cue_validity.verified_cues`) and counts the false and the not
-checkable ones. A cue the parser cannot tie to a column and a value is no claim and is not counted.
+The cue strings of the release cell's valid verdicts are parsed for checkable claims ("age ranges from 18 to 57"),
+each checked against the 20 rows that trial showed (:mod:`llmdisc.scoring.cue_validity`). A cue the parser cannot
+tie to a column and a value is no claim and is not counted.
 """
 
 from __future__ import annotations
@@ -29,12 +26,8 @@ def shown_rows(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> dict
 
 
 def cue_section(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame], *, cell: str) -> dict[str, Any]:
-    """The verified cues of one cell's valid verdicts, and the counts of every claim's verdict.
-
-    Args:
-        trials: the audit's trial records.
-        tables: ``{"real": ..., cell: ...}`` (the tables the samples were drawn from, as shown to the LLM).
-        cell: the cell read (``release``).
+    """The verified cues of one cell's valid verdicts, and the counts of every claim's verdict; ``tables`` are
+    ``{"real": ..., cell: ...}``, the tables the samples were drawn from, as shown to the LLM.
 
     Returns:
         ``{"cell", "n_trials" (valid verdicts read), "n_cue_strings", "counts": {"true", "false",

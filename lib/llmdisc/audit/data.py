@@ -1,21 +1,11 @@
-"""The audit's groups of rows, built once and read by every instrument (:class:`~.instruments.base.AuditData`).
+"""The audit's groups of rows, built once and read by every instrument (:func:`audit_data`).
 
 The real rows read are split, by seeded positions, into disjoint parts so that no comparison sets a row against
-itself.
-
-With ``--holdout`` (records the generator never saw):
-
-- the **real class** is the holdout: a generator that memorised its training rows would look indistinguishable
-  from *them*, never from rows it did not see;
-- ``reference`` — :data:`REFERENCE_ROWS` of the ``--real`` (training) rows, shown by the sample instruments
-  *before* each sample as context; no other group holds them;
-- the rest of the training rows are the negative control (real rows in the synthetic class) and, columns shuffled
-  independently (seeded), the positive control;
-- the distance and copy checks measure every group against all the training rows, with the holdout as the fresh
-  real rows (:attr:`~.instruments.base.AuditData.training`, :attr:`~.instruments.base.AuditData.fresh`).
-
-Without one, the ``--real`` rows are all there is: ``reference`` as above, the real class half of the rest, the
-other half the source of both controls and of the distance checks' fresh rows. The notes say which was used.
+itself: :data:`REFERENCE_ROWS` rows of context for the sample instruments, the real class, and the rows of both
+controls (the negative control as read, the positive control with every column shuffled). With ``--holdout`` the
+real class is the holdout, so a generator that memorised its training rows cannot look indistinguishable, and the
+distance checks measure against all the training rows with the holdout as fresh rows (docs/audit.md, Groups and
+controls).
 """
 
 from __future__ import annotations
@@ -31,9 +21,8 @@ from llmdisc.errors import DataError
 from llmdisc.synthesis.controls import shuffled_columns_table
 
 REFERENCE_ROWS = 40
-"""Real rows set aside as the sample instruments' context (fewer when the table is small). The audit keeps 40, the
-size its gate tests were measured at; the pipeline's joint contrast uses 20
-(:data:`~llmdisc.discrimination.likelihood.joint_runs.DEFAULT_REFERENCE_ROWS`)."""
+"""Real rows set aside as the sample instruments' context (at most a tenth of the rows read). 40, the size the gate's
+tests were measured at, where the pipeline's joint contrast uses 20."""
 
 
 def _split(n: int, reference: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,11 +39,7 @@ def audit_data(text: dict[str, pd.DataFrame], rows: dict[str, pd.DataFrame], kin
     Args:
         text: ``{"real", "synthetic"[, "holdout"]}`` as the language models see them (dates as text).
         rows: the same rows for the row-level instruments (dates as days), same order.
-        kinds: the row-level column kinds.
-        seed: the run seed; the split uses ``derive_seed(seed, "audit", "split")`` and the positive control
-            ``derive_seed(seed, "audit", "shuffled_columns")``.
-        cache_dir: the audit's cache folder.
-        reference_rows: rows set aside as context (reduced to a tenth of the real rows when fewer are read).
+        seed: the run seed; the split and the shuffle derive their own seeds from it.
 
     Raises:
         DataError: fewer than 4 real rows, or a single column (no positive control can be built).

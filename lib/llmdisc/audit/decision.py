@@ -1,32 +1,13 @@
-"""The audit's outcome, decided by the instruments that pass their controls.
+"""The audit's outcome, decided by the instruments that pass their controls (:func:`decide`).
 
-The gate statistic is the same for every instrument: the **discrimination** D = 2·|AUC − 0.5| of the release
-against real data (:func:`llmdisc.audit.instruments.base.discrimination`): 0 = indistinguishable from real data,
-1 = every sample (or row) told apart. ``--fail-above X`` reads D's 95 % upper bound.
+The gate statistic is D = 2·|AUC − 0.5| of the release against real data (0 = indistinguishable, 1 = every unit
+told apart); ``--fail-above X`` reads D's 95 % upper bound. The rule (:data:`RULE`; docs/audit.md, The decision):
+only instruments that pass their controls decide, and none deciding is **inconclusive** (never a pass). With a gate,
+an instrument *vouches* at X when its positive control's D lower bound is above X and a release at chance would pass
+with probability at least :data:`VOUCH_PASS_PROBABILITY`; the release fails when a vouching instrument's upper
+bound, or any deciding instrument's lower bound, exceeds X, and passes when one vouches and none fails.
 
-The rule:
-
-1. An instrument *decides* when it passed its controls: it told the shuffled-columns control from real data and
-   did not tell real data from real data, each on at least :data:`~llmdisc.audit.instruments.base.MIN_UNITS`
-   units per side (:func:`~llmdisc.audit.instruments.base.control_check`). An instrument blind to the positive
-   control says nothing about a release, whatever it reads there.
-2. **Inconclusive** when no instrument decides (never a pass, with or without ``--fail-above``).
-3. Otherwise **conclusive**: the release is *told apart* when some deciding instrument separates it (D's lower
-   bound above 0).
-4. With ``--fail-above X``: a deciding instrument *vouches* for a pass at X only when (a) its positive control is
-   separated in its expected direction with D's lower bound above X — it has shown it sees a difference that
-   large — and (b) at its units a release exactly at chance would keep D's 95 % upper bound at or below X with
-   probability at least :data:`VOUCH_PASS_PROBABILITY` (:func:`chance_pass_probability`). The decision states, for
-   every deciding instrument, that probability and the probability that a release at D = 1.5 X fails
-   (:func:`gate_probabilities`). The release **fails** when a vouching instrument's upper bound of D exceeds X, or
-   when any deciding instrument's *lower* bound does (it is sure the release is above X); it **passes** when at
-   least one instrument vouches and none fails. With no instrument able to vouch and none sure of a failure, the
-   gate is **inconclusive** (exit 3, never a pass): the reasons say what would let one vouch.
-
-Example threshold: :data:`EXAMPLE_THRESHOLD` (0.5: no instrument may rank release units above real ones more
-than three times in four, AUC 0.75). The paper's DRS = min(p_REAL, p_SYN) stays in the tables of the instruments
-that give labels: 0 for a discriminator that always says one label, about 0.5 for a coin, 1 when every sample
-is labelled right — a different scale, not the gate.
+The paper's DRS = min(p_REAL, p_SYN) stays in the label-giving instruments' tables: another scale, not the gate.
 """
 
 from __future__ import annotations
@@ -69,11 +50,10 @@ def _inflation(comparison: Comparison) -> float:
 
 def gate_probabilities(comparison: Comparison, threshold: float,
                        width_from: Comparison | None = None) -> tuple[float, float]:
-    """``(pass_at_chance, fail_at)``: the probability that a release exactly at chance passes the gate at
-    ``threshold`` on this comparison's units, and the probability that a release at D = :data:`POWER_AT` ×
-    ``threshold`` fails it. From the score interval (:mod:`llmdisc.scoring.separation`); an instrument whose
-    interval is wider than that (by the factor r of :func:`_inflation`, read on ``width_from``, the negative control,
-    where given: it sits near chance) is read as a normal AUC with r times the standard error and the half-width."""
+    """``(pass_at_chance, fail_at)``: the probabilities that a release at chance passes the gate at ``threshold``
+    on this comparison's units, and that one at D = :data:`POWER_AT` × ``threshold`` fails it, from the score
+    interval. An interval r times wider (:func:`_inflation`, read on ``width_from``, the negative control, which
+    sits near chance) is read as a normal AUC with r times the standard error."""
     n1, n2 = comparison.units
     if min(n1, n2) < 1:
         return 0.0, 1.0
@@ -121,8 +101,7 @@ def vouch_reason(release: Comparison, positive: Comparison | None, threshold: fl
 @functools.lru_cache(maxsize=1024)
 def units_to_vouch(threshold: float) -> int | None:
     """The fewest units per side (equal sides, score interval) at which a release at chance passes the gate at
-    ``threshold`` with probability >= :data:`VOUCH_PASS_PROBABILITY` (None at 0 or when over a million would be
-    needed)."""
+    ``threshold`` with probability >= :data:`VOUCH_PASS_PROBABILITY` (None at 0 or past a million)."""
     if threshold <= 0:
         return None
 
@@ -182,10 +161,9 @@ def _first_size(ok: Any, start: int, limit: int = 100_000) -> int | None:
 
 
 def next_step(reading: Reading) -> str | None:
-    """What would let an instrument that does not decide decide: the size at which its positive control, at the
-    separation it showed, would clear the effect a release comparison of that size needs, and at which its negative
-    control, at the AUC it read, would be shown at chance; or, for a control it does not see at all, another
-    instrument. None when it decides or cannot run."""
+    """What would let an instrument that does not decide decide: the size at which both its controls would pass at
+    the figures they read, or another instrument when it does not see the positive control at all. None when it
+    decides or cannot run."""
     from llmdisc.audit.instruments.base import NEGATIVE_MARGIN_FLOOR, control_status
     from llmdisc.scoring.separation import equivalent_to_chance, minimum_detectable_separation, separation
 
@@ -233,16 +211,12 @@ class Decision:
         told_apart_by: the deciding instruments that separate the release.
         upper_bound: the largest 95 % upper bound of D over the deciding instruments — with a gate, over those
             that can vouch at it (None when there are none; 1.0 for an instrument without an interval).
-        bound_by: the instrument that gives ``upper_bound``.
-        fail_above: the threshold (None: no gate).
         reasons: why an instrument does not decide, or cannot vouch (one sentence each).
         vouching: with a gate, the deciding instruments that vouch at it (:func:`vouch_reason`).
         sure_above: with a gate, the deciding instruments whose 95 % *lower* bound of D exceeds it.
-        gate: with a gate, per deciding instrument: the probability that a release at chance passes it
-            (``pass_probability_at_chance``), the probability that a release at D = 1.5 × the threshold fails it
-            (``fail_probability`` at ``fail_probability_at_D``), and whether it ``vouches``.
-        next_steps: what would make an inconclusive audit conclusive, one sentence per instrument that does not
-            decide or cannot vouch (:func:`next_step`, :func:`units_to_vouch`).
+        gate: with a gate, per deciding instrument: ``pass_probability_at_chance``, ``fail_probability`` at
+            D = ``fail_probability_at_D`` (:func:`gate_probabilities`), and whether it ``vouches``.
+        next_steps: what would make an inconclusive audit conclusive (:func:`next_step`, :func:`units_to_vouch`).
     """
 
     outcome: str
@@ -267,8 +241,8 @@ class Decision:
 
 
 def decide(readings: Sequence[Reading], *, fail_above: float | None, next_steps: bool = True) -> Decision:
-    """Apply the rule of the module docstring to the instruments' readings (``next_steps``: also say what would
-    make an inconclusive outcome conclusive; :mod:`llmdisc.audit.thresholds` scans thresholds without)."""
+    """Apply the rule of the module docstring to the readings (``next_steps``: also say what would make an
+    inconclusive outcome conclusive; :mod:`llmdisc.audit.thresholds` scans thresholds without)."""
     deciding, reasons, told, bounds, vouching, sure = [], [], [], [], [], []
     gate: dict[str, dict[str, Any]] = {}
     for reading in readings:

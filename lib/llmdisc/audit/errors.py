@@ -1,11 +1,8 @@
 """Errors of ``llmdisc audit`` and the exit status each one maps to: the one table of the audit's exit statuses.
 
-:class:`ExitStatus` names every status; :data:`EXIT_STATUSES` gives each its meaning (the table that the command's
-``--help``, ``audit.json``'s ``exit_statuses`` and the README list). ``llmdisc.cli.main.main`` prints any
-:class:`~llmdisc.errors.LlmdiscError` as one line and exits with the error's ``exit_status`` attribute, which the
-audit command sets with :func:`exit_status_for`; an unexpected exception (a bug) exits
-:attr:`ExitStatus.INTERNAL_ERROR` (70, ``EX_SOFTWARE``), never 1, with its traceback in the audit folder, so that a
-release pipeline can tell a failed gate from a bad input, an unreachable provider and a crash.
+:data:`EXIT_STATUSES` (the table ``--help``, ``audit.json`` and docs/audit.md list) gives each :class:`ExitStatus`
+its meaning; :func:`exit_status_for` maps an error to its status. A bug exits 70, never 1, so a release pipeline
+can tell a failed gate from a bad input, an unreachable provider and a crash.
 """
 
 from __future__ import annotations
@@ -106,12 +103,8 @@ def exit_status_table() -> dict[str, dict[str, str]]:
 
 
 def outcome_status(outcome: str, gate_passed: bool | None) -> ExitStatus:
-    """The exit status of a finished audit: 3 when ``inconclusive``, 1 when the gate failed, else 0.
-
-    Args:
-        outcome: the decision's outcome (``pass``, ``fail``, ``inconclusive`` or ``conclusive``).
-        gate_passed: None without a gate (or when inconclusive), else whether the release passed it.
-    """
+    """The exit status of a finished audit: 3 when ``inconclusive``, 1 when the gate failed (``outcome`` ``fail``
+    or ``gate_passed`` False), else 0."""
     if outcome == "inconclusive":
         return EXIT_INCONCLUSIVE
     if gate_passed is False or outcome == "fail":
@@ -172,15 +165,10 @@ class RemoteProviderRefused(ConfigError):
 def exit_status_for(exc: BaseException) -> ExitStatus:
     """Map an error raised during an audit to its exit status (see :data:`EXIT_STATUSES`).
 
-    Args:
-        exc: the error.
-
     Returns:
-        Its ``exit_status`` attribute when it has one (the input errors above); 9 for an unreachable provider or
-        a run that stopped because the provider kept failing; 10 for other provider errors and offline cache
-        misses; 5 for another input error (:class:`~llmdisc.errors.DataError`); 2 for other llmdisc errors (bad
-        options, :class:`~llmdisc.errors.ConfigError`); 130 for an interruption; 70 for anything else (a bug:
-        never 1, which means only that the gate failed).
+        Its ``exit_status`` attribute when it has one; else 9 for an unreachable provider, 10 for other provider
+        errors and offline cache misses, 5 for another ``DataError``, 2 for other llmdisc errors, 130 for an
+        interruption and 70 for anything else (a bug: never 1, which means only that the gate failed).
     """
     from llmdisc.discrimination.providers.errors import ProviderUnreachableError, TransientProviderError
     from llmdisc.discrimination.runner import RunAborted

@@ -1,11 +1,8 @@
 """The LLM part of an audit: balanced trials on the ``release`` cell and its two controls, and what the LLM cited.
 
-Trials run through the compendium's runner (:func:`llmdisc.discrimination.runner.run_trials`): one record per line in
-``DIR/trials/<run>.jsonl``, answers cached in a :class:`~llmdisc.discrimination.cache.ResponseCache`, and a re-run of
-the same audit resumes (answered trials are skipped, error trials retried, cached calls re-used). With label scores
-(``scoring`` ``probability`` or ``both``) the content-free prompt of each condition is scored too and written beside
-the trials as ``<run>.content-free.json`` (contextual calibration). The cells are scored in
-:mod:`~llmdisc.audit.scores`.
+Trials run through the compendium's runner (:func:`llmdisc.discrimination.runner.run_trials`) into
+``DIR/trials/<run>.jsonl`` and resume on a re-run; with label scores the content-free prompt of each condition is
+scored too (``<run>.content-free.json``, contextual calibration). The cells are scored in :mod:`~llmdisc.audit.scores`.
 """
 
 from __future__ import annotations
@@ -29,16 +26,14 @@ RELEASE = "release"
 """The release cell's ``synthetic_method``: the release under audit."""
 PROMPT_VARIANT = "neutral"
 CELLS = (RELEASE, POSITIVE_CONTROL, NEGATIVE_CONTROL)
-"""The audit's cells: the release, the positive control (:data:`llmdisc.synthesis.controls.POSITIVE_CONTROL`: the
-real rows with every column shuffled independently, seeded) and the negative control
-(:data:`~llmdisc.synthesis.controls.NEGATIVE_CONTROL`: real holdout rows in the "synthetic" class)."""
+"""The audit's cells: the release, the positive control (columns shuffled) and the negative control (real holdout
+rows in the "synthetic" class), from :mod:`llmdisc.synthesis.controls`."""
 
 
 def audit_trial_queue(trials_per_label: int, conditions: Sequence[str], *, run_seed: int,
                       cells: Sequence[str] = CELLS, scoring: str = "both") -> list[TrialSpec]:
-    """:func:`~llmdisc.discrimination.samples.build_trial_queue` of the audit's cells with ``share_real_samples``
-    (REAL sample ``i`` is the same in every cell, so the response cache answers it once), in the order trial index,
-    cell, label, condition: ``2 × trials_per_label × len(conditions) × len(cells)`` specs."""
+    """The ``2 × trials_per_label × len(conditions) × len(cells)`` trial specs of the audit's cells, ordered by trial
+    index then cell; REAL sample ``i`` is the same in every cell, so the response cache answers it once."""
     queue = build_trial_queue([AUDIT_DATASET_KEY], cells, conditions, trials_per_label, run_seed=run_seed,
                               scoring=scoring, share_real_samples=True, extra_cells=(RELEASE,))
     return sorted(queue, key=lambda spec: (spec.index, list(cells).index(spec.synthesizer)))
@@ -116,19 +111,15 @@ def run_audit_trials(
     Args:
         tables: ``{"real": ..., "release": ..., "shuffled_columns": ..., "real_holdout": ...}`` (the cells'
             tables; the REAL class is drawn from ``real``).
-        scoring: ``verdict``, ``probability`` or ``both``.
         conditions: the conditions whose content-free prompt is scored (contextual calibration).
-        n_rows: rows per sample (and of the content-free table).
 
     Returns:
         ``(summary, content_free)``: the runner's summary and ``{"status": "scored"|"unavailable"|"not asked",
-        "file", "reason"}``. A content-free prompt that cannot be scored leaves contextual calibration out (the
-        reason is reported), never the audit. The provider is closed afterwards.
+        "file", "reason"}`` (unscorable: calibration left out, never the audit). The provider is closed afterwards.
 
     Raises:
         RunAborted, ProviderError, CacheMissError: as :func:`llmdisc.discrimination.runner.run_trials` (finished
-        trials kept); ProviderConfigError/CacheMissError before any trial when label scores are asked of a
-        provider without token probabilities (see :func:`check_label_scoring`).
+        trials kept), or before any trial as :func:`check_label_scoring`.
     """
     from llmdisc.discrimination.content_free import score_content_free, write_content_free
     from llmdisc.errors import LlmdiscError
@@ -175,32 +166,23 @@ _NOT_A_CUE = re.compile(r"^(real|synthetic|synthe[a-z]*|fake|genuine|true|false|
                         r"unknown|label|verdict|[-_.*?!]*)$")
 """A red flag that folds (lower case, outer punctuation and spaces stripped) to one of these says nothing about
 the table: a verdict word (``REAL``, ``SYNTHETIC`` and variants a small model invents, ``Synthetism``), a truth
-value, or an empty value (``nan``, ``None``, ``-``). A flag in angle brackets is the prompt's placeholder
-(``<list of specific suspicious patterns you noticed, if any>``) repeated back, not a cue either."""
+value, or an empty value (``nan``, ``None``, ``-``)."""
 
 
 def is_cue(flag: Any) -> bool:
-    """Whether a red flag is cue text (something about the rows) rather than a verdict word or empty value.
-
-    Args:
-        flag: one entry of a trial's ``red_flags`` (any type; None and NaN are not cues).
-
-    Returns:
-        True for text such as ``"ages end in 0"``; False for ``"REAL"``, ``"Synthetic."``, ``"Synthetism"``,
-        ``"nan"``, ``""``, None, NaN, ``"<list of specific suspicious patterns ...>"``.
-    """
+    """Whether one entry of a trial's ``red_flags`` is cue text (``"ages end in 0"``) rather than a verdict word or
+    empty value (:data:`_NOT_A_CUE`; None, NaN and the prompt's placeholder repeated back are not cues either)."""
     if flag is None or (isinstance(flag, float) and flag != flag):
         return False
     folded = " ".join(str(flag).split()).strip(" .,:;'\"()[]{}").lower()
     verdict_only = re.sub(r"^(verdict|label|answer)\s*[:=]\s*", "", folded)
-    echoed = folded.startswith("<") and folded.endswith(">")  # the prompt's placeholder, repeated back
+    echoed = folded.startswith("<") and folded.endswith(">")
     return bool(folded) and not echoed and not _NOT_A_CUE.match(folded) and not _NOT_A_CUE.match(verdict_only)
 
 
 def frequent_red_flags(trials: pd.DataFrame, top: int = 10) -> list[dict[str, Any]]:
-    """The red-flag strings the LLM gave most often (case and spacing folded), with the labels they came with.
-
-    Only cue text is counted (:func:`is_cue`): verdict words, truth values and empty values are not red flags.
+    """The red-flag strings the LLM gave most often (case and spacing folded; cue text only, :func:`is_cue`), with
+    the labels they came with.
 
     Returns:
         Up to ``top`` dicts, most frequent first: ``red_flag`` (its first spelling), ``count`` (trials giving

@@ -1,51 +1,10 @@
 """Columns that hold personal information: detected, left out of the discriminators, and checked for copies.
 
-A synthesizer that copies real people's names or e-mail addresses into its release leaks them, whatever any
-discriminator says of the rest. Such columns are also useless to a discriminator (a name says nothing about
-whether a record is realistic) and costly (thousands of levels). So the audit leaves them out of every
-instrument and reports them on their own: for each, the share of the release's values that are values of the
-real table, exactly and with case, accents and word order folded (:func:`personal_summary`).
-
-A column is personal when ``--metadata`` gives it a personal-information sdtype (``name``, ``first_name``,
-``email``, ..., or ``"pii": true``: :mod:`~llmdisc.audit.sdv_metadata`), or when it is text and
-:func:`detect_personal` finds, as a person reading the table would, by what the column is:
-
-- **e-mail addresses**: at least :data:`MATCH_SHARE` of its values are e-mail addresses;
-- **phone numbers**: at least :data:`MATCH_SHARE` of its values are written like phone numbers (digits, spaces,
-  ``+ ( ) . - /``, 7 to 15 digits; never a date, an ISO timestamp or a ZIP+4 code) and are valid numbers for
-  :mod:`phonenumbers` (international numbers for their own country, national ones for one region of
-  ``phone_regions``, :data:`DEFAULT_PHONE_REGIONS` by default: regions whose numbering plans are strict enough
-  that digit groups, amounts and ids do not pass); a column whose header says phone (``phone``, ``tel``,
-  ``mobile``, ...) needs only the shape, so made-up numbers are found too;
-- **person names**: at least :data:`MATCH_SHARE` of its values look like a person's name in any case
-  (``maria garcía``, ``MARIA GARCIA``, ``Maria García``), order (``García, Maria``, ``maria.garcia``) and script
-  with diacritics (1 to 4 words of letters, ``'`` and ``-`` allowed inside a word, initials such as ``J.``),
-  and either
-
-  - its header says it holds people's names (``name``, ``first_name``, ``LastName``, ``surname``, ``nom``,
-    ``nombre``, ``nome``, ``vorname``, ``nachname``, ... alone or with qualifiers and person words, such as
-    ``customer_name``; not ``state_name`` or ``product_name``) or names people (``customer``, ``patient``,
-    ``employee``, ``student``, ...), and its values are many distinct ones or at least
-    :data:`GIVEN_SHARE` of them hold a given name (a few names repeated; not ``Male``/``Female``), or
-  - its header says nothing (``col7``, ``x``; not a place or a thing such as ``city``, ``country``,
-    ``product``: :data:`_THING_WORDS`), the values are many distinct ones, and at least :data:`KNOWN_SHARE` of
-    them hold a given name (full names) or a given name or surname (single words), or at least
-    :data:`MIN_GIVEN_DISTINCT` distinct values of which at least :data:`MATCH_SHARE` hold a given name (a
-    few dozen first names repeated over thousands of rows). Given names and surnames
-    are those of Faker's person providers, every locale (about 30,000 of each), case and diacritics folded;
-    Faker comes with rdt.
-- **free-text identifiers**: its header says names, names people or mentions them (``patient_id``,
-  ``emergency_contact``), or says addresses, e-mails or phones, and its values are many distinct ones (handles
-  such as ``user0042`` in an ``owner`` column, street addresses).
-
-"Many distinct values" (:func:`_varied`): at least :data:`MIN_DISTINCT` of them and at least
-:data:`MIN_DISTINCT_SHARE` of the values read, or at least :data:`MANY_DISTINCT` whatever the share (a large
-table whose first names repeat).
-
-City names are the known grey zone: they look like names and are many. A column whose header names a place
-(``city``, ``town``, ``birthplace``, ...) is never taken for names by its content; one with a neutral header
-passes only when most of its values hold given names (``San Francisco``, ``Santa Clara`` do, most cities do
-not).
+A synthesizer that copies real people's names or e-mail addresses leaks them whatever any discriminator says, and
+such columns tell a discriminator nothing while costing thousands of levels. So the audit leaves them out of every
+instrument and reports, for each, the share of the release's values that are real values, exactly and with case,
+accents and word order folded (:func:`personal_summary`). A column is personal when ``--metadata`` gives it a
+personal sdtype (:mod:`~llmdisc.audit.sdv_metadata`) or when :func:`detect_personal` finds it by what it is.
 """
 
 from __future__ import annotations
@@ -67,13 +26,11 @@ MIN_DISTINCT = 20
 MANY_DISTINCT = 200
 """... or at least this many, whatever their share."""
 GIVEN_SHARE = 0.5
-"""Share of values holding a known given name that makes a name- or person-headed column with few distinct
-values hold names (``Maria Garcia`` repeated does; ``Male``/``Female``, ``White alone`` do not)."""
+"""Share of values holding a given name that makes a name- or person-headed column of few distinct values names."""
 KNOWN_SHARE = 0.7
 """Share of values holding a known given name (or surname, single words) for a neutral header's names."""
 MIN_GIVEN_DISTINCT = 10
-"""Distinct values a neutral-headed column of given names needs when they are not many (``maria``, ``jonas``,
-... repeated; fewer could be a category named after people)."""
+"""Distinct given names a neutral-headed column needs when not many (fewer could be a category named after people)."""
 DEFAULT_PHONE_REGIONS = ("US", "GB")
 """Regions whose national phone numbers are recognised without a ``+``; their numbering plans reject most
 digit groups, amounts and ids (a region such as DE or FR accepts most strings of 7 to 11 digits)."""
@@ -180,12 +137,8 @@ def _header_kind(name: str) -> str | None:
 
 
 def name_words(value: str) -> list[str] | None:
-    """The words of a value that looks like a person's name, or None.
-
-    Any case and diacritics; ``First Last`` (1 to 4 words), ``Last, First`` and ``first.last``; each word
-    letters of any script with ``'`` or ``-`` inside (``O'Brien``, ``Jean-Luc``) or an initial (``J.``), at
-    least one word of two letters or more.
-    """
+    """The words of a value that looks like a person's name, or None: ``First Last`` (1 to 4 words of :data:`_WORD`,
+    one of two letters or more), ``Last, First`` or ``first.last``, in any case and script."""
     text = " ".join(value.split())
     if not text or len(text) > 80:
         return None
@@ -247,7 +200,7 @@ def _is_known_name(words: list[str], *, given_only: bool = False) -> bool:
 
 
 def _varied(n_distinct: int, n_values: int) -> bool:
-    """Whether a column holds many distinct values (module docstring)."""
+    """Many distinct values: see :data:`MIN_DISTINCT_SHARE`, :data:`MIN_DISTINCT` and :data:`MANY_DISTINCT`."""
     return n_distinct >= MANY_DISTINCT or (n_distinct >= MIN_DISTINCT and n_distinct >= MIN_DISTINCT_SHARE * n_values)
 
 
@@ -259,13 +212,10 @@ def _phone_shaped(value: str) -> bool:
 
 
 def is_phone_number(value: str, region: str | None = None) -> bool:
-    """Whether ``value`` is a phone number: written like one (module docstring) and a valid number for
-    :mod:`phonenumbers`, international (``+44 20 7946 0958``, ``0044 ...``) for its own country, national
-    (``(415) 555-2671``, ``020 7946 0958``) for ``region`` (an ISO 3166 code such as ``US`` or ``GB``; None:
-    international numbers only).
-
-    Dates (``2024-01-15``, ``15/01/2024``), ISO timestamps, ZIP+4 codes (``12345-6789``) and digit groups that no
-    numbering plan of ``region`` assigns (``1234 5678`` for US or GB) are not phone numbers.
+    """Whether ``value`` is a phone number: phone-shaped (7 to 15 digits) and valid for :mod:`phonenumbers`,
+    international (``+44 20 7946 0958``, ``0044 ...``) for its own country, national (``(415) 555-2671``) for
+    ``region`` (ISO 3166 code; None: international only). Dates, timestamps, ZIP+4 codes and digit groups that no
+    numbering plan of ``region`` assigns (``1234 5678`` for US or GB) are not.
     """
     if not _phone_shaped(value):
         return False
@@ -298,13 +248,21 @@ def _phone_share(counts: pd.Series, regions: Sequence[str]) -> float:
 
 def detect_personal(values: pd.Series, name: str, *, phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS
                     ) -> str | None:
-    """Why a column holds personal information, or None (module docstring for the rules).
+    """Why a column (its values in the real rows read, its header ``name``) holds personal information, or None.
 
-    Args:
-        values: the column's values in the real rows read.
-        name: the column's header.
-        phone_regions: regions whose national phone numbers are recognised (ISO 3166 codes); international
-            numbers (``+`` or ``00``) are recognised for every country.
+    - **e-mail addresses**: at least :data:`MATCH_SHARE` of the values are e-mail addresses;
+    - **phone numbers**: at least :data:`MATCH_SHARE` are valid phone numbers (:func:`is_phone_number`) in one of
+      ``phone_regions`` (national numbers; international ones for every country); a header saying phone needs
+      only the shape, so made-up numbers are found too;
+    - **person names**: at least :data:`MATCH_SHARE` look like names (:func:`name_words`), and either the header
+      says names or people (``first_name``, ``customer``) and the values are :func:`_varied` or hold given names
+      (:data:`GIVEN_SHARE`), or the header is neutral (not :data:`_THING_WORDS`) and enough values hold names
+      Faker knows (:data:`KNOWN_SHARE`, :data:`MIN_GIVEN_DISTINCT`);
+    - **free-text identifiers**: the header says names or people (``patient_id``, ``owner``) or addresses,
+      e-mails or phones, and the values are varied.
+
+    City names are the known grey zone: a place header is never taken for names by content; a neutral one passes
+    only when most values hold given names (``San Francisco`` does, most cities do not).
 
     Returns:
         A short reason (``e-mail addresses``, ``phone numbers``, ``person names``, ``free-text identifiers
@@ -360,24 +318,15 @@ def _percent(share: float) -> str:
 
 
 def personal_summary(rows: Mapping[str, pd.DataFrame], columns: Mapping[str, str]) -> list[dict[str, Any]]:
-    """For each personal column: how many of the release's values are values of the real table.
+    """For each personal column (column -> why), how many of the release's values are values of the real table.
 
-    A value is copied when it is one of the real rows' values exactly, and *folded* when it is one once case,
-    diacritics, punctuation and word order are set aside (``maría garcía`` and ``Garcia, Maria`` are copies of
-    ``Maria Garcia``: :func:`fold_value`).
-
-    Args:
-        rows: ``{"real", "synthetic"[, "holdout"]}`` rows read (every column).
-        columns: personal column -> why it is personal.
+    ``rows`` is ``{"real", "synthetic"[, "holdout"]}``; *folded* shares compare values by :func:`fold_value`.
 
     Returns:
         One dict per column: ``column``, ``reason``, ``n_release`` (values present), ``copied_share`` (share of
-        the release's values that are real values; 0 = none, 1 = every one), ``copied_share_folded`` (the same,
-        folded), ``distinct_release``, ``distinct_copied`` (distinct release values that are real values),
-        ``distinct_copied_share`` (``distinct_copied / distinct_release``), ``distinct_copied_share_folded``
-        (the same among folded values), ``holdout_copied_share`` and ``holdout_copied_share_folded`` (the same
-        for holdout rows, the share a fresh real sample shares with the real table by chance; None without a
-        holdout) and ``sentence``.
+        the release's values that are real values, 0–1), ``distinct_release``, ``distinct_copied``,
+        ``distinct_copied_share``, ``holdout_copied_share`` (what fresh real rows share with the real table by
+        chance; None without a holdout), the shares also ``…_folded``, and ``sentence``.
     """
     out = []
     for column, reason in columns.items():

@@ -15,7 +15,6 @@ class Progress:
     Args:
         deadline: ``time.monotonic()`` value after which instruments stop early (None: no limit).
         enabled: print the lines (False: silent; the deadline still holds).
-        stream: where the lines go (default stderr).
         every: seconds between two lines of one instrument (the first and last always print).
     """
 

@@ -1,13 +1,9 @@
-"""The audit's products: ``audit.json`` (every figure, machine-readable) and a self-contained ``report.html``.
+"""The audit's products: ``audit.json`` (every figure, following :data:`AUDIT_SCHEMA`) and a self-contained
+``report.html``, and ``traceback.txt`` after an unexpected error (:func:`record_crash`).
 
-The HTML page is rendered from the Jinja2 template ``templates/report.html.j2`` with autoescape on, from plain
-data (the instruments' sections are tables, lists and paragraphs of text, never HTML): every text it shows,
-column names and values from the user's files included, is escaped by the template, and no value is marked
-safe. It has its CSS inline and its figures embedded as base64 PNG: no external link, script or font, so it can
-be mailed or archived as one file. The page is passed through :func:`llmdisc.pipeline.reports.scrub_text` so no
-absolute machine path or secret reaches it. Paths inside both files are relative to the audit folder.
-``audit.json`` follows the JSON Schema :data:`AUDIT_SCHEMA` (``audit.schema.json`` beside this module). An
-unexpected error of the audit leaves ``traceback.txt`` in the folder (:func:`record_crash`).
+The page is rendered from plain data by the autoescaping template :data:`TEMPLATE` (no value marked safe, so every
+text from the user's files is escaped), with inline CSS and base64 PNG figures (no link, script or font: it can be
+mailed as one file), and scrubbed of absolute paths and secrets (:func:`llmdisc.pipeline.reports.scrub_text`).
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ write against it (``jsonschema``, a test requirement; the audit itself does not 
 TEMPLATES = Path(__file__).with_name("templates")
 """The report's Jinja2 templates, shipped with the package."""
 TEMPLATE = "report.html.j2"
-"""The page (its CSS inline): autoescaped, so every value it shows is escaped, whatever the user's files hold."""
+"""The page, its CSS inline (autoescaped: see the module docstring)."""
 
 
 def _json_default(value: Any) -> Any:
@@ -66,8 +62,7 @@ def write_audit_json(result: dict[str, Any], path: Path) -> Path:
 
 def _hide_paths(text: str, folders: dict[str, str]) -> str:
     """``text`` with each folder's absolute path replaced by its placeholder (longest first), then
-    :func:`~llmdisc.pipeline.reports.scrub_text` (the project, the venv, home, secrets). A folder that holds the
-    project or the venv (the working folder ``.``, home) is left to ``scrub_text``."""
+    :func:`~llmdisc.pipeline.reports.scrub_text`, which alone handles a folder holding the project or the venv."""
     import sys
 
     from llmdisc.paths import project_root
@@ -90,21 +85,11 @@ def record_crash(out_dir: Path | str, exc: BaseException, *, status: int, inputs
                  mark_audit_json: bool = False) -> Path:
     """Record an unexpected error of an audit in its folder, keeping everything already there.
 
-    Writes ``DIR/traceback.txt``: the exception's traceback, scrubbed (the audit folder's path written as
-    ``<audit>``, the input files' folders as ``<input>``, then :func:`~llmdisc.pipeline.reports.scrub_text`).
-    With ``mark_audit_json`` (``DIR/audit.json`` was written by this run before the error) it also sets that file's
-    ``exit_status`` to ``status`` and adds a ``crash`` entry naming the error and the traceback file, so that the
-    file never states a status the process did not exit with.
-
-    Args:
-        out_dir: the audit folder (created when the error came before it was).
-        exc: the exception.
-        status: the exit status it gets (:data:`llmdisc.audit.errors.EXIT_INTERNAL`).
-        inputs: the input files given (None entries are skipped): their folders are hidden.
-        mark_audit_json: rewrite ``DIR/audit.json`` as above (when it exists).
-
-    Returns:
-        The path of ``traceback.txt``.
+    Writes and returns ``DIR/traceback.txt`` (``out_dir`` created if needed): the traceback, scrubbed (the audit
+    folder written as ``<audit>``, the folders of ``inputs`` as ``<input>``). With ``mark_audit_json`` (this run
+    wrote ``DIR/audit.json`` before the error) it also sets that file's ``exit_status`` to ``status``
+    (:data:`llmdisc.audit.errors.EXIT_INTERNAL`) and adds a ``crash`` entry, so the file never states a status the
+    process did not exit with.
     """
     import traceback
 
@@ -211,12 +196,8 @@ def _environment() -> Any:
 
 
 def render_html(result: dict[str, Any], sections: Mapping[str, Sequence[Block]] | None = None) -> str:
-    """The report page for an ``audit.json`` dict (see :func:`llmdisc.audit.run_audit`), from the template
-    ``templates/report.html.j2`` (Jinja2, autoescape on: every text the page shows is escaped there).
-
-    Args:
-        result: the audit's figures.
-        sections: instrument name -> its own section (:meth:`Instrument.section`): plain data, never HTML.
+    """The report page (HTML text) for an ``audit.json`` dict, from :data:`TEMPLATE`; ``sections``: instrument
+    name -> its own section (:meth:`Instrument.section`), plain data, never HTML.
 
     Raises:
         TypeError: a section that is not a list of :data:`~llmdisc.audit.instruments.base.Block` (an HTML

@@ -1,19 +1,9 @@
 """``llmdisc audit``: the compendium's instruments applied to anyone's synthetic-data release.
 
-:func:`run_audit` reads bounded, seeded subsamples of the real and synthetic tables (:mod:`~llmdisc.audit.sources`),
-settles which columns are categorical, keys or personal information (:mod:`~llmdisc.audit.schema`,
-:mod:`~llmdisc.audit.personal`), splits the real rows into the real class and the controls
-(:mod:`~llmdisc.audit.data`), prints what will run with a time estimate, runs each instrument
-(:mod:`~llmdisc.audit.instruments`) with progress lines and the ``--max-minutes`` deadline, decides the outcome
-from the instruments that pass their controls (:mod:`~llmdisc.audit.decision`) and writes ``DIR/audit.json``,
-the self-contained ``DIR/report.html`` (:mod:`~llmdisc.audit.report`) and ``DIR/manifest.json``.
-
-``DIR/cache/`` holds the audit's caches (model scores and LLM answers about the user's rows stay in the audit
-folder, never in the project's shared cache); ``DIR/trials/`` the LLM trial records when ``llm`` runs. A re-run
-into the same folder resumes.
-
-Privacy of the audit itself: an LLM provider whose ``is_remote`` is True would receive real rows, so it is
-refused, before any request, unless ``allow_remote`` is True.
+:func:`run_audit` reads seeded subsamples of the tables, plans the columns, splits the real rows into the real class
+and the controls, runs each instrument within the ``--max-minutes`` budget, decides the outcome and writes
+``DIR/audit.json``, ``DIR/report.html`` and ``DIR/manifest.json``. ``DIR/cache/`` keeps model scores and LLM answers
+about the user's rows (never the project's shared cache), so a re-run into the same folder resumes.
 """
 
 from __future__ import annotations
@@ -48,8 +38,8 @@ the rest)."""
 REPORT_SECONDS = 5.0
 """Kept from the budget for writing ``audit.json`` and the report (its figure) after the instruments."""
 ANONYMETER_SECONDS_PER_ATTACK = 0.15
-"""Anonymeter's planned cost (its three evaluators, 10,000 rows): 4 s for 100 attacks measured idle on 2 cores,
-21 s under load; it runs before the sample instruments, which are sized again with the time it really took."""
+"""Anonymeter's planned cost (its three evaluators, 10,000 rows; measured: docs/audit.md); it runs before the sample
+instruments, which are sized again with the time it really took."""
 DEFAULT_ATTACKS = 100
 FAST_PROVIDERS = ("gemini", "openai", "ollama", "replay")
 """Providers whose LLM verdicts are in the default audit (a remote service or a local server)."""
@@ -60,7 +50,6 @@ class AuditResult:
     """What an audit produced.
 
     Attributes:
-        out_dir, audit_json, report_html: the audit folder and its two products.
         summary: everything written into ``audit.json``.
         outcome: ``pass``, ``fail``, ``inconclusive`` or ``conclusive`` (:mod:`llmdisc.audit.decision`); the CLI
             exits 0, 1, 3 and 0 (:attr:`exit_status`).
@@ -100,11 +89,9 @@ def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
 def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float, max_minutes: float, *,
                    pending: Sequence[str] | None = None, reserved: float = 0.0,
                    largest: int | None = None) -> dict[str, Any] | None:
-    """Shrink the sample instruments' samples so that their passes, at the probe's speed, end within the time left
-    (:data:`BUDGET_MARGIN` of it) after the estimates of the other instruments still to run (``pending``; None =
-    all of them) and ``reserved`` seconds of work outside the instruments (Anonymeter); ``largest``: the size to
-    start from (default: the current one; sizing never grows past it). Updates ``plans`` in place and returns what
-    was decided (None without sample instruments or without a probe)."""
+    """Shrink the sample instruments' samples so their passes end within :data:`BUDGET_MARGIN` of the time left
+    after the instruments still to run (``pending``; None = all) and ``reserved`` seconds (Anonymeter), starting
+    from ``largest``. Updates ``plans`` in place; returns what was decided, None without a probe."""
     holders = {t.name: t.passes for t in tools if getattr(t, "passes", None) is not None}
     if not holders:
         return None
@@ -188,42 +175,19 @@ def run_audit(
 ) -> AuditResult:
     """Audit a synthetic release against its real data and write ``audit.json`` and ``report.html``.
 
+    Each argument is the ``llmdisc audit`` option of the same name (docs/audit.md, Options); beyond that table:
+
     Args:
-        real: the real table the release was made from (CSV, CSV.gz or Parquet).
-        synthetic: the synthetic release (same columns).
-        out_dir: the audit folder (created); a re-run into it resumes from its caches.
-        holdout: real records the synthesizer never saw: the negative control and the distances' fresh rows
-            come from it (the proper privacy reading), and Anonymeter runs.
+        out_dir: the audit folder (``--out``; created).
         instruments: names from :data:`llmdisc.audit.instruments.INSTRUMENT_NAMES`; None = the offline default
             (:data:`~llmdisc.audit.instruments.DEFAULT_INSTRUMENTS`), plus ``llm`` when ``llm`` says so.
         llm: add the LLM's verdicts; None = yes for a provider in :data:`FAST_PROVIDERS`, no for ``local``.
-        provider, model, base_url: the LLM (``local``: the embedded model, nothing leaves the machine).
-        samples: 20-row samples per group of the sample instruments (real class, release, each control); None
-            = :data:`DEFAULT_SAMPLES`, or fewer (never below 10) when the timing probe says they would not end
-            within ``max_minutes``. A number given is run as it is (the deadline still stops it).
-        trials_per_label: LLM trials per true label per condition per cell.
-        conditions: LLM conditions: ``C1`` (table only) and/or ``C2`` (table + metadata).
-        metadata_source: what C2's metadata describes (``real``, ``source`` or ``sample``).
-        scoring: the LLM's reading: ``probability`` (label scores, default), ``verdict`` or ``both``.
-        categorical, numerical: columns forced to that kind.
-        metadata: SDV single-table metadata JSON: each column's sdtype sets its kind; ``id`` columns are keys,
-            personal-information sdtypes are left out and reported.
-        keep_identifiers: keep key columns in every instrument (default: left out, reported on their own).
-        seed: run seed: the rows read, the split, every sample and every instrument's draws derive from it.
-        allow_remote: permit a remote LLM provider (real rows leave this machine).
-        cache_mode: LLM response cache: ``fill``, ``offline`` or ``refresh``.
-        concurrency: LLM calls in flight.
-        max_rows: rows read from each table (seeded positions).
-        n_attacks: Anonymeter attacks per evaluator (with a holdout); 0 skips Anonymeter.
-        fail_above: bound in [0, 1] on D's 95 % upper bound (:mod:`llmdisc.audit.decision`).
-        max_minutes: the time budget (default :data:`DEFAULT_MAX_MINUTES`; None or 0 = none): sizes the sample
-            instruments (see ``samples``), and instruments still running when it is spent stop; the report marks
-            what was cut.
-        progress: print the plan and progress lines on stderr.
-        replay_path: for ``provider="replay"``: recorded trials to answer from.
-
-    Returns:
-        The :class:`AuditResult`.
+        samples: 20-row samples per group; None = :data:`DEFAULT_SAMPLES`, or fewer (never below 10) when the
+            timing probe says they would not end within ``max_minutes``. A number given is run as it is.
+        metadata: the SDV single-table metadata JSON file.
+        keep_identifiers: ``--keep-ids``.
+        max_minutes: the time budget in minutes (None or 0 = none); instruments still running when it is spent stop.
+        progress: print the plan and progress lines on stderr (``--no-progress`` is False).
 
     Raises:
         RemoteProviderRefused (exit 8), InputMissingError (4), InputUnparsableError (5), ColumnMismatchError

@@ -1,23 +1,10 @@
-"""Which columns are categorical and which numerical, and the checks that real and synthetic tables agree.
+"""Each column's kind (categorical, numerical, datetime), keys and personal information, and table agreement checks.
 
-The rule is the project's one column-kind rule, :func:`llmdisc.baselines.encoding.infer_kinds` (the baselines
-use it too), applied to the rows read from the *real* table, then overridden by ``--categorical`` /
-``--numerical``:
-
-1. a table whose column set is a dataset the compendium knows (UCI Adult, the ACS Census extract) gets the
-   kinds declared in :func:`llmdisc.data.datasets.column_kinds`;
-2. otherwise a column is **numerical** when every non-missing value is a number (not a boolean), except an
-   integer-valued column with few distinct values — at most 20 and at most 5 % of the non-missing rows (at least
-   2; :data:`~llmdisc.baselines.encoding.MAX_CODE_LEVELS`, :data:`~llmdisc.baselines.encoding.MAX_CODE_SHARE`)
-   — which is a code and so **categorical** (e.g. 0/1 flags, 1–5 ratings, occupation codes in a large table);
-3. everything else (text, booleans, mixed values) is **categorical**.
-
-What is the audit's own: the overrides, text columns of dates (``datetime``, :func:`plan_columns`), key columns
-and personal information.
-
-:func:`harmonise` then gives both tables the same representation: numerical columns as ``int64`` (when
-integral and complete) or ``float64``; categorical columns as text, integral numbers written without ``.0``
-so that a code reads the same in both tables. A numerical column holding text is an error naming the column.
+Kinds come from the project's one rule, :func:`llmdisc.baselines.encoding.infer_kinds` (declared kinds for a
+dataset the compendium knows; else numbers are numerical except integer codes with few levels), applied to the
+real rows read and overridden by ``--categorical`` / ``--numerical``. The audit's own additions (date columns,
+keys, personal information) are decided in :func:`plan_columns`; :func:`harmonise` gives all tables one
+representation per kind, integral numbers in categorical columns written without ``.0`` so a code reads the same.
 """
 
 from __future__ import annotations
@@ -41,16 +28,10 @@ from llmdisc.errors import ConfigError
 def infer_column_kinds(
     table: pd.DataFrame, *, categorical: Sequence[str] = (), numerical: Sequence[str] = ()
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """Kinds of every column of ``table`` (the real rows read), with the user's overrides.
-
-    Args:
-        table: rows of the real table.
-        categorical: columns forced categorical (``--categorical``).
-        numerical: columns forced numerical (``--numerical``).
+    """Kinds of every column of ``table`` (the real rows read), with the ``--categorical`` / ``--numerical`` overrides.
 
     Returns:
-        ``(kinds, how)``: column -> ``categorical``/``numerical``, and column -> why (``declared for a known
-        dataset``, ``inferred``, ``--categorical``, ``--numerical``).
+        ``(kinds, how)``: column -> ``categorical``/``numerical``, and column -> why (``inferred``, ``--numerical``…).
 
     Raises:
         ConfigError: an override names an unknown column, or a column is given both kinds.
@@ -81,15 +62,8 @@ def infer_column_kinds(
 def check_same_columns(
     real_columns: Sequence[str], other_columns: Sequence[str], *, other: str, real_name: str, other_name: str
 ) -> None:
-    """Raise :class:`ColumnMismatchError` when the two tables do not have the same set of columns.
-
-    Args:
-        real_columns: columns of the real table.
-        other_columns: columns of the synthetic (or holdout) table.
-        other: its role, ``synthetic`` or ``holdout``.
-        real_name: file name of the real table (for the message).
-        other_name: file name of the other table.
-    """
+    """Raise :class:`ColumnMismatchError` when the two tables do not have the same set of columns (order may differ);
+    ``other`` is the second table's role (``synthetic`` or ``holdout``)."""
     missing = [c for c in real_columns if c not in other_columns]
     extra = [c for c in other_columns if c not in real_columns]
     if missing or extra:
@@ -125,11 +99,7 @@ def _as_text(value: object) -> object:
 
 
 def harmonise(tables: Mapping[str, pd.DataFrame], kinds: Mapping[str, str]) -> dict[str, pd.DataFrame]:
-    """Give every table the real table's column order and one representation per column kind.
-
-    Args:
-        tables: role (``real``, ``synthetic``, ``holdout``) -> rows read; all with the same column set.
-        kinds: column -> ``categorical``/``numerical`` (from :func:`infer_column_kinds`).
+    """Give every table (role -> rows read, same column set) the real column order and one representation per kind.
 
     Returns:
         role -> converted copy (numerical: ``int64`` when every value in every table is integral and present,
@@ -173,14 +143,8 @@ def _present_text(values: pd.Series) -> pd.Series:
 
 
 def detect_date_format(values: pd.Series) -> str | None:
-    """The :data:`DATE_FORMATS` entry that parses every non-missing value of a text column, or None.
-
-    Args:
-        values: one column of the real rows read (numbers, booleans and all-missing columns give None).
-
-    Returns:
-        The strftime format, or None when the column is not made of date strings.
-    """
+    """The :data:`DATE_FORMATS` entry that parses every non-missing value of a text column, or None (also for
+    numbers, booleans and all-missing columns)."""
     if _is_number_column(values) or pd.api.types.is_bool_dtype(values.dtype):
         return None
     text = _present_text(values)
@@ -194,17 +158,9 @@ def detect_date_format(values: pd.Series) -> str | None:
 
 
 def parse_dates(values: pd.Series, column: str, fmt: str | None, role: str, how: str) -> pd.Series:
-    """Parse one datetime column with its format; missing values stay missing (NaT).
+    """Parse one datetime column with its strftime ``fmt`` (None: pandas' inference) to ``datetime64[ns]``; NaT kept.
 
-    Args:
-        values: the column of one table.
-        column: its name (for the message).
-        fmt: strftime format (None: ISO 8601 and pandas' inference).
-        role: ``real``, ``synthetic`` or ``holdout``.
-        how: where the format came from (``--metadata file.json``, ``detected``), for the message.
-
-    Returns:
-        ``datetime64[ns]`` values.
+    ``column``, ``role`` and ``how`` (where the format came from) are for the message.
 
     Raises:
         DateParseError: a value the format does not parse (names the column, the value and the fix).
@@ -233,15 +189,9 @@ def _integral_numbers(values: pd.Series) -> bool:
 def is_identifier(values: pd.Series, name: str, n_rows_in_file: int) -> bool:
     """Whether a column of the real rows read is a key: present and distinct in every row, integer or text.
 
-    Integer columns must also look like a key: a name such as ``id``, ``student_id``, ``key``, ``uuid``, or
-    values spanning at most :data:`KEY_SPAN_FACTOR` × ``n_rows_in_file`` (a running number), so that a
-    continuous integer measurement that happens to be distinct in a small table is not taken for a key.
-    Fractional numbers, booleans and dates are never keys.
-
-    Args:
-        values: one column of the real rows read (at least 2 rows).
-        name: its name.
-        n_rows_in_file: rows of the real file.
+    Integer columns must also be named like a key (``id``, ``student_id``, ``uuid``) or span at most
+    :data:`KEY_SPAN_FACTOR` × ``n_rows_in_file``, so a measurement that happens to be distinct in a small table is
+    not taken for one. Fractional numbers, booleans and dates are never keys.
     """
     if len(values) < 2 or values.isna().any() or pd.api.types.is_bool_dtype(values.dtype):
         return False
@@ -264,11 +214,9 @@ class ColumnPlan:
         kinds: the columns every discriminator uses -> ``numerical``, ``categorical`` or ``datetime``.
         how: every column -> why (``inferred``, ``--metadata metadata.json: sdtype datetime``, …).
         date_formats: datetime column -> strftime format (None: inferred by pandas).
-        identifiers: key columns (unique per row); excluded from ``kinds`` unless kept.
+        identifiers: key columns (unique per row); excluded from ``kinds`` unless kept (``identifiers_kept``).
         excluded: column -> the reason it is left out of every discriminator (keys, personal information).
-        identifiers_kept: True when ``keep_identifiers`` put the keys back into ``kinds``.
-        personal: column -> why it holds personal information (:mod:`~llmdisc.audit.personal`); always
-            excluded, reported on its own.
+        personal: column -> why it holds personal information; always excluded, reported on its own.
     """
 
     kinds: dict[str, str]
@@ -296,28 +244,15 @@ def plan_columns(
 ) -> ColumnPlan:
     """Decide each column's kind, which columns are keys or personal information, and the date formats.
 
-    Without ``metadata``: the kinds of :func:`infer_column_kinds`, then text columns of date strings become
-    ``datetime`` (:func:`detect_date_format`) and key columns (:func:`is_identifier`) are excluded (not for a
-    dataset the compendium knows: its kinds are declared). With ``metadata``
-    (:class:`~llmdisc.audit.sdv_metadata.SdvMetadata`): each column's sdtype decides, ``id`` columns and the
-    primary key are the keys, personal-information sdtypes (and ``"pii": true``) are excluded with a note, and a
-    ``categorical`` column that does not say ``"pii": false`` is excluded the same way when
-    :func:`~llmdisc.audit.personal.detect_personal` finds personal information in it. ``--categorical`` /
-    ``--numerical`` override the kind of a column that is used.
-
-    Args:
-        real_rows: rows read from the real table.
-        n_rows_in_file: rows of the real file (for :func:`is_identifier`).
-        metadata: the ``--metadata`` file read, or None.
-        categorical: columns forced categorical.
-        numerical: columns forced numerical.
-        keep_identifiers: keep the key columns in every discriminator (``--keep-ids``).
-
-    Returns:
-        The :class:`ColumnPlan`.
+    Without ``metadata``: :func:`infer_column_kinds`, then date columns (:func:`detect_date_format`), personal
+    information (:func:`~llmdisc.audit.personal.detect_personal`) and keys (:func:`is_identifier`) are detected
+    (not for a dataset the compendium knows). With ``metadata`` each column's sdtype decides
+    (:mod:`~llmdisc.audit.sdv_metadata`), and a ``categorical`` column not marked ``"pii": false`` is still checked
+    for personal information. ``--categorical`` / ``--numerical`` override the kind of a column that is used.
 
     Raises:
         ConfigError: an override names an unknown column or both kinds.
+        ColumnMismatchError: every column is excluded.
     """
     columns = [str(c) for c in real_rows.columns]
     kinds, how = infer_column_kinds(real_rows, categorical=categorical, numerical=numerical)
@@ -390,11 +325,7 @@ def plan_columns(
 def prepare_tables(
     rows: Mapping[str, pd.DataFrame], plan: ColumnPlan
 ) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame], dict[str, str]]:
-    """The tables each discriminator sees, with the excluded columns left out.
-
-    Args:
-        rows: role -> rows read (same column set).
-        plan: from :func:`plan_columns`.
+    """The tables each discriminator sees (role -> rows read, excluded columns left out).
 
     Returns:
         ``(llm_tables, check_tables, check_kinds)``: for the LLM, datetime columns as date text in their
@@ -427,18 +358,13 @@ def prepare_tables(
 
 
 def identifier_summary(rows: Mapping[str, pd.DataFrame], identifiers: Sequence[str]) -> list[dict[str, Any]]:
-    """For each key column: its values in each table and whether the key alone separates the tables.
-
-    Args:
-        rows: role -> rows read.
-        identifiers: the key columns.
+    """For each key column: its values in each table (role -> rows read) and whether the key alone separates them.
 
     Returns:
-        One dict per key: ``column``, ``numeric``, per role ``{"n", "n_distinct", "min", "max"}`` (min/max for
-        integer keys, else the first three values in sorted order as ``examples``), ``synthetic_in_real``
-        (share of the synthetic keys that are also real keys read: 0 = none), ``separates`` (integer keys:
-        True when the real and synthetic ranges do not overlap, so the key alone tells every row apart; text
-        keys: None) and ``sentence``.
+        One dict per key: ``column``, ``numeric``, per role ``{"n", "n_distinct", "min", "max"}`` (text keys:
+        three sorted ``examples`` instead of min/max), ``synthetic_in_real`` (share of synthetic keys that are real
+        keys, 0–1), ``separates`` (integer keys whose real and synthetic ranges do not overlap; None for text keys)
+        and ``sentence``.
     """
     out = []
     for column in identifiers:

@@ -1,18 +1,11 @@
 """Per-condition scores of each cell of an audit (the release and its two controls), verdict and probability.
 
 Each cell × condition gets the verdict's figures (:func:`llmdisc.scoring.metrics.score_cells`: p_REAL, p_SYN,
-DRS = min(p_REAL, p_SYN) with intervals) and, when label scores were asked for, the probability's
-(:func:`llmdisc.scoring.probability.score_probability_cells`): the AUC of ``p_synthetic`` with its score
-95 % interval, permutation p-value and direction; the raw DRS (SYNTHETIC when ``p_synthetic > 0.5``), the
-batch-calibrated DRS (threshold = the cell's median log-odds) and the contextually calibrated DRS (threshold =
-the content-free table's log-odds, where it was scored), each with its bootstrap 95 % interval; Brier and ECE.
-
-Two derived readings are added here:
-
-- ``discrimination`` = the separation D = 2·|AUC − 0.5|: 0 = chance and 1 = perfect ranking in either
-  direction; its interval folds the AUC interval the same way (0 when the AUC interval holds 0.5).
-- ``verdict_auc``: the AUC of the verdict itself (SYNTHETIC = 1, REAL = 0), which equals the balanced accuracy;
-  the positive-control rule reads it when no label scores exist (``--scoring verdict``).
+DRS = min(p_REAL, p_SYN) with intervals) and, with label scores, the probability's
+(:func:`llmdisc.scoring.probability.score_probability_cells`: AUC of ``p_synthetic``, raw, batch- and
+contextually calibrated DRS, Brier, ECE). Added here: ``discrimination`` (D = 2·|AUC − 0.5| with its folded
+interval) and ``verdict_auc`` (the AUC of the verdict itself, equal to the balanced accuracy; the positive-control
+rule reads it under ``--scoring verdict``).
 """
 
 from __future__ import annotations
@@ -86,15 +79,13 @@ def cell_rows(trials: pd.DataFrame, cells: Sequence[str], conditions: Sequence[s
     Args:
         trials: the audit's trial records (:func:`llmdisc.discrimination.load_trials`), all cells.
         cells: cell names (``synthetic_method``) in report order: ``release``, then the controls.
-        conditions: the conditions run.
         content_free: the content-free scores (:func:`llmdisc.discrimination.load_content_free`) or None.
         seed: base seed of every bootstrap and permutation (each cell's seed derives from it and the cell).
 
     Returns:
-        ``{cell: [row per condition]}``; a row holds ``condition``, the :data:`VERDICT_KEYS` (None without
-        verdicts), ``probability`` (the :data:`PROBABILITY_KEYS` plus ``discrimination``, and
-        ``calibrated_drs_ci_high`` = the larger upper bound of the batch and contextual DRS; None without label
-        scores) and ``verdict_auc``.
+        ``{cell: [row per condition]}``: ``condition``, the :data:`VERDICT_KEYS`, ``probability`` (the
+        :data:`PROBABILITY_KEYS`, ``discrimination`` and ``calibrated_drs_ci_high``, the larger of the batch and
+        contextual DRS upper bounds; None without label scores) and ``verdict_auc``.
     """
     from llmdisc.scoring.metrics import CELL_COLUMNS, cell_seed, score_cells
     from llmdisc.scoring.probability import score_probability_cells

@@ -1,22 +1,10 @@
-"""``--metadata metadata.json``: the column types of an SDV single-table metadata file.
+"""``--metadata metadata.json``: the column types of an SDV single-table metadata file (:func:`read_sdv_metadata`).
 
-SDV and SDMetrics users already describe their table in SDV's metadata JSON; the audit reads it instead of
-guessing. Two shapes are accepted:
-
-- SDV 1.x/2.x ``Metadata`` (``Metadata.save_to_json``): ``{"tables": {name: {"columns": {...},
-  "primary_key": ...}}, "METADATA_SPEC_VERSION": ...}``; with several tables, the one whose columns are the
-  audited tables' columns is used;
-- the single-table form (``SingleTableMetadata``): ``{"columns": {...}, "primary_key": ...}``.
-
-Each column's ``sdtype`` decides its role in the audit (:data:`SDTYPE_ROLES`): ``numerical``; ``categorical``,
-``ordinal`` and ``boolean`` as categorical; ``datetime`` parsed with its ``datetime_format`` (numeric for the
-classifier and distances, shown as dates to the LLM); ``id`` and the primary key as identifiers (excluded from
-every discriminator unless kept); any other sdtype SDV accepts is personal information (a Faker sdtype such as
-``email``, ``phone_number``, ``name``, ``first_name`` or ``last_name``, or ``unknown``): excluded with a note,
-unless the column says ``"pii": false`` (then categorical). A column of any sdtype that says ``"pii": true`` is
-personal information too. A ``categorical`` column that does not say ``"pii": false`` is still checked for
-personal information by its header and values (:func:`llmdisc.audit.personal.detect_personal`): metadata detected
-by SDV often calls a column of names ``categorical``.
+Accepted: SDV 1.x/2.x ``Metadata`` (``Metadata.save_to_json``, ``{"tables": {...}}``: with several tables, the one
+whose columns are the audited columns) and the single-table form (``{"columns": {...}, "primary_key": ...}``).
+Each column's ``sdtype`` decides its role (:data:`SDTYPE_ROLES`); ``id`` and the primary key are identifiers; any
+other sdtype SDV accepts (a Faker sdtype such as ``email`` or ``first_name``, or ``unknown``) is personal
+information unless the column says ``"pii": false`` (then categorical), and ``"pii": true`` makes any column personal.
 """
 
 from __future__ import annotations
@@ -48,8 +36,6 @@ class ColumnType:
     """One column as the metadata declares it.
 
     Attributes:
-        name: the column.
-        sdtype: SDV's sdtype, as written.
         role: ``numerical``, ``categorical``, ``datetime``, ``identifier`` or ``pii``.
         datetime_format: strftime format of a datetime column (None: not given; dates are then detected).
         pii: the column's ``"pii"`` flag as written (None: not given).
@@ -70,7 +56,6 @@ class SdvMetadata:
         file: the metadata file's name (for reports; never an absolute path).
         table: the table's name in the file (``""`` for the single-table form).
         columns: column -> :class:`ColumnType`, in the file's order.
-        primary_key: the primary key column, if any.
     """
 
     file: str
@@ -114,12 +99,7 @@ def _role(column: str, spec: Any, where: str) -> ColumnType:
 def read_sdv_metadata(path: Path | str, columns: Sequence[str]) -> SdvMetadata:
     """Read an SDV metadata JSON file and check it describes exactly the audited columns.
 
-    Args:
-        path: the ``metadata.json`` (SDV ``Metadata`` with ``tables``, or the single-table form).
-        columns: the real table's columns (the synthetic table has the same set, checked before).
-
-    Returns:
-        The :class:`SdvMetadata` of the matching table.
+    ``columns`` are the real table's (the synthetic table's set was checked equal before).
 
     Raises:
         InputMissingError: the file does not exist (exit 4).

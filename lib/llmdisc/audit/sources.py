@@ -1,16 +1,10 @@
 """Bounded-memory readers of a user's CSV and Parquet tables: row count and seeded sampling by position.
 
-An audit never loads a whole table. :func:`open_table` checks the file and counts its rows — Parquet from
-the footer (no data read), CSV with one streaming pass of ``pyarrow.csv.open_csv`` in blocks of
-:data:`CSV_BLOCK_BYTES`. :func:`read_rows_at` then streams the file again and keeps only the rows at the
-requested 0-based positions (for Parquet only the row groups that hold one), so memory is bounded by one
-block or one row group plus the rows kept, whatever the file's length (``llmdisc bench audit`` measures it).
-
-CSV values are read as raw text and the kept rows are parsed by ``pandas.read_csv``, so every kept row has
-the values ``pandas.read_csv(path).iloc[positions]`` gives; column types are inferred from the kept rows
-(an integer column that holds a missing value elsewhere in the file may read as int here and float there).
-Parquet rows keep the file's types. Supported: ``.csv``, ``.csv.gz``, ``.parquet``, ``.pq``; Excel workbooks
-are refused with the fix (export to CSV or Parquet).
+An audit never loads a whole table: :func:`open_table` counts the rows (Parquet from the footer, CSV in one
+streaming pass), :func:`read_rows_at` streams the file again and keeps only the rows asked for, so memory is one
+block or row group plus the rows kept. Kept CSV rows are parsed by ``pandas.read_csv`` (types inferred from the kept
+rows: an integer column with a missing value elsewhere may read as int here and float there); Parquet rows keep the
+file's types. Supported: ``.csv``, ``.csv.gz``, ``.parquet``, ``.pq``.
 """
 
 from __future__ import annotations
@@ -33,23 +27,15 @@ CSV_SUFFIXES = (".csv", ".csv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods")
 CSV_BLOCK_BYTES = 256 << 10
-"""Bytes per block of the streaming CSV reader. Measured (``llmdisc bench audit``): with 256 KiB blocks, one
-thread and the system allocator the reader's memory stayed flat from 1 to 3 million rows, while 4 MiB blocks
-with Arrow's default allocator grew with the file (+149 MiB at 1M rows, +359 MiB at 3M)."""
+"""Bytes per block of the streaming CSV reader: small blocks and the system allocator keep its memory flat
+whatever the file's length (docs/audit.md, reading memory and planning figures)."""
 PARQUET_BATCH_ROWS = 65_536
 """Rows per decoded batch when scanning a Parquet row group."""
 
 
 @dataclass(frozen=True)
 class TableSource:
-    """A checked input table: where it is, its format, its columns and its row count.
-
-    Attributes:
-        path: the file.
-        format: ``csv`` or ``parquet``.
-        columns: column names in file order.
-        n_rows: number of data rows (the header excluded).
-    """
+    """A checked input table: where it is, its format (``csv`` or ``parquet``), its columns and its data rows."""
 
     path: Path
     format: str
@@ -142,13 +128,7 @@ def _parse_error(path: Path, exc: BaseException) -> InputUnparsableError:
 
 
 def open_table(path: Path | str) -> TableSource:
-    """Check an input table and count its rows without loading it.
-
-    Args:
-        path: a ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` file.
-
-    Returns:
-        The :class:`TableSource` (columns in file order, number of data rows).
+    """Check a ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` file and count its rows without loading it.
 
     Raises:
         InputMissingError: the file does not exist.
@@ -192,16 +172,8 @@ def _parquet_data_columns(parquet_file: "object") -> list[str]:
 
 
 def sample_positions(n_total: int, n: int, seed: int) -> np.ndarray:
-    """Draw ``min(n, n_total)`` distinct 0-based row positions, sorted (file order).
-
-    Args:
-        n_total: rows in the table.
-        n: rows wanted (all rows when ``n >= n_total``: positions ``0..n_total-1``).
-        seed: seed of ``numpy.random.default_rng(seed).choice(n_total, n, replace=False)``.
-
-    Returns:
-        int64 array of sorted positions.
-    """
+    """Draw ``min(n, n_total)`` distinct 0-based row positions as a sorted int64 array (all rows when
+    ``n >= n_total``), with ``numpy.random.default_rng(seed).choice(n_total, n, replace=False)``."""
     if n < 1:
         raise ConfigError(f"asked for {n} rows; fix: ask for at least 1")
     if n >= n_total:
@@ -212,13 +184,9 @@ def sample_positions(n_total: int, n: int, seed: int) -> np.ndarray:
 def read_rows_at(source: TableSource, positions: Sequence[int] | np.ndarray) -> pd.DataFrame:
     """Read only the rows at ``positions`` (0-based data-row numbers), streaming the file once.
 
-    Args:
-        source: from :func:`open_table`.
-        positions: distinct positions in ``[0, source.n_rows)``, any order.
-
     Returns:
-        The rows in the order of ``positions``, index ``0..len-1``, the file's column order; the values
-        ``pandas.read_csv(path).iloc[positions]`` (or ``read_parquet``) gives.
+        The rows in the order of ``positions`` (distinct, any order), index ``0..len-1``, the file's column order;
+        the values ``pandas.read_csv(path).iloc[positions]`` (or ``read_parquet``) gives.
 
     Raises:
         ConfigError: positions out of range or repeated.
@@ -243,7 +211,6 @@ def read_rows_at(source: TableSource, positions: Sequence[int] | np.ndarray) -> 
             table = _csv_rows(source, ordered)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise _parse_error(source.path, exc) from None
-    # back from file order to the caller's order
     inverse = np.empty_like(order)
     inverse[order] = np.arange(len(order))
     return table.iloc[inverse].reset_index(drop=True)
@@ -255,8 +222,7 @@ def _take_from_batches(
     """Keep the rows at sorted positions ``ordered`` from consecutive batches starting at row ``start``.
 
     Each batch's kept rows are passed through ``convert`` at once (to Python or pandas): Arrow arrays taken
-    from a batch kept the allocator's pages of the whole stream alive (+527 MiB resident on a 3-million-row
-    CSV), converted rows do not.
+    from a batch keep the allocator's pages of the whole stream alive.
     """
     kept = []
     offset = start
@@ -319,14 +285,8 @@ def _parquet_rows(source: TableSource, ordered: np.ndarray) -> pd.DataFrame:
 def read_sample(
     source: TableSource, max_rows: int, seed: int, *, min_rows: int = 1, what: str = "table"
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Read a seeded sample of at most ``max_rows`` rows (the whole table when it is that small).
-
-    Args:
-        source: from :func:`open_table`.
-        max_rows: cap on the rows read.
-        seed: seed of :func:`sample_positions`.
-        min_rows: the table must have at least this many rows (one LLM sample, 20 in the study).
-        what: the table's role for messages (``real``, ``synthetic``, ``holdout``).
+    """Read a seeded sample of at most ``max_rows`` rows (the whole table when it is that small); ``what`` is the
+    table's role for messages.
 
     Returns:
         ``(rows in file order, their 0-based positions in the file)``.

@@ -1,23 +1,11 @@
 """Thresholds from the audit's own controls: where the release sits, and which ``--fail-above`` this run can back.
 
-Every instrument reads two references at the audit's own size beside the release, on the separation scale
-D = 2·|AUC − 0.5| with 95 % intervals (:mod:`llmdisc.scoring.separation`):
-
-- real rows against real rows (the negative control): what *indistinguishable* reads at this size;
-- rows with every column shuffled (the positive control): what *broken* reads.
-
-:func:`placements` puts the release between the two, per instrument, from the intervals only: not told apart
-(D's lower bound 0, as real vs real), told apart but less than broken (its upper bound below the shuffled
-control's lower bound), told apart with an interval that overlaps broken's (the intervals cannot say which is
-further), or further than broken.
-
-:func:`threshold_scan` runs the gate itself (:func:`llmdisc.audit.decision.decide`) at every ``--fail-above`` of
-:data:`GRID` (and at the one given), three times: on the release, and on each control read as if it were the
-release. From it: the thresholds each instrument can vouch at (:func:`~llmdisc.audit.decision.vouch_reason`),
-the smallest threshold the run can vouch for, the thresholds at which a release that reads as real vs real reads
-here passes and one that reads as the shuffled columns read fails (a ``--fail-above`` in that range tells the two
-apart at this size), and the release's own outcome at each threshold. ``audit.json`` holds it as ``thresholds``;
-the report's "Choosing --fail-above" section and the command's output line read it.
+At the audit's own size, real vs real (the negative control) reads what *indistinguishable* looks like and the
+shuffled columns (the positive control) what *broken* looks like, on D's scale with 95 % intervals.
+:func:`placements` puts the release between them per instrument (:data:`PLACEMENTS`); :func:`threshold_scan` runs
+the gate (:func:`llmdisc.audit.decision.decide`) at every ``--fail-above`` of :data:`GRID`, on the release and on
+each control read as the release: the thresholds each instrument vouches at, and the range where real vs real
+passes while the shuffled columns fail. ``audit.json`` holds it as ``thresholds``.
 """
 
 from __future__ import annotations
@@ -31,9 +19,8 @@ GRID_STEP = 0.01
 GRID = tuple(round(i * GRID_STEP, 2) for i in range(int(round(1 / GRID_STEP)) + 1))
 """The ``--fail-above`` values the scan checks: 0.00, 0.01, …, 1.00."""
 PLACEMENTS = ("like_real", "between", "overlaps_broken", "beyond_broken", "not_read", "not_measured")
-"""Where an instrument puts the release: not told apart (like real vs real), told apart but less than the
-shuffled-columns control, told apart with an interval that overlaps the control's, further than it;
-``not_read``: the instrument did not pass its controls; ``not_measured``: no release figure."""
+"""Where an instrument puts the release relative to its shuffled-columns control (:func:`_where`); ``not_read``:
+the instrument did not pass its controls; ``not_measured``: no release figure."""
 
 
 def _d(comparison: Comparison | None, directions: tuple[str, str]) -> dict[str, Any] | None:
@@ -154,16 +141,14 @@ def _cannot_vouch(reading: Reading) -> str:
 
 def threshold_scan(readings: Sequence[Reading], fail_above: float | None = None) -> dict[str, Any]:
     """The gate at every threshold of :data:`GRID` (and ``fail_above``), on the release and on each control read
-    as the release, with each instrument's place between its controls (module docstring).
+    as the release, with each instrument's place between its controls.
 
     Returns:
-        ``audit.json``'s ``thresholds``: ``grid_step``; ``instruments`` (:func:`placements` plus ``vouches_from``
-        / ``vouches_to``, the thresholds it vouches at, and ``cannot_vouch`` when it decides but vouches at none);
-        ``smallest_vouched`` and ``smallest_vouched_by``; ``outcomes`` (per reading of the gate: ``release``,
-        ``real_holdout``, ``shuffled_columns``, as runs of thresholds with one outcome); ``release_passes_from``,
-        ``real_vs_real_passes_from``, ``shuffled_columns_fails_to``; ``separating`` (runs of thresholds at which
-        the real-vs-real reading passes and the shuffled-columns reading fails); ``sentence`` (the report's) and
-        ``line`` (the command's).
+        ``audit.json``'s ``thresholds``: ``instruments`` (:func:`placements` plus ``vouches_from`` /
+        ``vouches_to``, and ``cannot_vouch`` when it decides but vouches at none); ``smallest_vouched(_by)``;
+        ``outcomes`` per reading of the gate as runs of thresholds with one outcome; ``release_passes_from``,
+        ``real_vs_real_passes_from``, ``shuffled_columns_fails_to``; ``separating`` (runs where real vs real
+        passes and the shuffled columns fail); ``sentence`` (the report's) and ``line`` (the command's).
     """
     from llmdisc.audit.decision import decide
 

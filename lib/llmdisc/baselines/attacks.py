@@ -1,22 +1,13 @@
 """Attack-based privacy risk with Anonymeter 1.1 (Giomi et al. 2023): singling out, linkability, inference.
 
-Each evaluator attacks the real train records through the synthetic release and runs the same attack on the
-real holdout (the *control*: records the synthesizer never saw). Its risk is the attack's success on train in
-excess of its success on the control, normalised: 0 = the release gives no advantage over fresh real data,
-1 = every attack that could succeed did. Anonymeter reports it with a Wilson-based 95 % interval; a
-random-guess baseline is reported beside it (Anonymeter warns when the attack is no better than the baseline).
+Each evaluator (:func:`anonymeter_attacks`) attacks the real train records through the synthetic release, and the
+real holdout (the *control*, never seen by the synthesizer) alike. Risk = the attack's success on train in excess of
+its success on the control, normalised: 0 = no advantage over fresh real data, 1 = every attack that could
+succeed did; Wilson-based 95 % interval, a random-guess baseline beside it.
 
-Seeding (Anonymeter's own draws are partly unseeded upstream; all measured here by running twice):
-- singling out takes ``seed``, but its random-guess baseline picks values from polars ``unique()``, whose
-  order changes from call to call, and its size correction samples rows with polars' global seed. So polars'
-  seed is set, and that one helper (``_random_queries``) is replaced for the duration of the call by the same
-  code with ``unique(maintain_order=True)``.
-- linkability and inference draw their targets with pandas ``sample`` from numpy's *global* state: that state
-  is seeded with ``seed`` before each evaluator and restored after.
-- the linkability baseline draws from a fresh unseeded ``np.random.default_rng()``: that helper
-  (``_random_links``) is replaced for the duration of the call by the same code on a seeded generator.
-Both replacements target anonymeter 1.1.0 (pinned); if a helper is gone they are skipped (that draw is then
-unseeded).
+Seeding: Anonymeter's draws are partly unseeded upstream, so polars' seed is set, numpy's global state seeded
+around each evaluator, and two helpers (``_random_queries``, ``_random_links``) replaced during the call by the
+same code made deterministic (anonymeter 1.1.0, pinned; a helper that is gone is left alone, its draw unseeded).
 """
 
 from __future__ import annotations
@@ -41,13 +32,10 @@ class AttackResult:
     """One Anonymeter evaluator's outcome.
 
     Attributes:
-        attack: ``singling_out``, ``linkability`` or ``inference``.
         risk: Anonymeter's risk (value, 95 % CI, n = attacks); 0 = no excess over the holdout control.
         attack_rate: success rate of the attack on train records.
         baseline_rate: success rate of the random-guess baseline attack.
         control_rate: success rate of the same attack on holdout records.
-        n_attacks: attacks run.
-        seed: the seed used (see the module docstring for what it controls).
         detail: the attack's set-up (columns, secret) and Anonymeter's warnings, as text.
     """
 
@@ -79,7 +67,6 @@ def _seeded_linkability_baseline(seed: int) -> Iterator[None]:
     rng = np.random.default_rng(seed)
 
     def seeded_random_links(n_synthetic: int, n_attacks: int, n_neighbors: int) -> np.ndarray:
-        # the upstream helper, with a seeded generator instead of np.random.default_rng()
         return np.array([rng.choice(n_synthetic, size=n_neighbors, replace=False) for _ in range(n_attacks)])
 
     if original is not None:
@@ -133,9 +120,8 @@ def _prepared(tables: Sequence[pd.DataFrame], schema: TableSchema) -> list[pd.Da
 def anonymeter_notes(caught: list[warnings.WarningMessage]) -> str:
     """Anonymeter's own sanity warnings among `caught`, as one line of text (each message once).
 
-    Only `UserWarning`s count: that is what Anonymeter raises ("attack is as good or worse than baseline").
-    Anything else recorded meanwhile, such as a `ResourceWarning` for a socket another part of the process
-    left open and the garbage collector closed during the attack, says nothing about the attack.
+    Only `UserWarning`s count (what Anonymeter raises); anything else recorded meanwhile, such as a
+    `ResourceWarning` from elsewhere in the process, says nothing about the attack.
     """
     ours = (w for w in caught if issubclass(w.category, UserWarning))
     return "; ".join(dict.fromkeys(str(w.message).splitlines()[0] for w in ours))
@@ -165,24 +151,21 @@ def anonymeter_attacks(
         train: real records the synthesizer was fitted on (attacked).
         synthetic: the synthetic release (the attacker's knowledge).
         holdout: real records not used for fitting (the control).
-        seed: seed of every draw that can be seeded (module docstring).
         n_attacks: attacks per evaluator, capped at the smallest table size.
-        secret: the column the inference attack guesses (default: the last column, the target in our tables);
-            its auxiliary columns are all others.
-        kinds: declared column kinds, or None to infer from ``train``.
-        attacks: which of :data:`ATTACKS` to run.
+        secret: the column the inference attack guesses (default: the last column, the target in our tables).
         singling_out_columns: columns per multivariate singling-out query (Anonymeter's ``n_cols``).
         n_jobs: threads of Anonymeter's neighbour search.
         singling_out_max_attempts: cap on query-generation attempts (default 100 per attack). Anonymeter's
-            own default, 10 million, can run for hours when few synthetic records single anyone out (seen
-            with TVAE on Adult); when the cap is hit Anonymeter logs a warning and scores the queries it
-            found against the requested number of attacks (a conservative, lower risk estimate).
+            own default, 10 million, can run for hours when few synthetic records single anyone out; at the cap
+            it scores the queries found against the requested number (a conservative, lower risk estimate).
 
     Returns:
-        One :class:`AttackResult` per attack, in the order of ``attacks``.
+        One :class:`AttackResult` per attack, in the order of ``attacks``; linkability splits the columns (less
+        the secret) into two halves, alternating in table order, and is left out with fewer than two of them.
 
-    Linkability splits the columns (less the secret) into two halves, alternating in table order, as the
-    two datasets an attacker would link.
+    Raises:
+        ConfigError: an unknown attack, or ``secret`` not among the usable columns.
+        DataError: the tables' columns or kinds differ.
     """
     from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
 

@@ -1,32 +1,14 @@
 """Classifier two-sample tests (C2ST, Lopez-Paz & Oquab 2017): ours, block-level, SDMetrics', and the paper's.
 
-Ours (docs/protocol.md §8 row 7): an equal-size seeded sample of real and synthetic rows, all columns, a
-logistic regression or a gradient-boosted classifier (``HistGradientBoostingClassifier``), seeded stratified
-k-fold cross-validation. The encoding is part of the model fitted in each fold (a scikit-learn ``Pipeline`` of
-:func:`~llmdisc.baselines.encoding.c2st_encoder` and the classifier), so every statistic it uses (medians,
-levels, scales) comes from the training folds only: numerics median-imputed with a missing indicator (and
-standard-scaled for the logistic regression), categoricals one-hot over the training folds' 254 most frequent
-levels (the rest, and levels the training folds never had, one more). Stage 05 gives the gradient-boosted one
-categorical codes it splits natively instead (:func:`llmdisc.baselines.report.c2st_rows`: the real table's 252
-most frequent levels, the rest and every invented code one level ``(other)``). Every row gets one out-of-fold
-probability of being SYNTHETIC, from which:
+Ours (:func:`c2st`, docs/protocol.md §8 row 7): an equal-size seeded sample of real and synthetic rows, all
+columns, seeded stratified k-fold; the encoder is fitted inside each fold with the classifier (:func:`make_classifier`),
+so nothing of a held-out row reaches its model. Outputs are listed on :class:`C2STResult`. The AUC's interval is the
+Nadeau–Bengio corrected t-interval over the per-fold AUCs (Nadeau & Bengio 2003), not DeLong on the pooled
+out-of-fold predictions: the folds' models share training rows, so pooled predictions are not independent and
+DeLong comes out too narrow (measured: the end of docs/protocol.md §8; :func:`auc_with_interval` is kept for single
+held-out sets). Cross-validated AUCs on shuffled labels sit slightly below 0.5 (cross-validation's negative bias).
 
-- ROC-AUC over all out-of-fold predictions. Its 95 % interval is the Nadeau–Bengio corrected t-interval over
-  the k per-fold AUCs (variance × (1/k + n_test/n_train), t with k − 1 df; Nadeau & Bengio 2003). Measured
-  here on two disjoint samples of real Adult rows, a DeLong interval on the pooled out-of-fold predictions was
-  too narrow (z-scores with SD ≈ 1.5 instead of 1): the folds' models share training rows, so pooled
-  predictions are not independent. DeLong (:func:`auc_with_interval`) is kept for single held-out sets.
-  0.5 = indistinguishable, 1 = perfectly separable.
-- accuracy at threshold 0.5 over all out-of-fold rows (same corrected interval), balanced accuracy, and the
-  Lopez-Paz & Oquab test itself: the accuracy on the first held-out fold alone, whose rows never influenced
-  its model, with its exact Clopper–Pearson interval and exact two-sided binomial p-value against 0.5.
-- a label-shuffled run of the same pipeline (explicit baseline: its AUC must sit near 0.5; cross-validated
-  AUCs on shuffled labels sat about 0.01 below 0.5 here, the small negative bias of cross-validation).
-- block level: disjoint blocks of 20 rows of one class *within each held-out fold* (so one model scores a
-  whole block, as one LLM call sees one 20-row table), scored by the mean row probability; block AUC
-  (corrected interval over folds), block accuracy and block DRS = min(p_REAL, p_SYN) at 0.5.
-
-The paper's version (labelled ``paper``) is kept as it was, apart from a seed for its one shuffle.
+The paper's version (:func:`paper_c2st`, labelled ``paper``) is kept as it was, apart from a seed for its one shuffle.
 """
 
 from __future__ import annotations
@@ -68,21 +50,17 @@ class C2STResult:
     """Our C2ST of one classifier on one real/synthetic pair (label 1 = SYNTHETIC).
 
     Attributes:
-        classifier: ``logistic`` or ``hist_gb``.
         auc: ROC-AUC of the out-of-fold probabilities, corrected 95 % CI over folds, n = rows scored.
             0.5 = chance, 1 = perfectly separable.
-        fold_aucs: ROC-AUC within each fold.
-        accuracy: out-of-fold accuracy at threshold 0.5, corrected 95 % CI. 0.5 = chance, 1 = always right.
-        heldout_accuracy: accuracy on the first held-out fold only, exact 95 % CI, n = its rows.
+        accuracy: out-of-fold accuracy at threshold 0.5, corrected 95 % CI.
+        heldout_accuracy: the Lopez-Paz & Oquab test: accuracy on the first held-out fold only (its rows never
+            influenced its model), exact Clopper–Pearson 95 % CI, n = its rows.
         accuracy_p_value: exact two-sided binomial p-value of ``heldout_accuracy`` against 0.5.
-        balanced_accuracy: mean of the per-class recalls over all out-of-fold rows.
-        shuffled_auc: AUC of the same pipeline trained on shuffled labels (baseline; ≈ 0.5).
-        block_auc: AUC of 20-row block scores (mean row probability), corrected 95 % CI, n = blocks.
-        block_accuracy: share of blocks classified right at 0.5 (Wilson 95 % CI).
-        block_drs: min(share of real blocks called REAL, share of synthetic blocks called SYNTHETIC).
+        shuffled_auc: AUC of the same pipeline trained on shuffled labels (baseline; ≈ 0.5); None if not run.
+        block_auc: AUC of disjoint 20-row blocks of one class within a held-out fold (as one LLM call sees one
+            20-row table), scored by the mean row probability; corrected 95 % CI, n = blocks.
+        block_drs: min(share of real blocks called REAL, share of synthetic blocks called SYNTHETIC) at 0.5.
         n_real: real rows used (= synthetic rows used).
-        seed: seed of the row sample, the folds, the shuffle, the blocks and the classifier.
-        notes: dropped columns and other remarks.
     """
 
     classifier: str
@@ -107,13 +85,7 @@ class PaperC2STResult:
 
     Attributes:
         auc: ROC-AUC on the 30 % test part (DeLong 95 % CI added by us; the paper gave the point only).
-        accuracy: test accuracy at 0.5.
-        accuracy_real: accuracy on the real test rows.
-        accuracy_synthetic: accuracy on the synthetic test rows.
-        balanced_accuracy: their mean (the paper's "MIA discrimination").
-        n_train: rows in the 70 % part.
-        n_test: rows in the 30 % part.
-        columns: numeric columns used.
+        balanced_accuracy: mean of ``accuracy_real`` and ``accuracy_synthetic`` (the paper's "MIA discrimination").
         seed: seed of the one shuffle (the paper's was unseeded: ``np.random.permutation``).
     """
 
@@ -129,18 +101,10 @@ class PaperC2STResult:
 
 
 def make_classifier(name: str, schema: TableSchema, seed: int, *, native_categorical: bool = False) -> Pipeline:
-    """The C2ST model fitted in each fold: :func:`~llmdisc.baselines.encoding.c2st_encoder`, then the classifier.
+    """The unfitted C2ST ``Pipeline`` of one fold: :func:`~llmdisc.baselines.encoding.c2st_encoder`, then ``name``.
 
-    Args:
-        name: ``logistic`` (imputed numerics standard-scaled, one-hot categoricals) or ``hist_gb`` (imputed
-            numerics, one-hot categoricals; with ``native_categorical`` numerics as they are and ordinal codes
-            the trees split as categories).
-        schema: the columns of the :func:`~llmdisc.baselines.encoding.classifier_frame` it is fitted on.
-        seed: ``random_state`` of the gradient-boosted trees.
-        native_categorical: ordinal codes split natively (``hist_gb`` only).
-
-    Returns:
-        An unfitted ``Pipeline([("encode", ...), ("clf", ...)])``.
+    ``seed`` is the trees' ``random_state``; ``native_categorical`` (``hist_gb`` only): ordinal codes the trees
+    split as categories instead of one-hot columns. Raises ConfigError for an unknown ``name``.
     """
     if name == "logistic":
         return Pipeline([("encode", c2st_encoder(schema, scale=True)),
@@ -156,10 +120,9 @@ def make_classifier(name: str, schema: TableSchema, seed: int, *, native_categor
 def out_of_fold_proba(
     model: Pipeline, features: pd.DataFrame, labels: np.ndarray, *, n_folds: int, seed: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Out-of-fold probability of class 1 for every row (seeded stratified k-fold) and each row's fold.
+    """Out-of-fold probability of class 1 for every row (seeded stratified k-fold) and each row's fold index.
 
-    ``model`` (encoder and classifier) is cloned and fitted on the training folds alone, then scores the held-out
-    fold: nothing of a held-out row reaches the fit that scores it.
+    ``model`` (encoder and classifier) is cloned and fitted on the training folds alone.
     """
     proba = np.empty(len(labels))
     fold_of = np.empty(len(labels), dtype=int)
@@ -174,16 +137,9 @@ def out_of_fold_proba(
 def fold_corrected_interval(
     point: float, fold_values: np.ndarray, n: int, confidence: float = 0.95,
 ) -> Estimate:
-    """Nadeau–Bengio corrected t-interval of a k-fold cross-validated score, clipped to [0, 1].
+    """Nadeau–Bengio corrected t-interval of a k-fold cross-validated score ``point``, clipped to [0, 1].
 
-    Args:
-        point: the score over all out-of-fold predictions.
-        fold_values: the score within each fold (k values).
-        n: observations behind ``point`` (stored as the Estimate's n).
-        confidence: two-sided level.
-
-    Returns:
-        ``Estimate(point, low, high, n)``; variance = var(fold_values) × (1/k + 1/(k − 1)) for k equal folds.
+    Variance = var(``fold_values``) × (1/k + 1/(k − 1)) for k equal folds; ``n`` is stored as the Estimate's n.
     """
     values = np.asarray(fold_values, dtype=np.float64)
     values = values[np.isfinite(values)]
@@ -211,9 +167,7 @@ def block_scores(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean row probability of disjoint random blocks of ``block_size`` rows of one class within one fold.
 
-    Returns:
-        (block scores, block labels, block folds); each fold gives len(class rows) // block_size blocks per
-        class.
+    Returns (block scores, block labels, block folds); a fold gives len(class rows) // block_size blocks a class.
     """
     scores, block_labels, block_folds = [], [], []
     for fold in np.unique(fold_of):
@@ -234,26 +188,17 @@ def c2st(
     n_folds: int = 5, max_rows: int | None = 5000, kinds: dict[str, str] | None = None,
     shuffled_baseline: bool = True, block_size: int = BLOCK_SIZE, native_categorical: bool = False,
 ) -> C2STResult:
-    """Our C2ST of ``real`` against ``synthetic`` (see the module docstring for every output).
+    """Our C2ST of ``real`` against ``synthetic`` (label 1 = SYNTHETIC; outputs on :class:`C2STResult`).
 
     Args:
         real: real rows (usually the train table the synthesizer saw).
-        synthetic: synthetic rows with the same columns and kinds.
         seed: seed of everything random here (row sample, folds, shuffle, blocks, classifier).
-        classifier: ``logistic`` or ``hist_gb``.
-        n_folds: folds of the stratified cross-validation (at least 2).
         max_rows: rows drawn from each table (equal sizes: min of both lengths and this); None or 0 = all.
-        kinds: declared column kinds, or None for the project's rule on ``real``
-            (:func:`~llmdisc.baselines.encoding.infer_kinds`).
+        kinds: declared column kinds, or None for :func:`~llmdisc.baselines.encoding.infer_kinds` on ``real``.
         shuffled_baseline: also run the label-shuffled baseline (doubles the time).
-        block_size: rows per block for the block-level scores (20, as the LLM sees).
-        native_categorical: with ``hist_gb``, give categorical columns as ordinal codes that the trees split
-            natively instead of one-hot columns (several times faster on many levels). Each fold keeps the
-            training folds' 254 most frequent levels of a column and codes the rest as one; cap them first
-            (:func:`~llmdisc.baselines.encoding.cap_levels`) to choose them by the real table instead.
-
-    Returns:
-        A :class:`C2STResult`.
+        native_categorical: with ``hist_gb``, ordinal codes the trees split natively instead of one-hot columns
+            (several times faster on many levels). Each fold keeps its training folds' most frequent levels; cap
+            them first (:func:`~llmdisc.baselines.encoding.cap_levels`) to choose them by the real table instead.
 
     Raises:
         DataError: the tables differ in columns or types (message names them).
@@ -311,24 +256,14 @@ def sdmetrics_logistic_detection(
 ) -> tuple[float, str]:
     """SDMetrics' ``LogisticDetection`` score (sdmetrics 0.32), for comparability with SDV users.
 
-    Its 3-fold split is unseeded upstream (``StratifiedKFold(shuffle=True)`` draws from numpy's global state),
-    so numpy's global state is seeded with ``seed`` around the call and restored afterwards. Its
-    ``LogisticRegression`` stops at lbfgs' 100 iterations before converging on most releases, where the
-    iterate depends on the BLAS library's thread count (summation order): the score moved in the third
-    decimal between runs on machines with different thread counts (Adult CTGAN 0.2064 and 0.2056), so the
-    call runs on one BLAS/OpenMP thread (``threadpoolctl``), the same on every machine. Categorical
-    columns are passed as strings so SDMetrics one-hot encodes them (integer codes would count as numbers).
-
-    Args:
-        real: real rows; synthetic: synthetic rows (same schema).
-        seed: seed of the row sample and of numpy's global state during the call.
-        max_rows: rows drawn from each table (same draw as :func:`c2st` with the same seed); None/0 = all.
-        kinds: declared column kinds, or None to infer.
+    Its unseeded 3-fold split gets numpy's global state seeded with ``seed`` (restored after); its lbfgs stops
+    unconverged on most releases, where the result depends on the BLAS thread count, so the call runs on one
+    thread. Categorical columns are passed as strings so SDMetrics one-hot encodes them.
 
     Returns:
         (score, note): score = 1 − mean over folds of (max(AUC, 0.5) × 2 − 1): 1 = indistinguishable,
-        0 = perfectly separable; NaN when SDMetrics cannot compute it (e.g. its encoder, fitted on the real
-        rows only, meets a synthetic category it never saw), with the reason in ``note`` ("" otherwise).
+        0 = perfectly separable; NaN when SDMetrics cannot compute it (e.g. a synthetic category its encoder
+        never saw), with the reason in ``note``. ``max_rows`` draws as :func:`c2st` with the same seed.
     """
     from sdmetrics.errors import IncomputableMetricError
     from sdmetrics.single_table import LogisticDetection
@@ -347,7 +282,6 @@ def sdmetrics_logistic_detection(
         with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=1):
             warnings.simplefilter("always", ConvergenceWarning)
             score = float(LogisticDetection.compute(tables[0], tables[1]))
-        # SDMetrics' LogisticRegression keeps sklearn's 100 iterations; say so rather than print warnings
         unconverged = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
         return score, (f"lbfgs stopped at SDMetrics' 100 iterations in {unconverged} of 3 folds"
                        if unconverged else "")
@@ -362,14 +296,15 @@ def paper_c2st(
 ) -> PaperC2STResult:
     """The paper's "C2ST", reproduced: numeric columns only, the first rows, one seeded 70/30 split.
 
-    As in its code: numeric columns of ``real`` (``select_dtypes("number")``), missing values filled by the
-    real means, the first min(len(real), len(synthetic), 5000) rows of each table, stacked (label 1 = real),
-    one shuffle (the paper's ``np.random.permutation`` was unseeded; here ``RandomState(seed)``, i.e. the
-    paper's code after ``np.random.seed(seed)``), the first 70 % to train, StandardScaler fitted on them,
-    ``LogisticRegression(max_iter=1000, C=1.0, random_state=42, solver="lbfgs")``.
+    As in its code: numeric columns of ``real`` with missing values filled by the real means, the first
+    min(len(real), len(synthetic), ``max_rows``) rows of each table (label 1 = real), one shuffle (unseeded in the
+    paper; here ``RandomState(seed)``), scaler and ``LogisticRegression`` fitted on the first 70 %.
 
     Returns:
-        A :class:`PaperC2STResult`.
+        A :class:`PaperC2STResult` (all NaN when ``real`` has no numeric column).
+
+    Raises:
+        DataError: the tables' columns or types differ.
     """
     check_compatible(real, synthetic)
     columns = tuple(str(c) for c in real.select_dtypes(include=[np.number]).columns)
@@ -412,8 +347,7 @@ def paper_c2st_seeds(real: pd.DataFrame, synthetic: pd.DataFrame, *, seeds: Iter
                      max_rows: int = 5000) -> pd.DataFrame:
     """:func:`paper_c2st` repeated over split seeds: one row per seed (seed, auc, balanced_accuracy, n_test).
 
-    Only the 70/30 shuffle changes between seeds (the rows are always the first ``max_rows`` of each table), so
-    the spread is the split-to-split range of the paper's one-split figure.
+    Only the 70/30 shuffle changes between seeds, so the spread is the split-to-split range of the paper's figure.
     """
     rows = []
     for seed in seeds:
@@ -426,26 +360,22 @@ def paper_c2st_seeds(real: pd.DataFrame, synthetic: pd.DataFrame, *, seeds: Iter
 def paper_c2st_releases(*, seeds: Iterable[int] = range(20), max_rows: int = 5000) -> pd.DataFrame:
     """The paper's C2ST on the paper's own Census extract vs each of its three Census releases, over split seeds.
 
-    Reads the reference folder (:mod:`llmdisc.data.reference`: ``data/census/real/census.csv`` and
-    ``data/census/synthetic/<synthesizer>/synthetic.csv``), runs :func:`paper_c2st` (logistic regression,
-    standard-scaled, all 11 numeric columns, the first ``max_rows`` rows of each table, one 70/30 split) once
-    per seed, and puts the paper's printed figure beside the mean and the split-to-split range.
+    Reads the reference folder (:mod:`llmdisc.data.reference`), runs :func:`paper_c2st` once per seed, and puts
+    the paper's printed figure beside the mean and the split-to-split range.
 
     Args:
-        seeds: split seeds (default 0-19); each is the seed of the one shuffle.
         max_rows: rows taken from the head of each table (the paper: 5,000).
 
     Returns:
-        One row per release: dataset, release (``paper_<synthesizer>``), synthesizer, n_seeds, seeds
-        ("first-last"), rows_each, auc_mean, auc_sd, auc_min, auc_max (ROC-AUC: 0.5 = indistinguishable,
-        1 = separable), balanced_accuracy_mean, paper_printed_auc, paper_within_range (the printed figure lies
-        in [auc_min, auc_max]), fitted_on, distance_tests (why they are not valid here), input (the release
-        file, relative).
+        One row per release (``paper_<synthesizer>``): seeds, rows_each, auc_mean/sd/min/max,
+        balanced_accuracy_mean, paper_printed_auc, paper_within_range (the printed figure lies in
+        [auc_min, auc_max]), fitted_on, distance_tests (why they are not valid here), input (relative path).
 
     Raises:
         ReferenceMissingError: the extract or a release is not on this machine (fix: ``llmdisc data
             fetch-reference``).
         DataError: a file's header differs from the paper's.
+        ConfigError: ``seeds`` is empty.
     """
     from llmdisc.data.reference import PAPER_SYNTHESIZERS, load_paper_census, load_paper_release, paper_release_path
     from llmdisc.paths import relative_to_root

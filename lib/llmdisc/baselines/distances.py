@@ -1,20 +1,13 @@
-"""Privacy distances: distance to closest record (DCR) against a real holdout, exact copies, the paper's
-linkage.
+"""Privacy distances: distance to closest record (DCR) against a real holdout, exact copies, the paper's linkage.
 
-DCR (ours): for each query record, the smallest Gower-like distance to any record of the real *train* table:
-the mean over columns of a per-column distance in [0, 1] — numerics ``min(|a - b| / range, 1)`` with the
-range of the real train column (a constant train column counts ``min(|a - b|, 1)``), a missing numeric counts
-0 against a missing value and 1 against a present one, categoricals 0 if equal else 1 (missing is a level).
-It is computed exactly with blocked array operations (one matrix product for the categorical mismatches, one
-vectorised pass per numeric column), never a Python loop over records.
+DCR (:func:`dcr_baseline`): for each query record, the smallest Gower-like distance to any record of the real
+*train* table: the mean over columns of a per-column distance in [0, 1] — numerics ``min(|a - b| / range, 1)``
+with the real train column's range (a constant column counts ``min(|a - b|, 1)``), a missing numeric 0 against a
+missing value and 1 against a present one, categoricals 0 if equal else 1 (missing is a level). The real holdout
+is the baseline (SDMetrics' DCR-overfitting idea): a release that copies its training data has smaller DCRs.
 
-The real holdout is the baseline (SDMetrics' DCR-overfitting idea): a synthetic release that copies its
-training data has DCRs smaller than fresh real records do.
-
-The paper's "record linkage" is kept as it was (labelled ``paper``): Euclidean nearest neighbour on
-standard-scaled numeric columns, success = share of distances below their own mean + 1 SD. Its threshold is
-relative to itself, so it returns about 84 % on any roughly normal set of distances (docs/protocol.md §8
-row 8).
+The paper's "record linkage" (:func:`paper_linkage`) is kept as it was; its threshold is relative to its own
+distances, so it returns about 84 % on any roughly normal set (docs/protocol.md §8 row 8).
 """
 
 from __future__ import annotations
@@ -28,7 +21,7 @@ from sklearn.neighbors import NearestNeighbors
 from llmdisc.baselines.encoding import TableSchema, category_codes, numeric_matrix, one_hot, resolve_schema
 from llmdisc.scoring.metrics import Estimate, wilson_interval
 
-DEFAULT_BLOCK_ROWS = 32  # measured: small blocks stay in cache (4,000 queries: 3.2 s at 32, 5.4 s at 1024)
+DEFAULT_BLOCK_ROWS = 32  # small blocks stay in cache: faster than large ones
 
 
 @dataclass(frozen=True)
@@ -37,17 +30,12 @@ class DCRResult:
 
     Attributes:
         dcr_synthetic: per synthetic record, its DCR to the real train table (0 = an exact copy, 1 = differs
-            maximally on every column).
-        dcr_holdout: per real holdout record, its DCR to the real train table.
+            maximally on every column); ``dcr_holdout`` the same per real holdout record.
         share_closer: share of synthetic records whose DCR is below the holdout median (ties split at random
             by ``seed``), Wilson 95 % CI. 0.5 = as close as fresh real records (ideal); 1 = every synthetic
             record closer to train than a typical real one (memorisation); near 0 = far from the real data.
         exact_copy_rate: share of synthetic records identical to some train record (Wilson 95 % CI).
         holdout_copy_rate: the same for real holdout records: how often real data repeats itself (baseline).
-        median_synthetic: median of ``dcr_synthetic``.
-        median_holdout: median of ``dcr_holdout``.
-        seed: seed of the subsampling and the tie-breaking.
-        notes: dropped columns and other remarks.
     """
 
     dcr_synthetic: np.ndarray
@@ -69,10 +57,6 @@ class PaperLinkage:
         success_rate: share of synthetic records whose Euclidean NN distance (scaled numerics) is below
             ``threshold``; about 0.84 on any data by construction, so it is no evidence of linkage.
         threshold: mean + 1 SD (population SD, as ``np.std``) of the distances.
-        mean_distance: mean NN distance.
-        std_distance: its SD.
-        n: number of synthetic records.
-        columns: the numeric columns used.
     """
 
     success_rate: float
@@ -87,12 +71,9 @@ def gower_dcr(
     queries: pd.DataFrame, reference: pd.DataFrame, schema: TableSchema, *,
     block_rows: int = DEFAULT_BLOCK_ROWS,
 ) -> np.ndarray:
-    """Distance from each query record to its closest reference record (Gower-like, see module docstring).
+    """Distance from each query record to its closest ``reference`` (real train) record (module docstring).
 
     Args:
-        queries: records to measure (synthetic or holdout), holding ``schema.columns``.
-        reference: the real train table.
-        schema: columns and kinds (:func:`~llmdisc.baselines.encoding.resolve_schema`).
         block_rows: queries per block; memory ≈ 4 × block_rows × len(reference) × 4 bytes.
 
     Returns:
@@ -158,10 +139,7 @@ def row_hashes(tables: list[pd.DataFrame], schema: TableSchema) -> list[np.ndarr
 
 
 def exact_copy_rate(queries: pd.DataFrame, reference: pd.DataFrame, schema: TableSchema) -> Estimate:
-    """Share of ``queries`` records that appear verbatim in ``reference`` (Wilson 95 % CI).
-
-    0 = no record copied; 1 = every record is a copy of a reference record.
-    """
+    """Share of ``queries`` records that appear verbatim in ``reference`` (Wilson 95 % CI; 0 = none copied)."""
     q_hash, r_hash = row_hashes([queries, reference], schema)
     return wilson_interval(int(np.isin(q_hash, r_hash).sum()), len(q_hash))
 
@@ -174,15 +152,13 @@ def dcr_baseline(
 
     Args:
         train: the real training table (the synthesizer's input); the reference set, always used whole.
-        synthetic: the synthetic release.
         holdout: real records never shown to the synthesizer (the baseline).
         seed: seed of the query subsample (when ``max_rows`` is set) and of tie-breaking at the median.
         kinds: declared column kinds, or None to infer from ``train``.
         max_rows: at most this many synthetic and holdout records are measured (seeded draw); None or 0 = all.
-        block_rows: queries per block of the distance computation.
 
-    Returns:
-        A :class:`DCRResult`.
+    Raises:
+        DataError: the tables' columns or kinds differ (:func:`~llmdisc.baselines.encoding.resolve_schema`).
     """
     schema = resolve_schema(train, synthetic, kinds, names=("real train", "synthetic"), others=[holdout])
     rng = np.random.default_rng(seed)
@@ -212,17 +188,12 @@ def _subsample(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.Data
 def paper_linkage(real: pd.DataFrame, synthetic: pd.DataFrame) -> PaperLinkage:
     """The paper's record linkage, reproduced (labelled ``paper``; no randomness).
 
-    Numeric columns of ``real`` (``select_dtypes("number")``) with missing values filled by the real means,
-    standard-scaled on ``real``; for each synthetic record the Euclidean distance to its nearest real record
-    (a k-d tree instead of the paper's loop; same numbers); success = share below mean + 1 SD of the
-    distances.
-
-    Args:
-        real: the real table the paper compared with (its whole real table).
-        synthetic: the synthetic table.
+    Numeric columns of ``real`` with missing values filled by the real means, standard-scaled on ``real``; for
+    each synthetic record the Euclidean distance to its nearest real record (a k-d tree instead of the paper's
+    loop; same numbers); success = share below mean + 1 SD of the distances.
 
     Returns:
-        A :class:`PaperLinkage`; ``success_rate`` ≈ 0.84 for normal-ish distances whatever the data.
+        A :class:`PaperLinkage` (NaN figures when ``real`` has no numeric column).
     """
     columns = tuple(str(c) for c in real.select_dtypes(include=[np.number]).columns)
     if not columns:

@@ -1,20 +1,9 @@
 """Shared handling of mixed-type tables for the baselines: the column-kind rule, schema checks, encodings.
 
-The column-kind rule (:func:`infer_kinds`) is the one rule of the project for a table whose kinds are not given:
-the baselines use it when called without kinds and ``llmdisc audit`` uses it for the real rows it reads
-(:mod:`llmdisc.audit.schema` adds only the audit's own concerns: user overrides, dates, keys, personal data).
-
-Every baseline compares a real table with a synthetic one (or a real table with a real holdout). They
-must hold the same columns with the same kind (``numerical`` or ``categorical``); a mismatch is an error
-naming the differing columns. Columns that carry no information (all missing in both tables, or the same
-single value in both) are dropped with a note instead of crashing a scaler or a one-hot encoder.
-
-Encodings produced here:
-- for the classifier two-sample tests, a stacked table whose cells are only *cast* (numerics to float with NaN,
-  categoricals to text), and the scikit-learn ``ColumnTransformer`` that learns everything else (medians, levels,
-  scales) inside each cross-validation fold (:func:`c2st_encoder`);
-- integer category codes that are consistent across several tables (missing values are their own level), and
-  range-scaled numerics (Gower's numeric part, scaled by the *reference* table's range) for the distances.
+:func:`infer_kinds` is the project's one column-kind rule for a table whose kinds are not given (the baselines
+and ``llmdisc audit`` use it). :func:`resolve_schema` checks that two tables hold the same columns of the same
+kinds and drops columns that carry no information. The C2ST gets cast-only frames (:func:`classifier_frame`) and
+a per-fold encoder (:func:`c2st_encoder`); the distances get integer category codes (:func:`category_codes`).
 """
 
 from __future__ import annotations
@@ -37,9 +26,8 @@ MAX_CODE_LEVELS = 20
 MAX_CODE_SHARE = 0.05
 """... and with at most this share of its non-missing rows as distinct values."""
 FOLD_MAX_LEVELS = 255
-"""Levels each categorical column keeps inside a C2ST fold, the one for the rarer levels included: the most
-frequent levels of the training folds, the rest (and levels unseen in training) one level. 255 is the number of
-categories a ``HistGradientBoostingClassifier`` splits natively (missing values have their own bin besides)."""
+"""Levels each categorical column keeps inside a C2ST fold, the one for the rarer and unseen levels included:
+the number of categories a ``HistGradientBoostingClassifier`` splits natively (missing values get a bin besides)."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +35,7 @@ class TableSchema:
     """Which columns a baseline uses, and how.
 
     Attributes:
-        numerical: numeric columns, in table order.
-        categorical: categorical columns, in table order.
-        dropped: columns left out because they carry no information (see ``notes``).
+        dropped: columns left out because they carry no information.
         notes: one human-readable line per dropped column.
     """
 
@@ -103,16 +89,11 @@ def declared_kinds(table: pd.DataFrame) -> dict[str, str] | None:
 def infer_kinds(table: pd.DataFrame) -> dict[str, str]:
     """The project's column-kind rule: each column of ``table`` -> ``"numerical"`` or ``"categorical"``.
 
-    1. a table whose column set is a dataset the compendium knows gets its declared kinds
-       (:func:`declared_kinds`: Census code columns are categorical although they hold integers);
+    1. a table whose column set is a dataset the compendium knows gets its declared kinds (:func:`declared_kinds`);
     2. otherwise a column is **numerical** when its dtype is numeric and not boolean, except an integer-valued
-       column with few distinct values — at most :data:`MAX_CODE_LEVELS` (20) and at most
-       ``max(2, MAX_CODE_SHARE × rows)`` (5 % of the non-missing rows) — which is a code and so **categorical**
-       (0/1 flags, 1–5 ratings, occupation codes in a large table);
+       column with at most :data:`MAX_CODE_LEVELS` (20) and at most ``max(2, MAX_CODE_SHARE × rows)`` distinct
+       values, which is a code and so **categorical** (0/1 flags, 1–5 ratings, occupation codes);
     3. everything else (text, booleans, all-missing columns, mixed values) is **categorical**.
-
-    Args:
-        table: the real table (the rows the rule reads; rule 2 counts its rows).
 
     Returns:
         ``{column: kind}`` in ``table``'s column order.
@@ -130,11 +111,9 @@ def check_compatible(
     """Check that two tables hold the same columns of the same kinds and return the kind of each column.
 
     Args:
-        real: the real table (its column order is kept).
-        synthetic: the table compared with it (a synthetic release or a real holdout).
-        kinds: declared kinds (``llmdisc.data.datasets.column_kinds``); None applies the rule
-            :func:`infer_kinds` to ``real``. A ``numerical`` column must be numeric in both tables; a
-            ``categorical`` one numeric in both or in neither (unless all missing in one).
+        synthetic: the table compared with ``real`` (a synthetic release or a real holdout).
+        kinds: declared kinds; None applies :func:`infer_kinds` to ``real``. A ``numerical`` column must be
+            numeric in both tables; a ``categorical`` one numeric in both or in neither (unless all missing in one).
         names: how the two tables are called in error messages.
 
     Returns:
@@ -189,14 +168,11 @@ def resolve_schema(
     (no missing) in every table; a column constant in one table only is kept (that difference is a signal).
 
     Args:
-        real: the real table.
-        synthetic: the table compared with it.
         kinds: declared column kinds, or None to infer them from ``real``.
-        names: names of the two tables in messages.
         others: further tables (e.g. a holdout) that must share the schema and count for degeneracy.
 
-    Returns:
-        The :class:`TableSchema` the baselines use.
+    Raises:
+        DataError: as :func:`check_compatible`, or no informative column is left.
     """
     resolved = check_compatible(real, synthetic, kinds, names=names)
     for i, other in enumerate(others):
@@ -226,12 +202,7 @@ def category_codes(
 ) -> tuple[list[np.ndarray], list[int]]:
     """Integer codes of categorical columns, consistent across tables; a missing value is its own level.
 
-    Args:
-        tables: tables holding ``columns``.
-        columns: categorical column names.
-
-    Returns:
-        (one int32 array of shape (rows, len(columns)) per table, number of levels per column).
+    Returns (one int32 array of shape (rows, len(columns)) per table, number of levels per column).
     """
     sizes = [len(t) for t in tables]
     codes = [np.zeros((n, len(columns)), dtype=np.int32) for n in sizes]
@@ -268,7 +239,7 @@ def numeric_matrix(table: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """Numeric columns as a float64 array (rows × columns) with NaN for missing values."""
     if not columns:
         return np.zeros((len(table), 0))
-    # astype first: nullable Int64/Float64 columns turn pd.NA into NaN there (to_numpy would raise)
+    # astype first: nullable Int64/Float64 columns turn pd.NA into NaN (to_numpy would raise)
     return table[list(columns)].apply(pd.to_numeric, errors="coerce").astype("float64").to_numpy()
 
 
@@ -296,13 +267,10 @@ def _one_text(value: object) -> object:
 
 
 def classifier_frame(tables: Sequence[pd.DataFrame], schema: TableSchema) -> pd.DataFrame:
-    """Stack tables for a C2ST: numerics as float64 (NaN for missing), then categoricals as text (NaN for missing).
+    """Stack tables for a C2ST: numerics as float64, then categoricals as text (NaN for missing), rows in order.
 
-    Only casts, cell by cell: nothing here depends on other rows, so stacking the classes and the folds before the
-    cross-validation leaks nothing. Imputation, levels and scaling are learned per fold by :func:`c2st_encoder`.
-
-    Returns:
-        One frame with ``schema.columns`` as columns and the tables' rows in order (fresh RangeIndex).
+    Only casts, cell by cell, so stacking before the cross-validation leaks nothing; imputation, levels and
+    scaling are learned per fold by :func:`c2st_encoder`.
     """
     parts = []
     for table in tables:
@@ -316,28 +284,15 @@ def classifier_frame(tables: Sequence[pd.DataFrame], schema: TableSchema) -> pd.
 def c2st_encoder(
     schema: TableSchema, *, scale: bool = False, native_categorical: bool = False,
 ) -> ColumnTransformer:
-    """The C2ST's encoder, fitted on the training folds only (it sits in the fold pipeline before the classifier).
+    """The C2ST's encoder of a :func:`classifier_frame`, fitted on the training folds only (in the fold pipeline).
 
-    On a :func:`classifier_frame`:
-
-    - numerical columns: missing values imputed by the training folds' median with a 0/1 missing indicator per
-      column that has missing values in the training folds (``SimpleImputer(add_indicator=True)``), then, with
-      ``scale``, the imputed values (not the indicators) standard-scaled on the training folds;
-    - categorical columns: one-hot over the training folds' levels, at most :data:`FOLD_MAX_LEVELS` per column
-      (the rarer ones one level, which also takes the levels the training folds never had:
-      ``OneHotEncoder(handle_unknown="infrequent_if_exist")``; a missing value is a level of its own);
-    - with ``native_categorical`` (for ``HistGradientBoostingClassifier(categorical_features=...)``): numerics
-      as they are (the trees route NaN), categoricals as ordinal codes of the training folds' levels (at most
-      :data:`FOLD_MAX_LEVELS`, the rarer ones one code), a missing or unseen level NaN, which the trees split as
-      a category of its own. The output is numerics first, then one column per categorical.
-
-    Args:
-        schema: the columns (:func:`resolve_schema`).
-        scale: standard-scale the imputed numerics (for the logistic regression).
-        native_categorical: ordinal codes instead of one-hot columns (and no imputation).
+    Numerics: median-imputed with a 0/1 missing indicator, then (``scale``) the values standard-scaled.
+    Categoricals: one-hot over at most :data:`FOLD_MAX_LEVELS` training-fold levels (rarer and unseen levels one
+    column; missing a level of its own). With ``native_categorical`` (for ``HistGradientBoostingClassifier``'s
+    ``categorical_features``): numerics as they are, categoricals as ordinal codes, missing or unseen NaN.
 
     Returns:
-        An unfitted ``ColumnTransformer`` with dense output.
+        An unfitted ``ColumnTransformer`` with dense output, numerics first.
     """
     steps: list[tuple[str, object, list[str]]] = []
     numerical, categorical = list(schema.numerical), list(schema.categorical)
@@ -375,23 +330,13 @@ def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], refere
     """Keep the ``max_levels`` most frequent levels (in ``reference``) of each categorical column.
 
     Gradient-boosted trees split at most 255 levels natively; Census occupation (524 codes) and place of birth
-    (208) exceed it.
-
-    A table-level step before the C2ST that does not leak its test folds: which levels are kept and which are
-    "real" is read from ``reference`` alone (the real table as a whole, a codebook of the real data fixed before
-    the C2ST draws its rows and folds), never from a fold, a C2ST label or a synthetic row's frequency, and each
-    value is rewritten by itself (kept or ``(other)``). What the classifier learns about a level comes from the
-    training folds only (:func:`c2st_encoder`, fitted per fold). The trace the real rows of a test fold leave
-    is their share of ``reference``'s counts: a level occurring in ``reference`` only in such rows (at most the
-    levels occurring once: 0.05 % of the Census train rows in occupation, 0.09 % in place of birth, none in
-    Adult) counts as seen rather than ``(other)``, and a level at the ``max_levels`` boundary may move across it
-    by their count.
+    (208) exceed it. No leak of the C2ST's test folds: what is kept is read from ``reference`` alone (fixed before
+    the C2ST draws rows and folds), each value rewritten by itself; a test fold's real rows only weigh in
+    ``reference``'s counts (a level seen only in them counts as seen).
 
     Args:
         tables: name → table; every table's capped columns are rewritten the same way.
-        kinds: column kinds; only ``categorical`` columns are capped.
         reference: the table whose level frequencies decide what is kept (the real train split).
-        max_levels: levels kept per column.
         unseen: also count the levels ``reference`` never has as ``(other)``, in every column (a release that
             invents codes, such as the paper's Census releases, would otherwise pass the native limit).
 

@@ -1,9 +1,8 @@
 """All baselines of one synthetic release as one tidy table (stage 05 writes results/baselines/<key>.csv).
 
-One row per (baseline, variant, method, metric), with the value, its interval where it has one, its n, the
-seed, and a note. ``variant`` says whose definition it is: ``ours``, ``paper`` (reproduced as published),
-``sdmetrics`` or ``anonymeter``; the explicit baselines (label-shuffled C2ST, real holdout DCR, random-guess
-attacks) sit beside the scores they calibrate.
+:func:`run_baselines` gives one row per (baseline, variant, method, metric) with value, interval, n, seed and
+note (:data:`RESULT_COLUMNS`); ``variant`` says whose definition it is: ``ours``, ``paper`` (as published),
+``sdmetrics`` or ``anonymeter``. :func:`run_controls` runs the C2STs on the two controls.
 """
 
 from __future__ import annotations
@@ -48,10 +47,8 @@ def c2st_rows(train: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, max_ro
     rows = []
     for name in classifiers:
         if name == "hist_gb":
-            # trees split categories natively (codes, not one-hot columns): a release that invents codes, such as
-            # the paper's Census CTGAN with 7,804 occupation codes of which 7,374 never occur in the real table,
-            # otherwise gives thousands of one-hot columns and a 4x slower fit; levels past the 254 native splits
-            # allow (the real table's most frequent kept) count as one, so invented codes stay visible
+            # native category splits: a release that invents thousands of codes (the paper's Census CTGAN) would
+            # give thousands of one-hot columns; capped, invented codes still show as the level (other)
             resolved = kinds or infer_kinds(train)
             capped, cap_notes = cap_levels({"train": train, "synthetic": synthetic}, resolved, train,
                                            HIST_GB_MAX_LEVELS, unseen=True)
@@ -146,24 +143,22 @@ def run_baselines(
     """Every baseline of one release, as a tidy table (columns :data:`RESULT_COLUMNS`).
 
     Args:
-        train: the real train table (the synthesizer's input).
         holdout: the real holdout (never seen by the synthesizer): DCR baseline and Anonymeter control.
-        synthetic: the synthetic release.
         dataset_key: written into every row (``adult``, ``census-codes``, ...).
-        synthesizer: written into every row.
-        seed: seed of every draw (each baseline receives it; see their docstrings).
+        seed: seed of every draw (each baseline receives it).
         c2st_rows_per_table: rows drawn from each table for the C2STs; None or 0 = all.
         dcr_rows: synthetic and holdout records measured for DCR; None or 0 = all.
         n_attacks: attacks per Anonymeter evaluator; 0 skips Anonymeter.
         kinds: declared column kinds (``llmdisc.data.datasets.column_kinds(dataset_key)``), or None to infer.
-        classifiers: C2ST classifiers to run.
-        attacks: Anonymeter attacks to run.
-        holdout_in_training: the release was fitted on rows of ``holdout`` (the paper's own releases, fitted on
-            every real row): the distance and attack rows, which read the holdout as unseen, are written as not
-            valid (value NaN, the reason in ``note``) instead of computed.
+        holdout_in_training: the release was fitted on rows of ``holdout`` (the paper's own releases): the
+            distance and attack rows are written as not valid (value NaN, the reason in ``note``).
 
     Returns:
-        The tidy table; ``.attrs["seconds"]`` holds the wall time of each family (kept out of the CSV).
+        The tidy table; ``.attrs["seconds"]`` holds the wall time in seconds of each family (kept out of the CSV).
+
+    Raises:
+        DataError: the tables' columns or kinds differ.
+        ConfigError: an unknown classifier or attack.
     """
     seconds = {}
     start = time.perf_counter()
@@ -198,19 +193,12 @@ def run_controls(train: pd.DataFrame, holdout: pd.DataFrame, *, dataset_key: str
     """The C2STs (ours and the paper's) on both controls, so they are read like every other instrument.
 
     The positive control, ``shuffled_columns``, is the holdout with every column permuted independently
-    (:func:`~llmdisc.synthesis.controls.shuffled_columns_table`, seeded): every value real, how values go
-    together destroyed; a C2ST that can see joint structure tells it from the train rows. The negative control,
-    ``real_holdout``, is the holdout itself: any C2ST must read it at chance. Distances and attacks are not
-    run on them (a control is not a release).
+    (every value real, how values go together destroyed); the negative control, ``real_holdout``, is the
+    holdout itself, which any C2ST must read at chance. Distances and attacks are not run (a control is no release).
 
     Args:
-        train: the real train table (the real class, as for the releases).
-        holdout: the real holdout (never seen by a synthesizer).
-        dataset_key: written into every row.
         seed: seed of the shuffle and of every C2ST draw.
         c2st_rows_per_table: rows drawn from each table; None or 0 = all.
-        kinds: declared column kinds, or None to infer.
-        classifiers: C2ST classifiers to run.
 
     Returns:
         The tidy table (columns :data:`RESULT_COLUMNS`) with ``synthesizer`` = ``shuffled_columns`` and

@@ -1,10 +1,8 @@
 """``llmdisc`` command line: one sub-command per stage, discovered from :mod:`llmdisc.cli.commands`.
 
-Each module in ``llmdisc/cli/commands/`` defines ``add_parser(subparsers)`` which registers its
-sub-command and sets ``func`` (a callable taking the parsed arguments and returning an exit status).
-Heavy imports (SDV, torch, the LLM runtime) happen inside those functions, so ``--help`` is fast, and a command
-runs with the kernels' instruction set pinned (:func:`llmdisc.determinism.pinned_kernels`), set before its first
-torch import, as the pipeline's notebook kernels are.
+Each module there defines ``add_parser(subparsers)``, which registers its sub-command with a ``func(args) ->
+exit status``. Heavy imports happen inside those functions, so ``--help`` is fast; a command runs with the kernels'
+instruction set pinned (:func:`llmdisc.determinism.pinned_kernels`) before its first torch import.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """ACS Census (folktables ACSIncome, 2018 1-Year, person survey): real rows, integer codes or text labels.
 
-Where the rows come from, in this order (the first that exists wins; nothing is ever made up):
-
-1. ``census_csv=`` given by the caller, else the environment variable ``LLMDISC_CENSUS_CSV``: a local CSV of
-   :data:`CENSUS_COLUMNS` (PUMS integer codes);
-2. the paper's own ACSIncome 2018 extract at ``<reference>/data/census/real/census.csv``, the reference folder
-   being the one :func:`llmdisc.paths.reference_dir` finds (``LLMDISC_REFERENCE``, ``data/reference`` filled by
-   ``llmdisc data fetch-reference``, ``../shared/reference``); every row it has is used. This is the paper's
-   Census table;
-3. folktables: the Census Bureau's PUMS files for the requested states, downloaded (with bounded timeouts)
-   into ``data/raw/acs/`` and then read by folktables, filtered and labelled exactly as its ``ACSIncome``
-   task. These are *not* the paper's rows (a warning says so); without the network the error names
-   ``llmdisc data fetch-reference``.
-
-Decoding to labels (``encoding="labels"``) uses the code lists in ``lib/llmdisc/data/codebooks/`` (sources named in
-their headers); a code missing from a list is an error, never a guess.
+Sources, the first that exists wins (nothing is made up): ``census_csv=`` or ``LLMDISC_CENSUS_CSV`` (a local CSV
+of :data:`CENSUS_COLUMNS`); the paper's extract in the reference folder; else folktables downloads PUMS files
+into ``data/raw/acs/`` (*not* the paper's rows; a warning says so). Entry points: :func:`load_census`,
+:func:`decode_census` (code lists in ``codebooks/``; an unknown code is an error, never a guess).
 """
 
 from __future__ import annotations
@@ -102,14 +91,10 @@ def local_census_source(census_csv: str | Path | None = None) -> Path | None:
 def read_census_csv(path: str | Path) -> pd.DataFrame:
     """Read a census CSV of PUMS integer codes and check it against :data:`CENSUS_COLUMNS`.
 
-    Args:
-        path: CSV with a header row naming exactly the eleven census columns (any order).
-
-    Returns:
-        Every row, columns in :data:`CENSUS_COLUMNS` order, all ``int64`` (codes, years, hours, 0/1 label).
+    Returns every row, columns in :data:`CENSUS_COLUMNS` order, all ``int64``.
 
     Raises:
-        DataError: columns missing or extra, empty cells, or non-integer values (the message names them).
+        DataError: columns missing or extra, empty cells, or non-integer values.
     """
     path = Path(path)
     table = pd.read_csv(path)
@@ -144,19 +129,15 @@ def download_acs_states(
 ) -> list[Path]:
     """Download (once) the 2018 1-Year PUMS person CSV of each state into folktables' cache layout.
 
-    folktables' own downloader calls ``requests.get`` with no timeout and swallows errors; this does the same
-    request with :data:`DOWNLOAD_TIMEOUT_S` and raises, then folktables reads the cached files.
+    folktables' own downloader has no timeout and swallows errors; this one uses :data:`DOWNLOAD_TIMEOUT_S` and
+    raises. Returns the path of each state's ``psam_pXX.csv``.
 
     Args:
-        states: two-letter codes (folktables' ``state_list``).
         root: cache root, :func:`acs_cache_dir` by default.
         base_url: PUMS folder URL (default :data:`ACS_BASE_URL`, or ``LLMDISC_ACS_URL``).
 
-    Returns:
-        The path of each state's ``psam_pXX.csv``.
-
     Raises:
-        DataError: a download or extraction failed (names both ways to supply the data).
+        ReferenceMissingError: a download or extraction failed (the message names the other sources).
     """
     import requests
     from folktables.load_acs import _STATE_CODES
@@ -199,16 +180,11 @@ def download_acs_states(
 def load_acs_income(states: list[str] | None = None) -> tuple[pd.DataFrame, list[Path]]:
     """Build the ACSIncome table with folktables from the PUMS files (downloaded when not cached).
 
-    Args:
-        states: two-letter state codes; None means every state folktables knows (50 states and PR).
-
-    Returns:
-        (table of :data:`CENSUS_COLUMNS`, all ``int64``, every row that passes ACSIncome's filter;
-        the PUMS CSV files it was read from).
+    Returns (table of :data:`CENSUS_COLUMNS`, all ``int64``; the PUMS CSV files read) for ``states`` (None: every
+    state folktables knows).
 
     Raises:
-        ConfigError: an unknown state code.
-        DataError: the files cannot be downloaded.
+        ConfigError: an unknown state code. DataError: the files cannot be downloaded.
     """
     valid = _state_list()
     states = list(states) if states else valid
@@ -235,17 +211,14 @@ def load_census(
     n_rows: int | None = None,
     seed: int = 0,
 ) -> tuple[pd.DataFrame, list[Path]]:
-    """Load the real census rows (integer codes) from the first available source (see the module docstring).
+    """Load the real census rows (integer codes) from the first available source (see the module docstring);
+    returns (table, the files it was read from).
 
     Args:
         census_csv: a local CSV of :data:`CENSUS_COLUMNS`; overrides ``LLMDISC_CENSUS_CSV`` and the reference.
         states: ACS states for the folktables path; not allowed with a local CSV (it has no state column).
         n_rows: seeded subsample size. None: every row of a local CSV, or :data:`DEFAULT_CENSUS_ROWS` from
             folktables (all rows, with a warning, when fewer pass the filter).
-        seed: seed of the subsample (``DataFrame.sample(random_state=seed)``).
-
-    Returns:
-        (table, the files it was read from).
 
     Raises:
         ConfigError: ``states`` with a local CSV, or ``n_rows`` larger than the rows available.
@@ -299,11 +272,7 @@ def subsample(table: pd.DataFrame, n_rows: int | None, seed: int, *, what: str =
 
 
 def load_codebook(variable: str) -> dict[int, str]:
-    """Read ``codebooks/<variable>.txt`` into ``{integer code: label}``.
-
-    Args:
-        variable: PUMS variable name (``COW``, ``SCHL``, ``MAR``, ``OCCP``, ``POBP``, ``RELP``, ``SEX``,
-            ``RAC1P``).
+    """Read ``codebooks/<variable>.txt`` (``variable``: a PUMS name such as ``SCHL``) into ``{code: label}``.
 
     Raises:
         DataError: the file is missing or a line is not ``CODE .Label``.
@@ -333,14 +302,10 @@ def load_codebook(variable: str) -> dict[int, str]:
 def decode_census(table: pd.DataFrame) -> pd.DataFrame:
     """Map every PUMS code column to its text label (age, hours and the 0/1 target are kept as they are).
 
-    Args:
-        table: census rows with integer codes (:data:`CENSUS_COLUMNS`).
-
-    Returns:
-        A copy whose code columns hold label strings (``object`` dtype).
+    Returns a copy whose code columns hold label strings (``object`` dtype).
 
     Raises:
-        DataError: a code absent from its code list (names the column, the PUMS variable and the code).
+        DataError: a code absent from its code list.
     """
     decoded = table.copy()
     for column, variable in CODE_COLUMNS.items():

@@ -73,12 +73,8 @@ def _adult_file(adult_dir: Path, name: str) -> Path:
 def load_adult(adult_dir: str | Path | None = None) -> tuple[pd.DataFrame, Path]:
     """Read UCI Adult's ``adult.data`` (checksum verified) and drop rows with a ``?``.
 
-    Args:
-        adult_dir: folder holding ``adult.data.gz`` (or ``adult.data``); :func:`adult_raw_dir` by default.
-
-    Returns:
-        (30,162 rows x 15 columns :data:`ADULT_COLUMNS`: six ``int64`` columns, nine strings, income
-        ``<=50K``/``>50K``; the file read).
+    Returns (30,162 rows x 15 :data:`ADULT_COLUMNS`, six ``int64`` and nine strings; the file read), from
+    ``adult_dir`` (default :func:`adult_raw_dir`).
 
     Raises:
         DataError, ChecksumError: the file is missing or not the pristine one.

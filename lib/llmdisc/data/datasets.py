@@ -4,9 +4,6 @@ Dataset keys name a table and its encoding: ``adult`` (strings), ``census-codes`
 paper's form) and ``census-labels`` (codes decoded to text). :func:`prepare_dataset` writes
 ``data/processed/<key>/{train,holdout}.parquet`` and a ``manifest.json``; later stages read them with
 :func:`load_processed`. The holdout is never shown to a synthesizer; the baselines use it.
-
-Adult comes from :mod:`llmdisc.data.adult` (sha256 checked on every load), Census from :mod:`llmdisc.data.acs`; both
-are re-exported here, so callers import everything from ``llmdisc.data.datasets``.
 """
 
 from __future__ import annotations
@@ -71,21 +68,18 @@ def _check_encoding(dataset: str, encoding: str | None) -> str:
 def dataset_key(dataset: str, encoding: str | None = None) -> str:
     """Return the dataset key: ``adult``, ``census-codes`` or ``census-labels``.
 
-    Args:
-        dataset: ``adult`` or ``census``.
-        encoding: one of ``ENCODINGS[dataset]``; None or ``""`` means the dataset's default.
+    ``encoding``: one of ``ENCODINGS[dataset]``; None or ``""`` means the dataset's default.
 
     Raises:
-        ConfigError: unknown dataset or encoding (the message lists the valid ones).
+        ConfigError: unknown dataset or encoding.
     """
     encoding = _check_encoding(dataset, encoding)
     return dataset if len(ENCODINGS[dataset]) == 1 else f"{dataset}-{encoding}"
 
 
 def parse_dataset_key(key: str) -> tuple[str, str]:
-    """Inverse of :func:`dataset_key`: ``"census-codes"`` -> ``("census", "codes")``.
-
-    ``"adult"`` -> ``("adult", "labels")``; a bare dataset name gives its default encoding.
+    """Inverse of :func:`dataset_key`: ``"census-codes"`` -> ``("census", "codes")``; a bare name gives its
+    default encoding.
 
     Raises:
         ConfigError: the key names no known dataset or encoding.
@@ -129,14 +123,9 @@ def load_dataset(
     """Load a real table in the requested encoding.
 
     Args:
-        name: ``adult`` or ``census``.
         encoding: ``labels`` (Adult); ``codes`` (default) or ``labels`` (Census). None or ``""``: the default.
-        census_csv: Census only: a local CSV of :data:`CENSUS_COLUMNS` (else ``LLMDISC_CENSUS_CSV``, else the
-            paper's extract in the reference folder (``llmdisc data fetch-reference``), else a folktables
-            download).
-        states: Census only, folktables path: two-letter state codes (default: all).
-        n_rows: seeded subsample size (default: all rows; 32,561 for a folktables download).
-        seed: seed of that subsample.
+        census_csv, states: Census only: as :func:`~llmdisc.data.acs.load_census`.
+        n_rows, seed: seeded subsample size (default: all rows; 32,561 for a folktables download).
 
     Returns:
         Adult: 30,162 x 15 (six ``int64``, nine strings). Census: 11 columns; ``codes`` all ``int64``,
@@ -144,7 +133,7 @@ def load_dataset(
 
     Raises:
         ConfigError: unknown dataset/encoding, or options that do not apply.
-        DataError, ChecksumError: missing, corrupt or off-schema input, or no census source at all.
+        DataError, ChecksumError: missing, corrupt or off-schema input.
     """
     return _load(_check_dataset(name), encoding, census_csv, states, n_rows, seed)[0]
 
@@ -152,12 +141,8 @@ def load_dataset(
 def column_kinds(table_or_key: pd.DataFrame | str) -> dict[str, str]:
     """Map each column to ``"categorical"`` or ``"numerical"``, as declared to synthesizers and metrics.
 
-    Adult: the six integer columns are numerical, the rest categorical. Census (codes and labels): age and
-    hours_per_week numerical, every code column and the target categorical (so SDV invents no codes).
-    Any other table: numeric non-boolean dtypes numerical, everything else categorical.
-
-    Args:
-        table_or_key: a DataFrame, or a dataset key such as ``census-codes``.
+    ``table_or_key`` is a DataFrame or a dataset key. Census code columns are categorical (so SDV invents no
+    codes); an unknown table's numeric non-boolean dtypes are numerical.
     """
     if isinstance(table_or_key, str):
         dataset, _ = parse_dataset_key(table_or_key)
@@ -181,17 +166,12 @@ def column_kinds(table_or_key: pd.DataFrame | str) -> dict[str, str]:
 def train_holdout_split(
     table: pd.DataFrame, *, holdout_fraction: float = 0.2, seed: int = 0, stratify_column: str | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Split real rows into a training part (for synthesizers) and a holdout (for baselines), seeded.
+    """Split real rows into (train, holdout), seeded, each with a fresh RangeIndex (later row ids are positions).
 
     Args:
-        table: the real table.
         holdout_fraction: share of rows in the holdout, strictly between 0 and 1 (0.2 = 80/20).
         seed: ``random_state`` of scikit-learn's ``train_test_split``.
-        stratify_column: column whose shares both parts keep; None: the table's target (``income`` or
-            ``income_above_50k``).
-
-    Returns:
-        (train, holdout), each with a fresh RangeIndex: later row ids are positions in these tables.
+        stratify_column: column whose shares both parts keep; None: the table's target.
 
     Raises:
         ConfigError: fraction out of range, unknown stratify column, or no target to stratify on.
@@ -237,15 +217,8 @@ def _shares(values: pd.Series) -> dict[str, float]:
 
 
 def profile_table(table: pd.DataFrame, top_n: int = 5) -> pd.DataFrame:
-    """One row per column: dtype, declared kind, distinct values, and the ``top_n`` most frequent values.
-
-    Args:
-        table: any real table.
-        top_n: how many values to list (with their share of rows, in %, 1 decimal).
-
-    Returns:
-        DataFrame indexed by column with ``dtype``, ``kind``, ``unique``, ``missing``, ``top_values``.
-    """
+    """One row per column (index ``column``): ``dtype``, ``kind``, ``unique``, ``missing``, and ``top_values``
+    (the ``top_n`` most frequent values with their share of rows in %)."""
     kinds = column_kinds(table)
     rows = []
     for col in table.columns:
@@ -284,16 +257,12 @@ def prepare_dataset(
     """Load a dataset, split it, write ``data/processed/<key>/{train,holdout}.parquet`` and ``manifest.json``.
 
     Args:
-        dataset: ``adult`` or ``census``.
-        encoding: as in :func:`load_dataset`.
         seed: seed of the split (and of a folktables subsample).
         holdout_fraction: share of rows held out (0.2 = 80/20).
-        census_csv: as in :func:`load_dataset`.
+        encoding, census_csv: as in :func:`load_dataset`.
 
     Returns:
-        The folder written. Its manifest records parameters, seed, the sha256 of the input file(s) and of both
-        parquet files, and metrics ``rows``, ``train_rows``, ``holdout_rows``, ``columns`` and target shares,
-        plus ``columns``/``dtypes``/``column_kinds``.
+        The folder written; its manifest records the sha256 of inputs and outputs, row counts and target shares.
     """
     key = dataset_key(_check_dataset(dataset), encoding)
     encoding = parse_dataset_key(key)[1]
@@ -348,10 +317,6 @@ def prepare_dataset(
 def load_processed(key: str, split: str = "train") -> pd.DataFrame:
     """Read ``data/processed/<key>/<split>.parquet`` written by :func:`prepare_dataset`.
 
-    Args:
-        key: dataset key (``adult``, ``census-codes``, ``census-labels``).
-        split: ``train`` or ``holdout``.
-
     Raises:
         ConfigError: unknown key or split.
         DataError: the file is missing (names the command that writes it).
@@ -369,9 +334,8 @@ def load_processed(key: str, split: str = "train") -> pd.DataFrame:
 
 
 def add_manifest_metrics(key: str, metrics: dict[str, object]) -> Path:
-    """Merge ``metrics`` into ``metrics`` of ``data/processed/<key>/manifest.json`` (notebook 01's last cell).
-
-    Hashes and parameters are left untouched, so the manifest stays current for skip-by-hash.
+    """Merge ``metrics`` into ``metrics`` of ``data/processed/<key>/manifest.json`` (notebook 01's last cell);
+    hashes and parameters are left untouched, so skip-by-hash still works.
 
     Raises:
         DataError: no manifest yet (run :func:`prepare_dataset` first).

@@ -1,22 +1,10 @@
 """The paper's reference files: pinned, downloaded on request, verified, and read.
 
-The paper's public repository (:data:`REPOSITORY` at the pinned :data:`COMMIT`) holds the objects this
-compendium reproduces: its per-trial LLM records (``results/**/llm_results_*.jsonl``), its human labels
-(``results/human/**``), its Census extract (``data/census/real/census.csv``) and its three Census releases
-(``data/census/synthetic/{gaussian_copula,ctgan,tvae}/synthetic.csv``), plus two small result tables. Every
-file is pinned (path, size in bytes, sha256) in ``reference_files.csv`` beside this module.
-
-* :func:`fetch_reference` downloads them with pooch as raw files
-  (``<base_url>/<owner>/<repo>/<commit>/<path>``) into the reference folder: the pins are pooch's registry,
-  each file goes to a temporary file, is checked against its sha256 and moved into place only when it matches;
-  failures are retried as pooch retries them. A file already present with the right hash is not fetched again.
-  This is the only code that downloads the reference; nothing fetches it implicitly (CLI: ``llmdisc data
-  fetch-reference``, ``make reference``).
-* :func:`check_reference` lists the files of a folder that differ from the pins (``--check``).
-* :func:`load_paper_release` reads one of the paper's Census releases, with a header check that names the fix.
-
-The folder is found by :func:`llmdisc.paths.reference_dir` (``LLMDISC_REFERENCE``, ``data/reference``,
-``../shared/reference``).
+The paper's repository (:data:`REPOSITORY` at :data:`COMMIT`) holds its LLM records, human labels, Census extract
+and three Census releases; every file is pinned (path, bytes, sha256) in ``reference_files.csv`` beside this module.
+:func:`fetch_reference` is the only code that downloads them (``llmdisc data fetch-reference``); nothing fetches
+implicitly. :func:`check_reference` lists files that differ from the pins; :func:`load_paper_release` and
+:func:`load_paper_census` read them with a header check.
 """
 
 from __future__ import annotations
@@ -64,13 +52,8 @@ class ReferenceFetchError(DataError):
 
 @dataclass(frozen=True)
 class ReferenceFile:
-    """One pinned file of the paper's repository.
-
-    Attributes:
-        path: POSIX path inside the repository (= inside the reference folder).
-        size: length in bytes.
-        sha256: hex digest of the bytes.
-    """
+    """One pinned file of the paper's repository: POSIX ``path`` (also inside the reference folder), ``size`` in
+    bytes, ``sha256`` hex digest."""
 
     path: str
     size: int
@@ -82,7 +65,6 @@ class Difference:
     """A file of a reference folder that differs from its pin.
 
     Attributes:
-        path: the pinned path.
         problem: ``missing``, ``size`` (a different length) or ``sha256`` (same length, other bytes).
         detail: the sizes or digests found and expected.
     """
@@ -97,11 +79,8 @@ class FetchReport:
     """What :func:`fetch_reference` did.
 
     Attributes:
-        dest: the reference folder written.
-        fetched: paths downloaded in this run.
-        present: paths already there with the right hash (not fetched again).
-        requests: HTTP requests made (retries included).
-        bytes_received: body bytes received.
+        fetched: paths downloaded in this run; ``present``: already there with the right hash.
+        requests: HTTP requests made (retries included); ``bytes_received``: body bytes.
     """
 
     dest: Path
@@ -112,17 +91,11 @@ class FetchReport:
 
 
 def pinned_files(only: Iterable[str] | None = None) -> list[ReferenceFile]:
-    """The pinned files (``reference_files.csv``), optionally those matching ``only``.
-
-    Args:
-        only: shell-style patterns matched against the whole path (``*`` also crosses ``/``), e.g.
-            ``data/census/*`` or ``results/**/llm_results_*.jsonl``; None or empty means every file.
-
-    Returns:
-        The pins in path order.
+    """The pinned files, in path order; ``only``: shell-style patterns over the whole path (``*`` also crosses
+    ``/``), e.g. ``data/census/*``; None means every file.
 
     Raises:
-        ConfigError: a pattern matches no pinned file (the message lists the top folders).
+        ConfigError: a pattern matches no pinned file.
     """
     text = importlib.resources.files("llmdisc.data").joinpath(PINS_FILE).read_text(encoding="utf-8")
     files = [ReferenceFile(row["path"], int(row["size"]), row["sha256"]) for row in csv.DictReader(text.splitlines())]
@@ -165,13 +138,8 @@ def _difference(folder: Path, pin: ReferenceFile) -> Difference | None:
 
 
 def check_reference(folder: Path | str | None = None, *, only: Iterable[str] | None = None) -> list[Difference]:
-    """List the pinned files of ``folder`` that are missing or differ from their pins (empty: all match).
-
-    Reads local files only (no network).
-
-    Args:
-        folder: the reference folder; None means the one consumers read (:func:`llmdisc.paths.reference_dir`).
-        only: patterns as in :func:`pinned_files`.
+    """List the pinned files of ``folder`` (None: :func:`llmdisc.paths.reference_dir`) that are missing or differ
+    from their pins (empty: all match); ``only`` as in :func:`pinned_files`.
 
     Raises:
         ReferenceMissingError: ``folder`` is None and there is no reference folder.
@@ -189,10 +157,8 @@ class _Truncated(ValueError):
 
 
 class _Download:
-    """pooch's HTTP downloader for one pinned file; counts requests and bytes, and keeps the last body's hash.
-
-    A 4xx other than 408/429 becomes a :class:`ReferenceFetchError`, which pooch does not retry.
-    """
+    """pooch's HTTP downloader for one pinned file; counts requests and bytes, keeps the last body's hash. A 4xx
+    other than 408/429 becomes a :class:`ReferenceFetchError`, which pooch does not retry."""
 
     def __init__(self, pin: ReferenceFile, report: FetchReport) -> None:
         import pooch
@@ -225,7 +191,6 @@ class _Download:
 
 
 def _failure(pin: ReferenceFile, url: str, exc: Exception, got: tuple[int, str], attempts: int) -> DataError:
-    """The error naming the file, the problem and the fix, from pooch's last failed attempt."""
     import requests
     from urllib3.exceptions import NewConnectionError
 
@@ -256,26 +221,21 @@ def fetch_reference(
     retries: int = 3,
     progress: Callable[[str], None] | None = None,
 ) -> FetchReport:
-    """Download the pinned files of the paper's repository into the reference folder, with pooch.
-
-    Files already present with their pinned hash are skipped, so a re-run fetches only what is missing or wrong.
+    """Download the pinned files into the reference folder with pooch; files already present with their pinned
+    hash are skipped. Each download is checked against its sha256 before it is moved into place.
 
     Args:
-        dest: the reference folder to fill (default :func:`llmdisc.paths.reference_target_dir`:
-            ``LLMDISC_REFERENCE`` if set, else ``<root>/data/reference``).
+        dest: the folder to fill (default :func:`llmdisc.paths.reference_target_dir`).
         base_url: raw-file host (default ``LLMDISC_REFERENCE_URL`` or :data:`DEFAULT_BASE_URL`); files are
             requested at ``<base_url>/<owner>/<repo>/<commit>/<path>``.
         only: patterns selecting some files (:func:`pinned_files`); None fetches all 59 (5.65 MB).
-        retries: further attempts per file (pooch's ``retry_if_failed``: it waits 1 s, 2 s, ... and downloads the
-            whole file again) after a network error, HTTP 408/429/5xx, a truncated body or a wrong hash.
-        progress: called with one line per file (e.g. ``print``); None is silent.
-
-    Returns:
-        A :class:`FetchReport` (files fetched, files already present, requests made).
+        retries: further attempts per file after a network error, HTTP 408/429/5xx, a truncated body or a wrong
+            hash (pooch's ``retry_if_failed``).
+        progress: called with one line per file (e.g. ``print``).
 
     Raises:
-        ReferenceFetchError: a 404, another HTTP error, or a failure after the retries (named file, URL and
-            fix). Other files are still fetched after a failed one; the error lists all.
+        ReferenceFetchError: an HTTP error or a failure after the retries; other files are still fetched, and
+            the error lists all.
         ReferenceNetworkError: the host cannot be reached (at once: every file would fail).
         ChecksumError: every failed file was downloaded with a sha256 other than its pin (nothing written).
     """
@@ -321,8 +281,7 @@ def paper_release_path(synthesizer: str) -> Path:
     """The paper's Census release of ``synthesizer`` in the reference folder.
 
     Raises:
-        ConfigError: an unknown synthesizer.
-        ReferenceMissingError: no reference folder, or the file is not in it.
+        ConfigError: an unknown synthesizer. ReferenceMissingError: the file is not here.
     """
     if synthesizer not in PAPER_SYNTHESIZERS:
         raise ConfigError(f"unknown paper release {synthesizer!r}; fix: use one of {list(PAPER_SYNTHESIZERS)}")
@@ -331,11 +290,7 @@ def paper_release_path(synthesizer: str) -> Path:
 
 
 def paper_census_path() -> Path:
-    """The paper's Census extract (``data/census/real/census.csv``) in the reference folder.
-
-    Raises:
-        ReferenceMissingError: no reference folder, or the file is not in it.
-    """
+    """The paper's Census extract in the reference folder. Raises ReferenceMissingError if absent."""
     return require_reference(*CENSUS_REAL_PATH.split("/"), what="the paper's Census extract")
 
 
@@ -364,22 +319,14 @@ def _check_paper_file(path: Path, repo_path: str, *, what: str) -> None:
 
 
 def load_paper_release(synthesizer: str) -> pd.DataFrame:
-    """Read the paper's Census release of ``synthesizer`` (32,561 rows of the 11 integer Census columns).
-
-    The paper fitted its synthesizers on all 32,561 real rows (no holdout): any real row may have been in
-    training, so distance-based privacy tests against a holdout are not valid on these releases.
-
-    Args:
-        synthesizer: ``gaussian_copula``, ``ctgan`` or ``tvae``.
-
-    Returns:
-        The release, columns in :data:`~llmdisc.data.acs.CENSUS_COLUMNS` order, ``int64``.
+    """Read the paper's Census release of ``synthesizer`` (``gaussian_copula``, ``ctgan`` or ``tvae``): 32,561
+    rows of the 11 Census columns, ``int64``. The paper fitted it on every real row (no holdout), so
+    distance-based privacy tests against a holdout are not valid on it.
 
     Raises:
         ReferenceMissingError: the release is not on this machine (fix: ``llmdisc data fetch-reference``).
-        DataError: its header differs from the paper's (a renamed, missing, extra or reordered column) or a
-            value is not an integer; the message names the fix. A file whose bytes differ from the pin but
-            whose header is right loads with a :class:`~llmdisc.errors.LlmdiscWarning`.
+        DataError: its header differs from the paper's, or a value is not an integer. A file whose bytes differ
+            from the pin but whose header is right loads with a :class:`~llmdisc.errors.LlmdiscWarning`.
     """
     path = paper_release_path(synthesizer)
     _check_paper_file(path, RELEASE_PATH.format(synthesizer=synthesizer), what=f"the paper's {synthesizer} release")
@@ -387,12 +334,8 @@ def load_paper_release(synthesizer: str) -> pd.DataFrame:
 
 
 def load_paper_census() -> pd.DataFrame:
-    """Read the paper's Census extract (32,561 rows x 11 integer columns), header-checked like a release.
-
-    Raises:
-        ReferenceMissingError: it is not on this machine (fix: ``llmdisc data fetch-reference``).
-        DataError: its header differs from the paper's.
-    """
+    """Read the paper's Census extract (32,561 rows x 11 integer columns); checks and errors as
+    :func:`load_paper_release`."""
     path = paper_census_path()
     _check_paper_file(path, CENSUS_REAL_PATH, what="the paper's Census extract")
     return read_census_csv(path)

@@ -1,12 +1,9 @@
 """Stages 03–04, the LLM discriminator: samples, prompts, providers, cached and resumable trials.
 
-Reads the real holdout/train tables (:mod:`llmdisc.data`) and the releases (:mod:`llmdisc.synthesis`); draws a
-fresh seeded 20-row sample per trial (:mod:`~llmdisc.discrimination.samples`), renders the C1/C2 prompt
-(:mod:`~llmdisc.discrimination.prompts`, ``templates/``, the metadata block of
-:mod:`~llmdisc.discrimination.metadata`), asks a provider (:mod:`~llmdisc.discrimination.providers`) through the
-response cache and the one retry loop, parses the JSON verdict (:mod:`~llmdisc.discrimination.answers`) and writes
-one :class:`TrialRecord` per line to ``results/trials/<run>.jsonl`` (:mod:`~llmdisc.discrimination.runner`; a
-re-run resumes). :func:`run_configured` is one configured run as notebook 04 and ``llmdisc trials`` describe it.
+Reads the real train tables (:mod:`llmdisc.data`) and the releases (:mod:`llmdisc.synthesis`); draws a seeded
+sample per trial, renders the C1/C2 prompt, asks a provider through the response cache and the one retry loop,
+parses the JSON verdict and writes one :class:`TrialRecord` per line to ``results/trials/<run>.jsonl`` (a re-run
+resumes). :func:`run_configured` is one configured run as notebook 04 and ``llmdisc trials`` describe it.
 """
 
 from llmdisc.discrimination.answers import ANSWER_JSON_SCHEMA, ParsedAnswer, VerdictAnswer, parse_answer

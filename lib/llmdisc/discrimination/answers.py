@@ -1,31 +1,19 @@
 """The discriminator's answer: its schema (sent to providers) and a parser that never raises.
 
-The LLM answers with one JSON object (docs/protocol.md §1): ``verdict`` (REAL | SYNTHETIC), ``confidence``
-(integer 0–100), ``reasoning`` (text), ``red_flags`` and ``supporting_evidence`` (lists of text).
-
-:data:`ANSWER_JSON_SCHEMA` caps every length (``maxLength``, ``maxItems``): small models loop to the token
-limit without caps (FEASIBILITY). It uses only keywords that Ollama's ``format``, Gemini's
-``responseJsonSchema``, llama.cpp grammars and OpenAI's (non-strict) ``json_schema`` all accept:
-``type``, ``properties``, ``required``, ``additionalProperties``, ``enum``, ``minimum``, ``maximum``,
-``maxLength``, ``items``, ``maxItems``. (OpenAI *strict* mode rejects ``maxLength``.) Caps steer
-generation only: :func:`parse_answer` does not reject an over-long answer from a service that ignores them.
+The LLM answers with one JSON object (docs/protocol.md §1) of the five :data:`ANSWER_FIELDS`.
+:data:`ANSWER_JSON_SCHEMA` caps every length, since small models loop to the token limit without caps, and uses
+only keywords that Ollama, Gemini, llama.cpp grammars and OpenAI's non-strict ``json_schema`` all accept (OpenAI
+*strict* mode rejects ``maxLength``). Caps steer generation only: :func:`parse_answer` does not reject an
+over-long answer.
 
 Parsing decisions (each pinned by a test):
 
-* JSON is looked for, in order: the whole text; a fenced block (```json … ```); the first balanced
-  ``{…}`` in the text that holds a ``verdict`` (else the first that parses). Trailing commas before
-  ``}``/``]`` are removed (an unambiguous slip). A single-key wrapper such as ``{"answer": {...}}``
-  is unwrapped. A JSON array, string or number is invalid (``json_not_object:list`` …).
-* ``verdict`` is normalised: surrounding whitespace, quotes, ``*`` and punctuation removed, upper-cased
-  ("Real." → REAL, " synthetic " → SYNTHETIC); anything else is ``verdict_not_recognised:<value>``.
-* ``confidence`` must be an integer in 0–100: ``85``, ``85.0`` and the digit string ``"85"`` are accepted
-  (unambiguous); ``85.5``, ``"85%"``, ``"high"``, ``true`` give ``confidence_not_integer``; ``150`` and
-  ``-3`` give ``confidence_out_of_range``.
-* All five fields are required (``missing_field:<name>``; ``null`` counts as missing). A list field given
-  as one string becomes a one-item list (an empty string an empty list); numbers in a list become text;
-  nested objects/lists inside a list give ``<field>_not_list_of_strings``. Extra keys are ignored.
-* When the answer is invalid, ``verdict`` and ``confidence`` are None (so nobody scores it by mistake);
-  the raw text is always kept.
+* JSON is looked for in the whole text, then a fenced block, then the first balanced ``{…}`` holding a
+  ``verdict``. Trailing commas are removed and a single-key wrapper (``{"answer": {...}}``) is unwrapped.
+* ``verdict`` is normalised ("Real." → REAL); ``confidence`` accepts ``85``, ``85.0`` and ``"85"`` only.
+* All five fields are required (``null`` counts as missing); a list field given as one string becomes a
+  one-item list. Extra keys are ignored.
+* When the answer is invalid, ``verdict`` and ``confidence`` are None; the raw text is always kept.
 """
 
 from __future__ import annotations
@@ -39,12 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 VERDICTS = ("REAL", "SYNTHETIC")
 REASONING_MAX_CHARS = 600
-"""Cap on ``reasoning`` (characters)."""
 LIST_MAX_ITEMS = 4
 """Cap on the number of ``red_flags`` / ``supporting_evidence`` items."""
 ITEM_MAX_CHARS = 120
-"""Cap on each list item (characters). With the caps above, a grammar-constrained answer ends after about
-1,000 tokens even when a small model loops inside a list (measured; see ``GenerateConfig.max_tokens``)."""
+"""Cap on each list item (characters). With these caps a grammar-constrained answer ends after about 1,000
+tokens even when a small model loops inside a list (see ``GenerateConfig.max_tokens``)."""
 
 _Item = Annotated[str, StringConstraints(max_length=ITEM_MAX_CHARS)]
 
@@ -94,22 +81,18 @@ class ParsedAnswer:
     """The outcome of parsing one raw answer; never an exception."""
 
     verdict: str | None
-    """``REAL`` or ``SYNTHETIC`` when valid, else None."""
+    """``REAL`` or ``SYNTHETIC`` when valid, else None (so is ``confidence``, 0–100)."""
     confidence: int | None
-    """0–100 when valid, else None."""
     reasoning: str | None
-    """The reasoning text where it could be read (also for some invalid answers), else None."""
     red_flags: list[str]
     supporting_evidence: list[str]
     invalid_reason: str | None
     """None when valid, else a named reason (``no_json``, ``missing_field:confidence``, …)."""
     raw_text: str
-    """The text exactly as the model returned it."""
     method: str = ""
-    """How the JSON object was found: ``strict``, ``fenced``, ``embedded`` (``+repaired`` if commas were
-    fixed, ``+unwrapped`` if a wrapper object was removed)."""
+    """How the JSON object was found: ``strict``, ``fenced``, ``embedded`` (``+repaired``, ``+unwrapped``)."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """Keys outside the schema that the model added (kept for inspection, ignored for scoring)."""
+    """Keys outside the schema that the model added (ignored for scoring)."""
 
     @property
     def valid(self) -> bool:
@@ -275,13 +258,8 @@ def _invalid(raw: str, reason: str, method: str = "", reasoning: str | None = No
 def parse_answer(text: str) -> ParsedAnswer:
     """Parse a model's raw answer into a :class:`ParsedAnswer`; never raises.
 
-    Args:
-        text: The raw completion text (``None`` is treated as empty).
-
-    Returns:
-        A valid answer (``invalid_reason`` None, verdict REAL/SYNTHETIC, confidence 0–100) or an invalid
-        one whose ``invalid_reason`` names the first problem found, checking in the order verdict,
-        confidence, reasoning, red_flags, supporting_evidence. ``raw_text`` is ``text`` unchanged.
+    ``text`` None is treated as empty. An invalid answer's ``invalid_reason`` names the first problem found, in the
+    order verdict, confidence, reasoning, red_flags, supporting_evidence.
     """
     raw = text if isinstance(text, str) else ("" if text is None else str(text))
     found = _find_json(raw)

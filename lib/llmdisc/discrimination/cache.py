@@ -1,20 +1,9 @@
 """Content-addressed store of completed LLM responses (modelled on Inspect AI's ``model/_cache.py``).
 
-The key is the sha256 of the canonical JSON of everything that can change an answer: provider, model id
-and its digest/version, base URL, the full messages (system and user text), the answer schema,
-temperature, seed, max tokens, the replicate index and the trial's sample seed. Values are completed
-responses only (text, model version, token counts, latency): a failure is never stored, so a retry is a
-fresh call, and no secret is ever stored (the base URL enters the key only as a hash, with any
-user-info or query string removed first).
-
-Storage: JSONL shards ``<dir>/<first two hex digits of the key>.jsonl`` under ``.llmdisc-cache/`` at the
-project root (``LLMDISC_CACHE_DIR`` overrides). Each line is ``{"key": ..., "value": {...}, "stored": ...}``;
-a later line for the same key supersedes an earlier one (that is how ``refresh`` overwrites). A corrupt
-line is skipped and counted (:attr:`ResponseCache.corrupt_lines`), never a crash: the cache is an
-optimisation. :class:`ShardedJsonlStore` is that store for any JSON value; the likelihood's :class:`ScoreCache`
-(``<cache>/likelihood``, ``likelihood-joint``) and :class:`TokenCache` (``<cache>/likelihood-tokens``) use it too:
-every append holds a file lock, is fsynced, and starts on a fresh line when a killed writer left a torn one, so
-the torn line alone is lost.
+The key (:func:`cache_key`) is the sha256 of everything that can change an answer. Values are completed responses
+only: a failure is never stored (a retry is a fresh call), nor is any secret (the base URL is keyed without
+user-info or query). Storage is :class:`ShardedJsonlStore` under :func:`default_cache_dir`, also used by the
+likelihood's :class:`ScoreCache` and :class:`TokenCache`.
 
 Modes:
     ``fill`` (default): read hits, store new responses.
@@ -87,30 +76,20 @@ def cache_key_parts(
     kind: str = "completion",
     label_method: str | None = None,
 ) -> dict[str, Any]:
-    """Return the dictionary that :func:`cache_key` hashes (useful to see why two keys differ).
+    """Return the JSON-serialisable dict that :func:`cache_key` hashes (useful to see why two keys differ).
 
     Args:
-        provider: registry name of the provider (``local``, ``ollama``, ...).
-        model: model id asked for.
         model_digest: weights hash / digest / version known before the call (None if unknown).
         base_url: service URL (credentials and query strings are stripped before hashing).
-        system: full system prompt text.
-        user: full user prompt text.
         json_schema: the answer schema sent to the provider (None for free text).
-        temperature: sampling temperature.
-        seed: provider-side sampling seed.
-        max_tokens: cap on generated tokens.
         replicate: replicate index, so repeated identical calls stay distinct (Inspect's epoch).
         sample_seed: the trial's sample seed (already implied by the user text; kept for traceability).
-        kind: ``completion`` (a generated answer) or ``label_scores`` (the labels' log-probabilities after
-            the answer prefix): two different questions about the same prompt. ``completion`` adds nothing
-            to the key, so the keys of answers cached before label scores existed are unchanged.
-        label_method: for ``label_scores``, how the provider computes them when it has more than one way
-            (the ``local`` provider: ``transformers-float32``; None for its llama.cpp forced tokens, so
-            those keys are unchanged): the numbers differ slightly between methods.
+        kind: ``completion`` or ``label_scores`` (the labels' log-probabilities after the answer prefix).
+            ``completion`` adds nothing to the key, so keys cached before label scores existed are unchanged.
+        label_method: for ``label_scores``, the provider's method when it has several (numbers differ slightly).
 
-    Returns:
-        A JSON-serialisable dict with one entry per part of the key.
+    Raises:
+        ConfigError: unknown ``kind``.
     """
     if kind not in ("completion", "label_scores"):
         raise ConfigError(f"cache key kind {kind!r} is unknown; fix: use 'completion' or 'label_scores'")
@@ -133,14 +112,7 @@ def cache_key_parts(
 
 
 def cache_key(**parts: Any) -> str:
-    """Return the cache key of one call: sha256 (hex, 64 chars) of the canonical JSON of its parts.
-
-    Args:
-        **parts: the keyword arguments of :func:`cache_key_parts` (an unknown or missing one is a TypeError).
-
-    Returns:
-        64 lowercase hex characters.
-    """
+    """Return the cache key of one call: sha256 (64 lowercase hex) of :func:`cache_key_parts` ``(**parts)``."""
     return sha256_json(cache_key_parts(**parts))
 
 
@@ -165,14 +137,7 @@ def request_cache_key(
 
 @contextmanager
 def locked_append(path: Path) -> Iterator[int]:
-    """Open ``path`` for appending and hold an exclusive ``flock`` on it until the block ends.
-
-    Args:
-        path: a shard file (created if missing; its folder must exist).
-
-    Yields:
-        The file descriptor, read-write in append mode: ``os.write`` lands at the end, ``os.pread`` reads anywhere.
-    """
+    """Open ``path`` (created if missing) read-write in append mode and yield its fd under an exclusive ``flock``."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # the kernel releases it on close, and when the holder is killed
@@ -182,14 +147,10 @@ def locked_append(path: Path) -> Iterator[int]:
 
 
 def append_line(path: Path, line: bytes) -> None:
-    """Append one line to ``path`` under its lock, then fsync it.
+    """Append one line (bytes ending in ``\\n``) to ``path`` under its lock, then fsync it.
 
     A writer killed mid-line leaves a last line without its newline; a newline goes first then, so that the torn
     line stays alone (and is skipped on read) instead of swallowing this one.
-
-    Args:
-        path: the shard file.
-        line: the bytes of one line, ending in ``\\n``.
     """
     with locked_append(path) as fd:
         end = os.fstat(fd).st_size
@@ -215,16 +176,13 @@ class ShardedJsonlStore:
     """JSON values by sha256 key in ``<path>/<first two hex digits>.jsonl`` shards, safe against killed writers.
 
     Each line is ``{"key": ..., "value": ..., "stored": <UTC time>}``; a later line for a key supersedes an earlier
-    one. Appends go through :func:`append_line`: a file lock (processes sharing the folder never interleave lines),
-    a torn last line kept on its own, fsync. Reads skip and count a line that does not parse, never raise: a store
-    is an optimisation. A shard is read once, then kept in memory with this store's own appends. Thread-safe.
+    one. Appends go through :func:`append_line`. Reads skip and count a line that does not parse, never raise: a
+    store is an optimisation. A shard is read once, then kept in memory. Thread-safe.
 
     Args:
-        path: folder of the shards (created on the first append).
         enabled: False: every lookup misses and every store is dropped.
         accept: predicate on a value; a line whose value fails it counts as corrupt (None: any JSON value).
-        warn_as: the store's name in a :class:`~llmdisc.errors.LlmdiscWarning` on a shard with corrupt lines
-            (None: skip them silently).
+        warn_as: the store's name in a :class:`~llmdisc.errors.LlmdiscWarning` on corrupt lines (None: silent).
     """
 
     def __init__(self, path: Path | str, *, enabled: bool = True, accept: Callable[[Any], bool] | None = None,
@@ -238,7 +196,6 @@ class ShardedJsonlStore:
         self._lock = threading.Lock()
 
     def shard_path(self, key: str) -> Path:
-        """The shard file that holds ``key``."""
         return self.path / f"{key[:2]}.jsonl"
 
     def _entries(self, name: str) -> dict[str, Any]:
@@ -280,12 +237,8 @@ class ShardedJsonlStore:
         return value
 
     def write(self, key: str, value: Any) -> None:
-        """Append ``value`` under ``key`` (superseding any earlier value), durably; nothing when disabled.
-
-        Args:
-            key: 64 hex characters (its first two name the shard).
-            value: a JSON-serialisable value (NaN is written as Python's ``NaN`` and read back as NaN).
-        """
+        """Append JSON-serialisable ``value`` under ``key`` (superseding any earlier value), durably; nothing when
+        disabled. NaN is written as Python's ``NaN`` and read back as NaN."""
         if not self.enabled:
             return
         line = json.dumps({"key": key, "value": value,
@@ -315,11 +268,7 @@ def score_key(*, text: str, start: int, end: int, backend: str, model_digest: st
 
 class ScoreCache(ShardedJsonlStore):
     """Likelihood results by key (:func:`score_key`; the joint contrast's own key), shared by every run and the audit.
-
-    Args:
-        path: folder of the shards (default ``<cache>/likelihood``).
-        enabled: False turns every lookup into a miss and every store into nothing.
-    """
+    ``path`` defaults to ``<cache>/likelihood``."""
 
     def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
         super().__init__(Path(path) if path is not None else default_cache_dir() / "likelihood", enabled=enabled)
@@ -340,12 +289,8 @@ def _is_tokens(value: Any) -> bool:
 
 class TokenCache(ShardedJsonlStore):
     """Whole-prompt token ids and log-probabilities by :func:`token_key` (NaN stored as null), so that the forward
-    pass of a trial's label scores also serves the likelihood run of the same prompt (notebook 09).
-
-    Args:
-        path: folder of the shards (default ``<cache>/likelihood-tokens``).
-        enabled: False turns every lookup into a miss and every store into nothing.
-    """
+    pass of a trial's label scores also serves the likelihood run of the same prompt (notebook 09). ``path``
+    defaults to ``<cache>/likelihood-tokens``."""
 
     def __init__(self, path: Path | str | None = None, *, enabled: bool = True) -> None:
         super().__init__(Path(path) if path is not None else default_cache_dir() / "likelihood-tokens",
@@ -359,7 +304,7 @@ class TokenCache(ShardedJsonlStore):
         return list(value["token_ids"]), [math.nan if v is None else float(v) for v in value["logprobs"]]
 
     def put(self, key: str, token_ids: list[int], logprobs: list[float]) -> None:
-        """Store one text's tokens (appended to its shard under its lock, fsynced)."""
+        """Store one text's tokens. Raises ValueError when the two lists differ in length."""
         if len(token_ids) != len(logprobs):
             raise ValueError(f"{len(token_ids)} token ids but {len(logprobs)} log-probabilities")
         self.write(key, {"token_ids": [int(t) for t in token_ids],
@@ -373,9 +318,6 @@ def _is_response(value: Any) -> bool:
 
 class ResponseCache:
     """Completed responses by :func:`cache_key`, in a :class:`ShardedJsonlStore` (one line per store).
-
-    Several threads and processes may share a directory: appends are locked and fsynced, and a later line for the
-    same key supersedes an earlier one.
 
     Args:
         path: cache directory (created on first write); None: :func:`default_cache_dir`.
@@ -395,7 +337,6 @@ class ResponseCache:
 
     @property
     def corrupt_lines(self) -> int:
-        """Number of unreadable lines skipped so far."""
         return self.stats.corrupt_lines
 
     def _lookup(self, key: str) -> dict[str, Any] | None:
@@ -411,11 +352,8 @@ class ResponseCache:
         return value
 
     def get_label_scores(self, key: str) -> LabelScores | None:
-        """Return the stored label scores for ``key`` (a ``kind="label_scores"`` key), or None on a miss.
-
-        Raises:
-            CacheMissError: ``offline`` mode and no entry for ``key``.
-        """
+        """Return the stored label scores for a ``kind="label_scores"`` key, or None on a miss (CacheMissError
+        in ``offline`` mode)."""
         value = self._lookup(key)
         if value is None:
             return None
@@ -430,11 +368,8 @@ class ResponseCache:
             invalid_reason=stored.get("invalid_reason"), metadata={"cache": "read"})
 
     def put_label_scores(self, key: str, scores: LabelScores) -> None:
-        """Store label scores (scores with an ``invalid_reason`` too: the model did answer). No metadata kept.
-
-        Raises:
-            TypeError: ``scores`` is not a :class:`LabelScores`.
-        """
+        """Store label scores (with an ``invalid_reason`` too: the model did answer); no metadata kept. TypeError for
+        anything but a :class:`LabelScores`."""
         if not isinstance(scores, LabelScores):
             raise TypeError(f"only LabelScores can be stored here, got {type(scores).__name__}")
         finite = {k: (float(v) if v == v and abs(float(v)) != float("inf") else None)
@@ -445,11 +380,8 @@ class ResponseCache:
             "latency_s": scores.latency_s, "invalid_reason": scores.invalid_reason}})
 
     def get(self, key: str) -> Completion | None:
-        """Return the stored completion for ``key``, or None on a miss (always None in ``refresh`` mode).
-
-        Raises:
-            CacheMissError: ``offline`` mode and no entry for ``key``.
-        """
+        """Return the stored completion for ``key``, or None on a miss (always None in ``refresh`` mode;
+        CacheMissError in ``offline`` mode)."""
         value = self._lookup(key)
         if value is None or "text" not in value:
             return None
@@ -460,10 +392,8 @@ class ResponseCache:
         )
 
     def put(self, key: str, completion: Completion) -> None:
-        """Store a completed response (appends one line; supersedes any earlier entry for ``key``).
-
-        Only the answer text, model id, model version, token counts and latency are kept: provider
-        metadata is dropped so that nothing secret can reach the file.
+        """Store a completed response (supersedes any earlier entry). Provider metadata is dropped so that nothing
+        secret can reach the file.
 
         Raises:
             TypeError: ``completion`` is not a :class:`Completion` (a failure must never be cached).
@@ -478,7 +408,6 @@ class ResponseCache:
         })
 
     def _append(self, key: str, value: dict[str, Any]) -> None:
-        """Store one value under ``key`` (supersedes earlier ones)."""
         self._store.write(key, value)
 
     def __len__(self) -> int:

@@ -1,16 +1,8 @@
 """What trial runs will ask of their provider, before they ask: calls, tokens, cost and time.
 
-:func:`count_calls` counts the provider calls of one configured run on an empty response cache: one per
-distinct call the cache keys (a trial's verdict, its label scores, or both), so the repeats the cache answers
-are not counted (the paper's fixed sample asks one question per cell and label; REAL samples shared by the
-cells of a dataset are asked once), plus the content-free pass and the log-probability check of a run that
-scores labels. :func:`plan_calls` sums runs per provider and model and prices them with each model's
-:class:`CallCosts` (the configuration's ``trials.models[].estimate``: prices with their date, seconds a call,
-answer and thinking tokens); :func:`format_plan` writes the lines ``llmdisc run`` and ``llmdisc trials run``
-print before any call, and alone with ``--plan``. Nothing here reads data, opens a provider or needs a key.
-
-Token counts are estimates: the prompts' are :data:`PROMPT_TOKENS`, measured on this project's prompts; the
-answers' come from the configuration.
+:func:`count_calls` counts one configured run's calls on an empty response cache; :func:`plan_calls` sums and
+prices them per provider and model (:class:`CallCosts`); :func:`format_plan` writes the text ``llmdisc run`` and
+``llmdisc trials run`` print before any call (alone with ``--plan``). Nothing here reads data or needs a key.
 """
 
 from __future__ import annotations
@@ -30,11 +22,9 @@ PROMPT_TOKENS: dict[tuple[str, str], int] = {
     ("census-codes", "C1"): 1500, ("census-codes", "C2"): 3100,
     ("census-labels", "C1"): 2300, ("census-labels", "C2"): 3500,
 }
-"""Prompt tokens of one trial call (system text, user text and answer schema) by dataset key and condition:
-the largest of 8 prompts of the real table (the ``paper`` and ``neutral`` prompts, 4 samples each), measured
-with :func:`~llmdisc.discrimination.prompts.estimate_tokens` and rounded up to a hundred (December 2026). That
-estimate follows the SmolLM2 tokenizer; Llama 3.1's and Gemini's differ by some tens of percent. A key not
-listed counts as the largest prompt of its condition."""
+"""Estimated prompt tokens of one trial call by dataset key and condition: the largest of 8 real-table prompts by
+:func:`~llmdisc.discrimination.prompts.estimate_tokens` (SmolLM2's tokenizer; others differ by tens of percent),
+rounded up to a hundred."""
 
 LOCAL_PROVIDERS = ("local", "ollama", "replay")
 """Providers that run on the user's own machine or answer from files: no price per token."""
@@ -47,14 +37,9 @@ class CallCosts:
     Attributes:
         seconds_per_call: seconds one call takes, answer included; 0 = unknown.
         answer_tokens: tokens of one generated verdict (the JSON answer).
-        thinking_tokens: thinking tokens a call is expected to add (billed as output), 0 for a model that
-            does not think.
-        max_thinking_tokens: the most thinking tokens a call can add (the provider's cap), for the upper
-            bound of the cost; 0 = no bound beyond ``thinking_tokens``.
-        usd_per_million_input_tokens: the service's price of a million prompt tokens (US$).
-        usd_per_million_output_tokens: the service's price of a million generated tokens (US$).
-        prices_as_of: the date the prices were read (``YYYY-MM`` or ``YYYY-MM-DD``); empty = no price known
-            (a remote service's cost is then unknown; local providers cost nothing).
+        thinking_tokens: thinking tokens a call is expected to add (billed as output).
+        max_thinking_tokens: the provider's cap on thinking tokens, for the cost's upper bound; 0 = no bound.
+        prices_as_of: the date the prices were read (``YYYY-MM[-DD]``); empty = no price known.
     """
 
     seconds_per_call: float = 0.0
@@ -71,9 +56,7 @@ class CallCount:
     """The provider calls of one or more runs on an empty response cache."""
 
     trials: int = 0
-    """Trials asked for (each a record in the run file)."""
     verdict_calls: int = 0
-    """Calls that generate a verdict (the JSON answer)."""
     label_calls: int = 0
     """Calls that score the labels (a few generated tokens, or none)."""
     input_tokens: int = 0
@@ -81,11 +64,9 @@ class CallCount:
 
     @property
     def calls(self) -> int:
-        """Every provider call."""
         return self.verdict_calls + self.label_calls
 
     def add(self, other: "CallCount") -> None:
-        """Add another count to this one."""
         self.trials += other.trials
         self.verdict_calls += other.verdict_calls
         self.label_calls += other.label_calls
@@ -102,12 +83,9 @@ def prompt_tokens(dataset_key: str, condition: str) -> int:
 def count_calls(config: TrialRunConfig) -> CallCount:
     """The provider calls one configured run makes on an empty response cache (none in ``offline`` mode).
 
-    A call is counted once per distinct question the response cache keys: the condition, the table the rows
-    come from (the real table for REAL samples, else the cell's release or control), the sample seed, the
-    replicate and the kind of call. So the paper's fixed sample (seed 42 in every trial of a cell) is one
-    call per cell, label and condition, and with ``share_real_samples`` a REAL sample is asked once for all
-    cells. A run that scores labels adds its content-free pass (one call per condition) and one check that the
-    model returns token log-probabilities.
+    A call is counted once per distinct question the response cache keys (condition, source table, sample seed,
+    replicate, kind), so the paper's fixed sample is one call per cell, label and condition. A run that scores
+    labels adds its content-free pass (one call per condition) and one log-probability check.
     """
     config = config.effective()
     specs = trial_queue(config)
@@ -147,7 +125,6 @@ class ModelPlan:
     concurrency: int
     runs: int = 0
     offline_runs: int = 0
-    """Runs in ``offline`` cache mode (no call)."""
     count: CallCount = field(default_factory=CallCount)
 
     @property
@@ -182,11 +159,8 @@ class ModelPlan:
 
     @property
     def seconds(self) -> float | None:
-        """Expected wall time of the calls, one run after another (None: neither latency nor budget known).
-
-        Calls go out at the slower of two paces: ``concurrency`` calls in flight of ``seconds_per_call`` each,
-        and ``requests_per_minute``. With only the budget known it is a lower bound (:attr:`time_is_bound`).
-        """
+        """Expected wall seconds of the calls, one run after another, at the slower of ``concurrency`` /
+        ``seconds_per_call`` and ``requests_per_minute`` (None: neither known)."""
         rates = []
         if self.costs.seconds_per_call > 0:
             rates.append(self.concurrency / self.costs.seconds_per_call)
@@ -206,13 +180,8 @@ def plan_calls(settings: Sequence[TrialRunConfig],
                costs: Mapping[tuple[str, str, str], CallCosts] | None = None) -> list[ModelPlan]:
     """Sum the runs' calls per provider, model and base URL, in the order they first appear.
 
-    Args:
-        settings: the runs (one per dataset × model × protocol of a configuration).
-        costs: ``(provider, model, base_url) -> CallCosts`` as the configuration states them; a run without an
-            entry gets :class:`CallCosts`'s defaults (no price, no latency).
-
-    Returns:
-        One :class:`ModelPlan` per provider and model.
+    ``costs`` maps ``(provider, model, base_url)`` to :class:`CallCosts` (default: no price, no latency).
+    Returns one :class:`ModelPlan` per key.
     """
     plans: dict[tuple[str, str, str], ModelPlan] = {}
     for config in settings:

@@ -1,11 +1,9 @@
 """Content-free prompts for contextual calibration (Zhao et al. 2021): the label bias of a model, measured.
 
-A content-free prompt is a trial's prompt with every cell of the table replaced by ``N/A`` — same columns,
-same number of rows, same instructions and (for C2) the same metadata block — so whatever the model prefers
-there is its prior for the labels, not a perception of the rows. Its log-odds
-``log P(SYNTHETIC) - log P(REAL)`` is the threshold of the contextually calibrated decision in
-:mod:`llmdisc.scoring.probability`. One prompt per dataset × condition × model; it reads no trial and no
-label. The scores are written beside the run file as ``<run>.content-free.json`` (a small JSON list).
+A content-free prompt is a trial's prompt with every table cell ``N/A``, so whatever the model prefers there is its
+prior for the labels. Its log-odds ``log P(SYNTHETIC) - log P(REAL)`` is the threshold of the calibrated decision in
+:mod:`llmdisc.scoring.probability`. One prompt per dataset × condition × model (:func:`score_content_free`),
+written beside the run file as ``<run>.content-free.json``.
 """
 
 from __future__ import annotations
@@ -37,16 +35,9 @@ def content_free_request(real: pd.DataFrame, *, condition: str, variant: str, me
     """The content-free prompt of a condition: the trial prompt with every table cell ``N/A``.
 
     Args:
-        real: the real table (its columns, its row count and — for C2 with metadata source ``real`` or
-            ``source`` — its metadata block, as a trial shows them).
-        condition: ``C1`` or ``C2``.
-        variant: prompt variant.
+        real: the real table (its columns, row count and, for C2, its metadata block, as a trial shows them).
         metadata_source: for C2: ``real``/``source`` show the real table's block (the block a REAL trial
             sees), ``sample`` the block of the content-free rows themselves.
-        n_rows: rows of the table (as in the trials).
-
-    Returns:
-        The :class:`PromptRequest`.
     """
     table = content_free_table(real, n_rows)
     metadata = None
@@ -81,11 +72,8 @@ async def score_content_free(provider: Provider, real: pd.DataFrame, *, dataset_
                              max_attempts: int = 5, budget: RequestBudget | None = None) -> list[ContentFreeScore]:
     """Score the content-free prompt of each condition (cached like trials; a failure raises).
 
-    ``budget`` is the request budget the calls draw from (the run's, so a requests-per-minute limit holds
-    across the trials and this pass); None: unlimited.
-
-    Returns:
-        One :class:`ContentFreeScore` per condition, in the order given.
+    ``budget``: the run's request budget, so its limit holds across the trials and this pass (None: unlimited).
+    Returns one :class:`ContentFreeScore` per condition, in the order given.
     """
     if identity is None:  # keyed exactly as the runner keys trials: the base URL without credentials
         identity = dict(provider.identity())
@@ -133,9 +121,7 @@ def write_content_free(run_file: Path | str, scores: Sequence[ContentFreeScore])
 def load_content_free(path_or_dir: Path | str) -> pd.DataFrame:
     """All content-free scores of a run file's folder (or of one ``*.content-free.json``) as a DataFrame.
 
-    Returns:
-        Columns of :class:`ContentFreeScore` and ``run_id`` (the run file each score belongs to: its prompt
-        variant and metadata source); empty (with those columns) when there are none.
+    Columns of :class:`ContentFreeScore` and ``run_id`` (the score's run file); empty when there are none.
     """
     path = Path(path_or_dir)
     files = sorted(path.rglob("*.content-free.json")) if path.is_dir() else [path] if path.exists() else []

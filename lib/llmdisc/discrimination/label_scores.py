@@ -1,14 +1,9 @@
 """From a provider's :class:`~llmdisc.discrimination.providers.base.LabelScores` to a trial record's score fields.
 
-The verdict as a probability (lm-evaluation-harness' multiple-choice reading): the model's log-probability
-of each label's full token sequence as the answer's first value, ``log P(REAL)`` and ``log P(SYNTHETIC)``,
-and their softmax over the two labels, ``p_synthetic = P(SYNTHETIC) / (P(REAL) + P(SYNTHETIC))``. The
-per-character forms divide each sum by the label's length in characters (``acc_norm``): a longer label
-is not penalised for having more tokens.
-
-Nothing here decides or calibrates; it only checks the numbers and derives the fields. A score that
-is NaN or infinite, a label that is missing, or a label mass outside [0, 1] makes the scores invalid
-with the reason, and every derived field None, never 0.
+The verdict as a probability (lm-evaluation-harness' multiple-choice reading): each label's log-probability (nats)
+as the answer's first value and their softmax ``p_synthetic``; the per-character forms (``acc_norm``) keep a longer
+label from being penalised for having more tokens. Nothing here decides or calibrates: unusable numbers make the
+scores invalid with the reason, and every derived field None, never 0.
 """
 
 from __future__ import annotations
@@ -20,8 +15,8 @@ from llmdisc import LABELS
 from llmdisc.discrimination.providers.base import LabelScores
 
 SCORING_MODES = ("verdict", "probability", "both")
-"""``verdict``: generate the JSON answer (the study's reading); ``probability``: only score the labels (one
-prompt evaluation, at most a few generated tokens); ``both``: do both on the same prompt."""
+"""``verdict``: generate the JSON answer; ``probability``: only score the labels (one prompt evaluation, at most a
+few generated tokens); ``both``: do both on the same prompt."""
 
 SCORE_FIELDS = ("logprob_real", "logprob_synthetic", "logprob_real_per_char", "logprob_synthetic_per_char",
                 "p_synthetic", "label_mass", "label_n_tokens", "score_status", "score_invalid_reason",
@@ -39,15 +34,8 @@ def _finite(value: Any) -> bool:
 
 
 def score_problem(scores: LabelScores) -> str | None:
-    """The reason ``scores`` cannot be used, or None when both labels carry a finite log-probability <= 0.
-
-    Args:
-        scores: what the provider returned.
-
-    Returns:
-        ``None`` (usable) or a sentence naming the problem, e.g. ``"label SYNTHETIC has no score: not in
-        the top-20 at position 1"`` (the provider's own reason wins when it gave one).
-    """
+    """The reason ``scores`` cannot be used (the provider's own reason first), or None when both labels carry a
+    finite log-probability <= 0 and the label mass is in [0, 1]."""
     if scores.invalid_reason:
         return scores.invalid_reason
     for label in LABELS:
@@ -64,16 +52,8 @@ def score_problem(scores: LabelScores) -> str | None:
 
 
 def p_synthetic_from_logprobs(logprob_real: float, logprob_synthetic: float) -> float:
-    """Softmax over the two labels: ``P(SYNTHETIC) / (P(REAL) + P(SYNTHETIC))``, in [0, 1].
-
-    Args:
-        logprob_real: natural log-probability of the REAL sequence.
-        logprob_synthetic: natural log-probability of the SYNTHETIC sequence.
-
-    Returns:
-        0 = certain REAL, 0.5 = no preference, 1 = certain SYNTHETIC (computed stably as a logistic of
-        the log-odds ``logprob_synthetic - logprob_real``).
-    """
+    """Softmax over the two labels' log-probabilities (nats): ``P(SYNTHETIC) / (P(REAL) + P(SYNTHETIC))`` in [0, 1],
+    0.5 = no preference (computed stably as a logistic of the log-odds)."""
     log_odds = float(logprob_synthetic) - float(logprob_real)
     if log_odds >= 0:
         return 1.0 / (1.0 + math.exp(-log_odds))
@@ -84,13 +64,8 @@ def p_synthetic_from_logprobs(logprob_real: float, logprob_synthetic: float) -> 
 def score_fields(scores: LabelScores) -> dict[str, Any]:
     """The trial record's score fields (:data:`SCORE_FIELDS`) from one provider answer.
 
-    Args:
-        scores: the provider's :class:`LabelScores`.
-
-    Returns:
-        A dict with ``score_status`` ``"valid"`` and every field filled, or ``"invalid"`` with
-        ``score_invalid_reason`` and None log-probabilities (the label mass and token counts are kept when
-        they are numbers, so a format failure stays visible).
+    Invalid scores give ``score_status`` ``"invalid"``, the reason, and None log-probabilities (label mass and
+    token counts are kept when they are numbers, so a format failure stays visible).
     """
     problem = score_problem(scores)
     fields = empty_score_fields()

@@ -1,23 +1,10 @@
 """The C2 metadata block: distributional statistics of a table as deterministic text (docs/protocol.md §4).
 
-Reproduces the paper's ``metadata.py`` (``extract_metadata`` + ``metadata_to_text``) line for line:
-shape; missing values per column (or "No missing values detected."); per column ``dtype``, unique
-count and % missing; numeric columns: mean, std, min, p25, median, p75, max, skewness, excess
-kurtosis (pandas' bias-corrected ``skew``/``kurt``), all rounded to 4 dp, and a Shapiro–Wilk p on a
-seeded subsample of at most 500 values (pandas ``sample(random_state=42)``, as the paper) tagged
-normal/non-normal at 0.05; categorical columns: the top-5 value shares (%, 1 dp) and the Shannon
-entropy (natural log, 4 dp); Pearson correlations of numeric column pairs, sorted by |r|, top 15.
-
-Where the paper's code had no defined behaviour we choose, and say so in the text:
-* Shapiro–Wilk needs more than 8 non-missing values (the paper's rule) and a non-constant column;
-  otherwise the line reads ``Shapiro-Wilk p=n/a (...)``.
-* An all-missing categorical column prints ``top values: none (all values missing)`` and no entropy.
-* Undefined correlations (a constant or all-missing column) are left out of the ranking.
-* Ties between equally frequent categories keep their order of first appearance in the table, and
-  the entropy is exact (the paper added 1e-9 to each count: a change below 1e-8).
-
-Which table the block describes is the caller's threat-model choice (``METADATA_SOURCES``; see
-:mod:`llmdisc.discrimination.trial_inputs`).
+Reproduces the paper's ``metadata.py`` (``extract_metadata`` + ``metadata_to_text``) line for line
+(:func:`metadata_block`). Where the paper's code had no defined behaviour we choose, and say so in the text:
+Shapiro–Wilk on a constant column reads ``p=n/a (...)``; an all-missing categorical column has no top values and
+no entropy; undefined correlations are left out; tied categories keep their order of first appearance, and the
+entropy is exact (the paper added 1e-9 to each count: a change below 1e-8).
 """
 
 from __future__ import annotations
@@ -75,12 +62,7 @@ def _value_shares(values: pd.Series) -> list[tuple[str, float]]:
 
 def metadata_statistics(table: pd.DataFrame, *, shapiro_seed: int = 42,
                         shapiro_rows: int = 500) -> dict[str, Any]:
-    """Compute the numbers behind :func:`metadata_block` (unrounded).
-
-    Args:
-        table: Any table (whole real or synthetic table, or a sample of it).
-        shapiro_seed: ``random_state`` of the Shapiro–Wilk subsample (the paper's 42).
-        shapiro_rows: Size cap of that subsample (the paper's 500).
+    """Compute the numbers behind :func:`metadata_block` (unrounded); arguments as there.
 
     Returns:
         A JSON-serialisable dict: ``shape`` {rows, columns}; ``missing`` {column: % missing} for columns
@@ -141,10 +123,8 @@ def _num(value: float) -> str:
 def render_metadata(statistics: dict[str, Any], *, include_row_count: bool = True) -> str:
     """Render :func:`metadata_statistics` output as the paper's text block (no trailing newline).
 
-    Args:
-        statistics: The dict returned by :func:`metadata_statistics`.
-        include_row_count: If False the shape line gives the column count only (the ``neutral`` prompt
-            never shows the dataset size).
+    ``include_row_count`` False: the shape line gives the column count only (the ``neutral`` prompt never shows
+    the dataset size).
     """
     shape = statistics["shape"]
     lines = ["=== DATASET METADATA ==="]
@@ -188,16 +168,13 @@ def render_metadata(statistics: dict[str, Any], *, include_row_count: bool = Tru
 
 def metadata_block(table: pd.DataFrame, *, shapiro_seed: int = 42, shapiro_rows: int = 500,
                    include_row_count: bool = True) -> str:
-    """Return the metadata block of ``table`` as shown in C2 prompts (deterministic text).
+    """Return the metadata block of ``table`` as shown in C2 prompts: deterministic text starting
+    ``=== DATASET METADATA ===``, without a trailing newline.
 
     Args:
         table: The table the statistics describe (see ``METADATA_SOURCES`` for which one to pass).
-        shapiro_seed: Seed of the Shapiro–Wilk subsample (the paper's 42).
-        shapiro_rows: Cap on that subsample (the paper's 500).
+        shapiro_seed: ``random_state`` of the Shapiro–Wilk subsample; shapiro_rows: its size cap (paper: 42, 500).
         include_row_count: False drops the row count from the shape line (``neutral`` prompts).
-
-    Returns:
-        The text block, starting ``=== DATASET METADATA ===``, without a trailing newline.
     """
     return render_metadata(metadata_statistics(table, shapiro_seed=shapiro_seed, shapiro_rows=shapiro_rows),
                            include_row_count=include_row_count)

@@ -1,17 +1,9 @@
 """The prompts: the paper's texts (flaws included) and a neutral variant (docs/protocol.md §4, §8 row 3).
 
-Templates are package files (``llmdisc/discrimination/templates/*.txt``), read as UTF-8 and filled with ``str.format``.
-
-* ``paper`` reproduces the published ``prompt_builder.py`` byte for byte: the system prompt names
-  CTGAN, TVAE and GaussianCopula; the table header reads "first {n} rows shown out of {n_total}"
-  (the rows are in fact a random sample); "Dataset Info" gives the full row count, which fingerprints
-  UCI Adult (30,162 rows).
-* ``neutral`` (our default) drops all three: no synthesizer names, a header saying the rows were drawn
-  at random, and no dataset size.
-
-The same inputs give byte-identical prompts (pure functions of their arguments). The paper's Gemini
+Templates are package files (``llmdisc/discrimination/templates/*.txt``) filled with ``str.format``; ``paper``
+reproduces the published ``prompt_builder.py`` byte for byte. Entry point: :func:`build_prompt`. The paper's Gemini
 caller appended "IMPORTANT: Respond ONLY with valid JSON." to the user text; we do not: prompts are
-provider-independent and the answer's schema goes to each provider's constrained-output mechanism.
+provider-independent and the schema goes to each provider's constrained-output mechanism.
 """
 
 from __future__ import annotations
@@ -34,10 +26,7 @@ PROMPT_VARIANTS = ("paper", "neutral")
 
 @lru_cache(maxsize=None)
 def load_template(name: str) -> str:
-    """Return the text of ``llmdisc/discrimination/templates/<name>.txt`` exactly as stored (UTF-8).
-
-    Args:
-        name: Template name without extension (``system_paper``, ``user_c1_neutral``, …).
+    """Return the text of ``llmdisc/discrimination/templates/<name>.txt`` (e.g. ``system_paper``) exactly as stored.
 
     Raises:
         ConfigError: no such template.
@@ -50,15 +39,8 @@ def load_template(name: str) -> str:
 
 
 def render_table(sample: pd.DataFrame) -> str:
-    """Render a sample as the Markdown table the LLM (and the human labeller) sees.
-
-    Args:
-        sample: The rows to show, with their column names.
-
-    Returns:
-        ``sample.to_markdown(index=False)`` (the paper's rendering, via ``tabulate``): no index column,
-        numbers right-aligned, text left-aligned, no trailing newline.
-    """
+    """Render a sample as the Markdown table the LLM (and the human labeller) sees: the paper's
+    ``sample.to_markdown(index=False)``, no trailing newline."""
     return sample.to_markdown(index=False)
 
 
@@ -75,20 +57,13 @@ def _check_variant(variant: str) -> None:
 
 def build_prompt(sample: pd.DataFrame, *, condition: str, variant: str = "neutral",
                  metadata_text: str | None = None, n_total: int | None = None) -> PromptRequest:
-    """Build the request for one trial.
+    """Build the :class:`~llmdisc.discrimination.providers.base.PromptRequest` of one trial (with
+    :data:`~llmdisc.discrimination.answers.ANSWER_JSON_SCHEMA`).
 
     Args:
-        sample: The rows shown (usually 20), columns in the table's order.
-        condition: ``C1`` (table only) or ``C2`` (table + metadata).
-        variant: ``paper`` or ``neutral``.
         metadata_text: The metadata block (:func:`llmdisc.discrimination.metadata.metadata_block`); required for C2,
-            refused for C1 (it would not be shown).
-        n_total: Row count of the table the sample came from; required by the ``paper`` variant (it
-            prints it twice), ignored by ``neutral``.
-
-    Returns:
-        A :class:`~llmdisc.discrimination.providers.base.PromptRequest` with the system text, the user text and
-        :data:`llmdisc.discrimination.answers.ANSWER_JSON_SCHEMA`.
+            refused for C1.
+        n_total: Row count of the table the sample came from; required by ``paper``, ignored by ``neutral``.
 
     Raises:
         ConfigError: unknown condition or variant; C2 without metadata; C1 with metadata; paper without
@@ -119,33 +94,21 @@ def build_prompt(sample: pd.DataFrame, *, condition: str, variant: str = "neutra
 
 
 def prompt_hash(request: PromptRequest) -> str:
-    """Return the sha256 (hex) identifying a request; equal hashes mean byte-identical prompts.
-
-    Same as :func:`llmdisc.discrimination.providers.base.request_hash` (system, user and schema, canonical JSON).
-    """
+    """Return the sha256 (hex) of a request (:func:`~llmdisc.discrimination.providers.base.request_hash`); equal
+    hashes mean byte-identical prompts."""
     return request_hash(request)
 
 
 _TOKEN_PIECES = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|_+|\s{2,}")
 TOKENS_PER_PIECE = 1.23
-"""SmolLM2 tokens per regex piece, measured on 32 Adult prompts (paper/neutral × C1/C2 × 4 samples,
-system and user texts): 1.22–1.26, so :func:`estimate_tokens` was within −3 %…+1 % of that tokenizer."""
+"""SmolLM2 tokens per regex piece (1.22–1.26 on 32 Adult prompts; :func:`estimate_tokens` within −3 %…+1 %)."""
 
 
 def estimate_tokens(text: str) -> int:
     """Estimate the number of tokens of a prompt without loading a tokenizer.
 
-    Splits the text into pieces: runs of letters, groups of up to 3 digits, runs of punctuation, runs of
-    underscores and runs of 2+ whitespace characters (the padding of Markdown tables), as BPE
-    tokenizers of the Llama family do roughly; then multiplies by :data:`TOKENS_PER_PIECE` and rounds up.
-    Calibrated against the SmolLM2-135M tokenizer (the embedded model's GGUF vocabulary, via llama.cpp's
-    ``/tokenize``); other models' tokenizers (Llama 3.1, Gemini) differ by some tens of percent, so use it
-    to compare prompts and budget context, not as a billing figure.
-
-    Args:
-        text: Any prompt text.
-
-    Returns:
-        The estimated token count (0 for an empty text).
+    Counts regex pieces roughly as Llama-family BPE splits (letter runs, up to 3 digits, punctuation runs,
+    2+ whitespace) times :data:`TOKENS_PER_PIECE`, rounded up; 0 for an empty text. Calibrated on SmolLM2-135M;
+    other tokenizers differ by some tens of percent, so use it to compare prompts, not as a billing figure.
     """
     return math.ceil(TOKENS_PER_PIECE * len(_TOKEN_PIECES.findall(text)))

@@ -1,8 +1,7 @@
 """The trial record (docs/ARCHITECTURE.md), and the JSONL record files of the trials and the likelihood runs.
 
-One record per line, one line per id. A run appends with :func:`append_record` (locked, fsynced); readers
-(:func:`read_by_id`) still defend against a torn last line (a writer killed mid-write) and against duplicates
-(the last record of an id wins), and say what they skipped; :func:`write_atomically` repairs a file.
+One record per line, one line per id: :func:`append_record` writes, :func:`read_by_id` reads tolerantly (torn
+lines skipped, the last record of an id wins), :func:`write_atomically` repairs, :func:`load_trials` loads a table.
 """
 
 from __future__ import annotations
@@ -21,19 +20,15 @@ from llmdisc.errors import DataError, LlmdiscWarning
 from llmdisc.paths import relative_to_root
 
 PROTOCOL_COLUMNS = ("prompt_variant", "metadata_source", "sampling", "scoring", "label_method", "config_name")
-"""The protocol of a trial, how its label scores were computed and the run configuration that wrote it: part of
-every cell key, so trials of the paper's protocol and of ours (``configs/paper.yaml`` runs both), or label scores
-in float32 and in bfloat16, are never pooled into one cell."""
+"""Part of every cell key, so trials of different protocols, label-score methods or run configurations are never
+pooled into one cell."""
 
 CELL_KEY = ("dataset_key", "synthetic_method", "condition", "provider", "model", *PROTOCOL_COLUMNS)
 """Columns of a scoring cell of a trial table: never pooled across datasets, providers, models or protocols."""
 
 def cell_columns(trials: Any, base: tuple[str, ...] | list[str] = CELL_KEY[:5]) -> list[str]:
-    """``base`` and every :data:`PROTOCOL_COLUMNS` the table holds: the cell key of ``trials``.
-
-    :func:`load_trials` always gives all of them; a table built by hand without them (tests, a user's own
-    records) is one protocol, and is scored as such.
-    """
+    """``base`` and every :data:`PROTOCOL_COLUMNS` the table holds: the cell key of ``trials`` (a table without
+    them is one protocol)."""
     return [*base, *(c for c in PROTOCOL_COLUMNS if c in trials and c not in base)]
 
 
@@ -50,17 +45,13 @@ class TrialRecord:
     timestamp: str
     """UTC time the trial finished, ISO 8601."""
     provider: str
-    """Provider registry name (``local``, ``ollama``, ``gemini``, ``openai``, ``replay``)."""
     model: str
     """Model id asked for (never substituted)."""
     condition: str
-    """``C1`` (table only) or ``C2`` (table + metadata)."""
     true_label: str
-    """``REAL`` or ``SYNTHETIC``: where the sample came from."""
     predicted_label: str | None
-    """``REAL``/``SYNTHETIC`` for valid trials, else None."""
+    """``REAL``/``SYNTHETIC`` for valid trials, else None (so is ``correct``)."""
     correct: bool | None
-    """``predicted_label == true_label`` for valid trials, else None."""
     confidence: int | None
     """Model's confidence 0–100 for valid trials (None otherwise)."""
     reasoning: str | None
@@ -70,17 +61,14 @@ class TrialRecord:
     """Synthesizer of the cell (also for REAL samples: it names the cell the trial belongs to)."""
     run_id: str
     dataset: str
-    """``adult`` or ``census``."""
     encoding: str
     """``labels`` or ``codes`` (see :func:`llmdisc.data.datasets.parse_dataset_key`)."""
     dataset_key: str
     sampling: str
-    """``fresh`` (a seeded sample per trial) or ``fixed`` (the paper's repeated ``random_state=42`` rows)."""
     sample_seed: int
     row_ids: list[int]
     """Positional row ids of the sample in its source table."""
     n_rows: int
-    """Rows shown to the model."""
     prompt_variant: str
     metadata_source: str
     prompt_hash: str
@@ -99,17 +87,14 @@ class TrialRecord:
     invalid_reason: str | None
     """Parser's named reason (invalid) or ``ErrorClass: message`` (error); None when valid."""
     raw_text: str | None
-    """The model's answer text exactly as returned (None for errors)."""
     replicate: int
     run_seed: int
     # --- the verdict as a probability (scoring ``probability`` or ``both``); None under ``verdict`` ------
     scoring: str = "verdict"
-    """``verdict`` (a generated answer), ``probability`` (label scores only) or ``both``. Under
-    ``probability`` there is no generated verdict: ``status`` and ``invalid_reason`` describe the scores."""
+    """Under ``probability`` there is no generated verdict: ``status`` and ``invalid_reason`` describe the scores."""
     logprob_real: float | None = None
-    """Natural log-probability of the REAL label's full token sequence as the answer's first value."""
+    """Log-probability (nats) of the REAL label's full token sequence as the answer's first value."""
     logprob_synthetic: float | None = None
-    """Natural log-probability of the SYNTHETIC label's full token sequence as the answer's first value."""
     logprob_real_per_char: float | None = None
     """``logprob_real / 4`` (per character of ``REAL``: length-normalised, lm-evaluation-harness' acc_norm)."""
     logprob_synthetic_per_char: float | None = None
@@ -119,22 +104,17 @@ class TrialRecord:
     label_mass: float | None = None
     """Probability mass (0-1) the labels' first tokens hold at the first answer position (format check)."""
     label_n_tokens: dict[str, int] | None = None
-    """Tokens per label as the model tokenised it after the answer prefix."""
     score_status: str | None = None
-    """``valid``, ``invalid`` (scored, unusable: NaN, a label missing from the top-k …) or ``error`` (no
-    answer after retries); None when no scores were asked for."""
+    """Like ``status``, for the scores (``invalid``: NaN, a label missing from the top-k …); None: none asked."""
     score_invalid_reason: str | None = None
     score_latency_s: float | None = None
-    """Seconds of the label-score call (the original call's for cache hits)."""
     verdict_agrees: bool | None = None
     """Under ``both``: whether the generated verdict is the label the scores prefer."""
     label_method: str = ""
-    """How the label scores were computed when the provider has more than one way (the local provider's
-    ``transformers-float32`` or ``transformers-bfloat16`` forward pass); "" for the provider's only way (llama.cpp,
-    a service's logprobs), for trials without label scores and for files written before the field existed."""
+    """How the label scores were computed when the provider has more than one way (e.g. ``transformers-float32``);
+    "" otherwise, without label scores, or in files written before the field existed."""
     config_name: str = UNRECORDED_CONFIG
-    """Name of the run configuration (``configs/<name>.yaml``) whose run wrote the record;
-    :data:`UNRECORDED_CONFIG` for files written before the field existed or outside a configured run."""
+    """The ``configs/<name>.yaml`` whose run wrote the record, else :data:`UNRECORDED_CONFIG`."""
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict, in field order."""
@@ -146,11 +126,7 @@ class TrialRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrialRecord":
-        """Build a record from a dict holding every field (extra keys are an error).
-
-        Raises:
-            DataError: missing or unknown fields, naming them.
-        """
+        """Build a record from a dict holding every field; DataError names missing or unknown fields."""
         names = [f.name for f in fields(cls)]
         optional = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
         data = {**optional, **data}  # files written before the score fields existed stay readable
@@ -176,9 +152,7 @@ class RecordFile:
     corrupt_lines: int = 0
     """Lines that were not a JSON object with a string id (e.g. a torn last line)."""
     duplicate_lines: int = 0
-    """Lines superseded by a later line of the same id."""
     ends_mid_line: bool = False
-    """The file's last byte is not a newline (a writer was killed mid-line)."""
 
     @property
     def clean(self) -> bool:
@@ -187,15 +161,8 @@ class RecordFile:
 
 
 def read_by_id(path: Path | str, id_field: str = "trial_id") -> RecordFile:
-    """Read a JSONL file of records tolerantly (bad lines are counted, never raised).
-
-    Args:
-        path: a JSONL file; a missing file reads as empty.
-        id_field: the key naming a record (``trial_id``, ``sample_id``).
-
-    Returns:
-        :class:`RecordFile` with the records and what was skipped.
-    """
+    """Read a JSONL file of records keyed by ``id_field`` tolerantly into a :class:`RecordFile` (bad lines are
+    counted, never raised; a missing file reads as empty)."""
     found, path = RecordFile(), Path(path)
     if not path.exists():
         return found
@@ -257,13 +224,8 @@ def jsonl_files(path_or_dir: Path | str, missing: str, recursive: bool = True) -
 def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
     """Load trial records into a DataFrame, one row per trial, columns :data:`TRIAL_COLUMNS`.
 
-    Args:
-        path_or_dir: a ``<run>.jsonl`` file, or a folder searched recursively for ``*.jsonl``.
-
-    Returns:
-        DataFrame with exactly the ARCHITECTURE columns (list columns kept as Python lists). Within a
-        file the last record of a ``trial_id`` wins; torn or corrupt lines are skipped with a
-        :class:`~llmdisc.errors.LlmdiscWarning` naming the file and the count.
+    ``path_or_dir`` is a ``<run>.jsonl`` file or a folder searched recursively. List columns stay Python lists;
+    torn or corrupt lines are skipped with a :class:`~llmdisc.errors.LlmdiscWarning`.
 
     Raises:
         DataError: the path does not exist.
@@ -292,11 +254,7 @@ def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
 def protocol_label(row: Any) -> str:
     """The protocol of a cell in words, e.g. ``neutral prompt, real metadata, fresh samples, probability (default)``.
 
-    Args:
-        row: a mapping (dict, ``pd.Series``, named tuple as dict) holding some of :data:`PROTOCOL_COLUMNS`.
-
-    Returns:
-        The label; "" when the row holds none of those columns (a table written before they existed).
+    ``row`` is a mapping or ``pd.Series`` holding some of :data:`PROTOCOL_COLUMNS`; "" when it holds none.
     """
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [(get("prompt_variant"), "{} prompt"), (get("metadata_source"), "{} metadata"),

@@ -1,10 +1,8 @@
 """Retries and the request budget of the trial runner: the one retry loop of llmdisc.
 
 Providers only *classify* failures (:mod:`llmdisc.discrimination.providers.errors`); this module decides what to
-retry (transient errors, 429, no server yet), how long to wait (the service's Retry-After when given,
-else exponential back-off with seeded jitter) and how often to call (a requests-per-minute token
-bucket, :class:`RequestBudget`, one per endpoint and model in a process: :func:`shared_budget`).
-:func:`call_with_retries` is what :mod:`llmdisc.discrimination.runner` calls per trial.
+retry, how long to wait (:class:`RetryAfterWait`) and how often to call (:func:`shared_budget`). Entry point:
+:func:`call_with_retries`.
 """
 
 from __future__ import annotations
@@ -30,10 +28,8 @@ MAX_RETRY_WAIT_S = 600.0
 class RetryAfterWait(tenacity.wait.wait_base):
     """Wait before the next attempt: the service's Retry-After when it gave one, else exponential back-off.
 
-    Back-off is ``min(cap, initial * 2**(attempt-1)) + U(0, jitter)`` seconds with the jitter drawn from
-    a seeded :class:`random.Random` (so even waits are reproducible). A Retry-After (seconds, from
-    :class:`~llmdisc.discrimination.providers.errors.RateLimited` or any transient error carrying one) is honoured
-    exactly, capped at :data:`MAX_RETRY_WAIT_S`.
+    Back-off is ``min(cap, initial * 2**(attempt-1)) + U(0, jitter)`` seconds, the jitter seeded (so even waits
+    are reproducible). A Retry-After (seconds) is honoured exactly, capped at :data:`MAX_RETRY_WAIT_S`.
     """
 
     def __init__(self, *, seed: int, initial: float = 1.0, cap: float = 60.0, jitter: float = 1.0) -> None:
@@ -57,15 +53,11 @@ def is_retryable(exc: BaseException) -> bool:
 class RequestBudget:
     """Token bucket of ``requests_per_minute`` holding at most ``burst`` tokens (GCRA form; None = unlimited).
 
-    ``acquire()`` returns at once while a token remains, else sleeps until the next one. Each caller
-    reserves its slot before sleeping, so concurrent callers are spaced ``60 / requests_per_minute``
-    seconds apart in arrival order.
+    Each caller reserves its slot before sleeping, so concurrent callers are spaced ``60 / requests_per_minute``
+    seconds apart in arrival order. ``clock`` and ``sleep`` are injectable for tests.
 
-    Args:
-        requests_per_minute: the budget (> 0), or None for no limit.
-        burst: tokens available at once (>= 1).
-        clock: monotonic clock in seconds (injectable for tests).
-        sleep: async sleep (injectable for tests).
+    Raises:
+        ConfigError: ``requests_per_minute`` <= 0 or ``burst`` < 1.
     """
 
     def __init__(self, requests_per_minute: float | None, burst: int = 1, *,
@@ -101,17 +93,9 @@ _SHARED_BUDGETS: dict[tuple[Any, ...], RequestBudget] = {}
 def shared_budget(endpoint: tuple[Any, ...], requests_per_minute: float | None) -> RequestBudget:
     """The request budget of one endpoint and model in this process, shared by every run that calls it.
 
-    A service's quota is per model (and key), not per run: a configuration's runs (its datasets and protocols,
-    one after another in ``llmdisc trials run --config``) and the content-free pass after each run draw from one
-    budget, so the spacing holds across them. ``llmdisc run`` runs each trial notebook in its own kernel and
-    never runs two of one rate-limited model side by side (:func:`llmdisc.pipeline.runs.plan_run`).
-
-    Args:
-        endpoint: what identifies the quota, e.g. ``(provider, model, base_url)``.
-        requests_per_minute: the budget (> 0), or None for no limit (a fresh unlimited budget).
-
-    Returns:
-        The :class:`RequestBudget`, the same object for the same endpoint and budget.
+    A service's quota is per model (and key), not per run, so a configuration's runs and their content-free passes
+    draw from one budget. ``endpoint`` identifies the quota, e.g. ``(provider, model, base_url)``;
+    ``requests_per_minute`` None gives a fresh unlimited budget. Same endpoint and budget: the same object.
 
     Raises:
         ConfigError: ``requests_per_minute`` is 0 or negative.
@@ -127,17 +111,9 @@ def shared_budget(endpoint: tuple[Any, ...], requests_per_minute: float | None) 
 async def call_with_retries(provider: Provider, request: PromptRequest, config: GenerateConfig, *,
                             max_attempts: int, budget: RequestBudget, seed: int,
                             method: str = "complete") -> tuple[Any, int]:
-    """Call ``provider.complete`` (or ``provider.label_scores``) until it answers, a failure is not
-    retryable, or attempts run out.
-
-    Args:
-        provider: the answering model.
-        request: the prompt.
-        config: generation settings.
-        max_attempts: total attempts (1 = no retry; N attempts = N-1 retries).
-        budget: the request budget every attempt draws one token from.
-        seed: seed of the back-off jitter (the trial's sample seed).
-        method: ``complete`` (a :class:`Completion`) or ``label_scores`` (a ``LabelScores``).
+    """Call ``provider.<method>`` (``complete`` or ``label_scores``) until it answers, a failure is not
+    retryable, or ``max_attempts`` (1 = no retry) run out. Every attempt draws one token from ``budget``;
+    ``seed`` seeds the back-off jitter.
 
     Returns:
         ``(completion, attempts)``; ``completion.latency_s`` is measured here when the provider left it None.

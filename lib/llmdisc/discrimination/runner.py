@@ -1,17 +1,12 @@
 """The resumable, concurrent trial runner (stage 04): specs in, one :class:`TrialRecord` per line out.
 
-For each :class:`~llmdisc.discrimination.samples.TrialSpec` the runner builds the prompt
-(:func:`llmdisc.discrimination.trial_inputs.prepare_prompt`), looks the call up in the response cache, otherwise
-asks the provider — with at most ``min(concurrency, provider.max_connections)`` calls in flight, a
-requests-per-minute budget, and retries in ONE place (providers only classify failures) —
-parses the answer (:func:`llmdisc.discrimination.answers.parse_answer`) and appends the record to
-``results/trials/<run>.jsonl``, flushed and fsynced at once.
+Entry points: :func:`run_trials` (async), :func:`run_trials_sync`, :func:`run_name`. Each spec's prompt is looked up
+in the response cache, else sent to the provider (retries in ONE place: providers only classify failures), and its
+record is appended to ``results/trials/<run>.jsonl``, fsynced at once.
 
-Resume rule: running the same configuration again skips every ``trial_id`` already recorded as
-``valid`` or ``invalid`` (an answer is final) and re-runs trials recorded as ``error`` (no answer
-is transient: quota, outage). Before running, the file is rewritten atomically without those error
-records and without a torn last line, so the file holds each ``trial_id`` exactly once, also after a
-kill at any point.
+Resume rule: a re-run skips every ``trial_id`` recorded ``valid`` or ``invalid`` (an answer is final) and re-runs
+``error`` ones (transient: quota, outage). The file is first rewritten atomically without those error records and
+any torn line, so it holds each ``trial_id`` exactly once, also after a kill at any point.
 """
 
 from __future__ import annotations
@@ -44,11 +39,7 @@ __all__ = ["RunAborted", "RunSummary", "TrialRecord", "default_out_path", "endpo
 
 
 class RunAborted(ProviderError):
-    """The run stopped early because the provider kept failing; every finished trial is kept.
-
-    Attributes:
-        summary: the :class:`RunSummary` of what was done before stopping.
-    """
+    """The run stopped early because the provider kept failing; every finished trial is kept (``.summary``)."""
 
     def __init__(self, message: str, summary: "RunSummary") -> None:
         super().__init__(message)
@@ -63,11 +54,9 @@ class RunSummary:
     out_path: Path
     manifest_path: Path
     n_planned: int
-    """Specs passed in."""
     n_skipped: int
     """Specs already answered in the file (resumed)."""
     n_run: int = 0
-    """Trials finished in this call."""
     n_valid: int = 0
     n_invalid: int = 0
     n_error: int = 0
@@ -99,16 +88,12 @@ def run_name(dataset_keys: Sequence[str], provider: str, model: str, variant: st
              sampling: str, seed: int, *, n_rows: int = 20,
              generate_config: GenerateConfig = GenerateConfig(), base_url: str | None = None,
              scoring: str = "verdict", label_backend: str = "") -> str:
-    """Deterministic run name from the configuration that changes answers.
+    """Deterministic run name from the configuration that changes answers, e.g.
+    ``adult__local-smollm2-135m-instruct-q4_1__neutral-real-fresh__s0__1a2b3c4d``.
 
-    Readable parts (datasets, provider, model, variant, metadata source, sampling, seed) plus 8 hex
-    digits of sha256 over them and the rest (rows per sample, temperature, seed, max tokens, base
-    URL, the scoring mode when it is not ``verdict``, and the ``local`` provider's label backend when it is not the
-    default ``transformers``). Synthesizers, conditions and trials per label are
-    left out on purpose: running with more of them extends (resumes into) the same file.
-
-    Returns:
-        e.g. ``adult__local-smollm2-135m-instruct-q4_1__neutral-real-fresh__s0__1a2b3c4d``.
+    Readable parts plus 8 hex digits of sha256 over them and the rest of the answer-changing settings.
+    Synthesizers, conditions and trials per label are left out on purpose: running with more of them extends
+    (resumes into) the same file.
     """
     config = {"dataset_keys": list(dataset_keys), "provider": provider, "model": model, "variant": variant,
               "metadata_source": metadata_source, "sampling": sampling, "seed": int(seed),
@@ -158,11 +143,7 @@ class _Context:
 
 
 async def _call_cached(ctx: _Context, prepared: Any, spec: TrialSpec, kind: str) -> tuple[Any, bool, int, Any]:
-    """One cached, retried call: ``(answer or None, cache_hit, attempts, failure or None)``.
-
-    ``kind`` is ``completion`` (:meth:`Provider.complete`) or ``label_scores`` (:meth:`Provider.label_scores`);
-    only completed answers are stored, never a failure, so a retry is a fresh call.
-    """
+    """One cached, retried call of ``kind``: ``(answer or None, cache_hit, attempts, failure or None)``."""
     key = request_cache_key(ctx.identity, prepared.request, ctx.config, replicate=spec.replicate,
                             sample_seed=prepared.sample_seed, kind=kind)
     if ctx.cache is not None:  # an offline miss raises CacheMissError: fatal, finished trials are kept
@@ -303,41 +284,25 @@ async def run_trials(
     input_files: Sequence[Path | str] = (),
     config_name: str = "",
 ) -> RunSummary:
-    """Run (or resume) trials and append one record per finished trial to ``out_path``.
+    """Run (or resume) trials, append one record per finished trial to ``out_path``; return a :class:`RunSummary`.
 
     Args:
-        specs: the trial queue (:func:`llmdisc.discrimination.samples.build_trial_queue`); trial ids must be unique.
-        provider: the answering model (its ``check()`` runs once first, except in ``offline`` cache mode,
-            where no call is made and no key is needed).
+        provider: the answering model (its ``check()`` runs once first, except in ``offline`` cache mode).
         tables: ``dataset_key -> {"real": DataFrame, "<synthesizer>": DataFrame, ...}``.
-        variant: prompt variant (``paper``/``neutral``).
-        metadata_source: ``source``/``real``/``sample`` (C2 only).
-        out_path: the run file, usually ``results/trials/<run_name(...)>.jsonl``; a manifest
-            ``<run>.manifest.json`` is written beside it.
-        cache: response cache (None: no caching).
+        out_path: the run file (usually ``results/trials/<run_name(...)>.jsonl``); its manifest goes beside it.
         concurrency: most calls in flight (also capped by ``provider.max_connections``).
-        requests_per_minute: provider call budget (None: unlimited); retries count, and every run of this
-            process that calls the same provider, model and base URL draws from the same budget
-            (:func:`endpoint_budget`).
+        requests_per_minute: call budget, retries included, shared with every run of this process on the same
+            endpoint (:func:`endpoint_budget`); None: unlimited.
         max_attempts: attempts per trial for retryable failures (1 = no retry).
-        generate_config: temperature, seed, max tokens.
-        n_rows: rows per sample.
-        progress: show a tqdm bar (valid / invalid / error / cached counts and ETA).
         max_consecutive_failures: provider errors in a row (after retries) that end the run.
-        parameters: extra parameters to record in the manifest (the notebook's / CLI's).
+        parameters: extra parameters to record in the manifest.
         input_files: data files the tables came from (hashed into the manifest).
-        config_name: the run configuration (``configs/<name>.yaml``) this run belongs to, written into every
-            record (``config_name``); empty: :data:`~llmdisc.discrimination.records.UNRECORDED_CONFIG`.
-
-    Returns:
-        :class:`RunSummary`.
+        config_name: the ``configs/<name>.yaml`` this run belongs to, written into every record.
 
     Raises:
-        RunAborted: the provider failed ``max_consecutive_failures`` trials in a row; names the provider and
-            the last failure; every finished trial is kept and a re-run resumes.
+        RunAborted: the provider failed ``max_consecutive_failures`` trials in a row (finished trials kept).
         CacheMissError: ``offline`` cache mode and a call is not in the cache (finished trials kept).
-        ConfigError: bad arguments, duplicate trial ids, missing tables, or ``out_path`` written by another
-            configuration.
+        ConfigError: bad arguments, duplicate trial ids, missing tables, or ``out_path`` of another configuration.
         ProviderError: ``provider.check()`` failed (missing key, unreachable server) — before any trial.
     """
     from tqdm import tqdm  # plain text bar: works in terminals and in papermill-run notebooks alike
@@ -469,11 +434,9 @@ class _GaveUp(LlmdiscError):
 
 
 def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run ``make_coroutine()`` to completion from synchronous code, also inside a running event loop.
-
-    Without a running loop it uses :func:`asyncio.run`; inside one (Jupyter) it runs a fresh loop in a
-    worker thread and waits for it, so no loop patching is needed. Provider clients are bound to the
-    loop they first ran in: create the provider inside the coroutine, or close it after.
+    """Run ``make_coroutine()`` to completion from synchronous code, also inside a running event loop (Jupyter:
+    a fresh loop in a worker thread). Provider clients are bound to the loop they first ran in: create the
+    provider inside the coroutine, or close it after.
     """
     try:
         asyncio.get_running_loop()

@@ -1,10 +1,8 @@
 """Which rows each trial shows, and the balanced queue of trials (docs/protocol.md §1, §8 rows 1 and 5).
 
-The paper's code drew the *same* 20 rows in every trial of a cell (``df.sample(20, random_state=42)``),
-so at temperature 0 its "trials" repeated one prompt. Here every trial gets its own seed, derived from
-the run seed and the trial's identity with sha256 (stable across processes, unlike Python's
-``hash()``), and the positional row ids it drew are returned so they can be stored with the record.
-``sampling="fixed"`` keeps the paper's draw available to show the artefact.
+Every trial gets its own seed (:func:`derive_seed`, sha256: stable across processes, unlike ``hash()``) and its
+drawn row ids are stored with the record; ``sampling="fixed"`` keeps the paper's single draw to show the artefact.
+Entry points: :func:`sample_rows`, :func:`build_trial_queue`.
 """
 
 from __future__ import annotations
@@ -27,17 +25,8 @@ PAPER_FIXED_SEED = 42
 
 
 def derive_seed(run_seed: int, *parts: object) -> int:
-    """Derive a 32-bit seed from a run seed and the parts that identify a draw.
-
-    Args:
-        run_seed: The run's seed (an integer chosen by the user, stored with the run).
-        *parts: Anything identifying the draw (dataset key, synthesizer, label, index, ...);
-            each is turned into text with ``str``.
-
-    Returns:
-        ``int(sha256("||".join(map(str, (run_seed, *parts)))).hexdigest()[:8], 16)``: an integer in
-        [0, 2**32), identical in every process and on every machine.
-    """
+    """Derive a seed in [0, 2**32) from a run seed and the parts that identify a draw (each turned into text with
+    ``str``): the first 8 hex digits of sha256 of ``"||".join(...)``, identical on every machine."""
     text = "||".join(map(str, (run_seed, *parts)))
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
 
@@ -52,18 +41,12 @@ def sample_rows(table: pd.DataFrame, n: int, *, seed: int,
     """Draw ``n`` distinct rows of ``table``.
 
     Args:
-        table: The table to sample from (real train table or one synthetic release).
-        n: Number of rows to show (20 in the study).
-        seed: Seed of the draw (``fresh`` mode); ignored in ``fixed`` mode, which always uses
-            :data:`PAPER_FIXED_SEED` as the paper did.
-        sampling: ``fresh`` — ``numpy.random.default_rng(seed).choice(len(table), n, replace=False)``,
-            rows kept in draw order; ``fixed`` — the paper's ``table.sample(n, random_state=42)
-            .sort_index()`` (its ``prompt_builder`` sorted the drawn rows back into file order),
-            applied to the table's positions.
+        seed: Seed of the draw; ignored in ``fixed`` mode, which uses :data:`PAPER_FIXED_SEED` as the paper did.
+        sampling: ``fresh`` (seeded numpy draw, rows in draw order) or ``fixed`` (the paper's
+            ``table.sample(n, random_state=42).sort_index()``, applied to the table's positions).
 
     Returns:
-        ``(sample, row_ids)``: the drawn rows with the table's column order and a fresh 0..n-1 index,
-        and the *positional* ids (0-based row numbers in ``table``) in the order shown.
+        ``(sample, row_ids)``: the drawn rows (fresh 0..n-1 index) and their 0-based positions in ``table``.
 
     Raises:
         DataError: ``table`` has fewer than ``n`` rows.
@@ -80,8 +63,7 @@ def sample_rows(table: pd.DataFrame, n: int, *, seed: int,
         rng = np.random.default_rng(seed)
         row_ids = [int(i) for i in rng.choice(len(table), size=n, replace=False)]
     else:
-        # Same draw as pandas' DataFrame.sample(n, random_state=42) on a RangeIndex (the paper read
-        # its tables with read_csv), then sorted back into file order as its prompt_builder did.
+        # The paper's draw on a RangeIndex, sorted back into file order as its prompt_builder did.
         positions = pd.Series(np.arange(len(table)))
         row_ids = sorted(int(i) for i in positions.sample(n=n, random_state=PAPER_FIXED_SEED))
     sample = table.iloc[row_ids].reset_index(drop=True)
@@ -90,45 +72,34 @@ def sample_rows(table: pd.DataFrame, n: int, *, seed: int,
 
 @dataclass(frozen=True)
 class TrialSpec:
-    """One trial to run: which cell, which label, which sample (everything but the model).
-
-    ``synthesizer`` names the trial's cell for real samples too (the record's ``synthetic_method``).
-    """
+    """One trial to run: which cell, which label, which sample (everything but the model)."""
 
     trial_id: str
     """Deterministic, unique id:
     ``"{dataset_key}|{synthesizer}|{condition}|{true_label}|{index}|r{replicate}"``."""
     dataset_key: str
-    """Dataset key (``adult``, ``census-codes``, ``census-labels``)."""
     synthesizer: str
-    """The cell's synthesizer (``gaussian_copula``, ``ctgan``, ``tvae``)."""
+    """The cell's synthesizer, for real samples too (the record's ``synthetic_method``)."""
     condition: str
     """``C1`` (table only) or ``C2`` (table + metadata)."""
     true_label: str
-    """``REAL`` (sample drawn from the real train table) or ``SYNTHETIC`` (from the synthesizer's table)."""
     index: int
     """0-based trial number within the cell and label."""
     replicate: int
     """Replicate of the same prompt (0-based): repeats the call, not the draw."""
     run_seed: int
-    """The run seed the sample seed was derived from."""
     sampling: str
-    """``fresh`` or ``fixed``."""
     sample_seed: int
     """Seed of the row draw (``derive_seed`` output; 42 in ``fixed`` mode)."""
     scoring: str = "verdict"
-    """What is asked of the model: ``verdict``, ``probability`` or ``both`` (see
-    :data:`llmdisc.discrimination.label_scores.SCORING_MODES`)."""
 
 
 def trial_sample_seed(run_seed: int, dataset_key: str, cell: str, true_label: str, index: int, *,
                       share_real_samples: bool = True) -> int:
     """Seed of the rows trial ``index`` of a cell shows under paired fresh sampling (both conditions).
 
-    ``cell`` is a synthesizer or a control; with ``share_real_samples`` a REAL sample's seed names ``"real"``
-    instead of the cell, so every cell of a dataset shows the same real rows. The likelihood runs
-    (:mod:`llmdisc.discrimination.likelihood.runs`) draw with these seeds, so that they score exactly the tables
-    the C1 trials showed.
+    With ``share_real_samples`` a REAL sample's seed names ``"real"`` instead of the cell, so every cell of a
+    dataset shows the same real rows. The likelihood runs draw with these seeds to score exactly what C1 showed.
     """
     source = "real" if share_real_samples and true_label == "REAL" else cell
     return derive_seed(run_seed, dataset_key, source, true_label, index)
@@ -141,34 +112,22 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
                       share_real_samples: bool = False, extra_cells: Sequence[str] = ()) -> list[TrialSpec]:
     """Build the balanced list of trials: exactly ``trials_per_label`` per true label per cell.
 
-    A cell is ``dataset_key × synthesizer × condition``. The order is deterministic (datasets,
-    synthesizers, trial index, label, condition, replicate); the trial runner may reorder for
-    concurrency without changing any trial's identity.
+    A cell is ``dataset_key × synthesizer × condition``; the order is deterministic.
 
     Args:
-        dataset_keys: Dataset keys to include.
-        synthesizers: Synthesizers (cells); each must be one of ``llmdisc.RELEASES``.
-        conditions: Conditions, a subset of ``("C1", "C2")``.
+        synthesizers: cells: names from ``llmdisc.RELEASES``, :mod:`llmdisc.synthesis.controls` or ``extra_cells``.
         trials_per_label: Trials per true label per cell (>= 1), or a mapping ``condition -> count`` (e.g.
             ``{"C1": 20, "C2": 10}``: a C2 prompt costs twice a C1 prompt).
-        run_seed: The run seed every sample seed derives from.
-        sampling: ``fresh`` (a new sample per trial) or ``fixed`` (the paper's single sample).
         paired: If True the sample seed ignores the condition, so trial ``index`` shows the SAME rows
-            under C1 and C2 (needed by the paired McNemar analysis); if False C1 and C2 draw separately.
+            under C1 and C2 (needed by the paired McNemar analysis).
         replicates: Calls per prompt (>= 1); replicates share the sample.
-        scoring: ``verdict``, ``probability`` or ``both`` for every trial; with ``probability``,
-            ``verdict_trials_per_label`` turns the first trials of each cell and label into ``both``.
-        verdict_trials_per_label: under ``probability``, how many trials per cell and label also generate a
-            verdict (so both readings show on the same prompts); None or 0 = none.
-        share_real_samples: if True a REAL sample's seed ignores the synthesizer, so trial ``index`` shows the
-            same real rows in every synthesizer cell (and control) of a dataset: under the neutral prompt the
-            real prompts are then identical across cells and the response cache answers all but the first.
-            Synthesizers may then also name the controls of :mod:`llmdisc.synthesis.controls`.
+        verdict_trials_per_label: under ``probability`` scoring, how many trials per cell and label become ``both``
+            (so both readings show on the same prompts); None or 0 = none.
+        share_real_samples: a REAL sample's seed ignores the synthesizer (see :func:`trial_sample_seed`).
         extra_cells: further synthesizer names to admit (the audit's ``release``).
 
     Returns:
-        The list of :class:`TrialSpec`, of length
-        ``len(dataset_keys) * len(synthesizers) * 2 * replicates * sum(trials per condition)``.
+        The :class:`TrialSpec` list, ``len(dataset_keys) * len(synthesizers) * 2 * replicates * sum(counts)`` long.
 
     Raises:
         ConfigError: an unknown synthesizer, condition or sampling mode, a count below 1, or duplicates.

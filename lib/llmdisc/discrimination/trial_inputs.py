@@ -1,8 +1,7 @@
 """Turn a :class:`~llmdisc.discrimination.samples.TrialSpec` and the tables into the exact request sent to a model.
 
-The trial runner calls :func:`prepare_prompt` once per trial; everything that makes the prompt
-(source table, row draw, metadata source, prompt variant) is decided here, so the same spec and
-tables always give the same bytes and the same ``prompt_hash``.
+Everything that makes the prompt is decided in :func:`prepare_prompt`, so the same spec and tables always give the
+same bytes and the same ``prompt_hash``.
 """
 
 from __future__ import annotations
@@ -25,32 +24,24 @@ class PreparedPrompt:
     """The request of one trial and what the trial record stores about it."""
 
     request: PromptRequest
-    """System text, user text and answer schema."""
     prompt_hash: str
-    """sha256 of the request (:func:`llmdisc.discrimination.prompts.prompt_hash`)."""
     row_ids: list[int]
     """Positional ids of the shown rows in the source table, in the order shown."""
     sample_seed: int
-    """Seed of the row draw (from the spec)."""
     n_total: int
-    """Row count of the source table the rows came from."""
 
 
 @dataclass
 class MetadataCache:
     """Memoises :func:`~llmdisc.discrimination.metadata.metadata_block` of whole tables, keyed by table identity.
 
-    The whole-table block (``source`` and ``real`` metadata) takes ~1 s on 30k rows and is the same for
-    every trial that shows it, so it is computed once per table object. The cache holds a reference to
-    each table it saw, so an ``id`` is never reused while its entry lives. Do not mutate a table after
-    it has been used with a cache.
+    A whole-table block takes ~1 s on 30k rows. The cache holds a reference to each table it saw, so an ``id`` is
+    never reused while its entry lives. Do not mutate a table after it has been used with a cache.
     """
 
     _entries: dict[tuple[int, bool], tuple[pd.DataFrame, str]] = field(default_factory=dict)
     hits: int = 0
-    """Number of lookups answered from memory."""
     misses: int = 0
-    """Number of blocks computed."""
 
     def block(self, table: pd.DataFrame, *, include_row_count: bool = True) -> str:
         """Return ``metadata_block(table, include_row_count=...)``, computing it at most once per table."""
@@ -78,21 +69,13 @@ def _metadata_table(metadata_source: str, *, source: pd.DataFrame, real: pd.Data
 def prepare_prompt(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame, variant: str,
                    metadata_source: str, n_rows: int = 20,
                    metadata_cache: MetadataCache | None = None) -> PreparedPrompt:
-    """Build the prompt of one trial.
+    """Build the :class:`PreparedPrompt` of one trial.
 
     Args:
-        spec: The trial (cell, label, condition, sample seed, sampling mode).
         real: The real train table of ``spec.dataset_key``.
         synthetic: The table of ``spec.synthesizer`` for that dataset.
-        variant: Prompt variant, ``paper`` or ``neutral``.
-        metadata_source: For C2, which table the metadata describes: ``source`` (the paper's: the whole
-            table the sample came from, so it differs by label), ``real`` (the whole real table, for every
-            sample), ``sample`` (the shown rows only). Checked for C1 too, though C1 shows no metadata.
-        n_rows: Rows shown (20 in the study).
-        metadata_cache: Optional cache of whole-table blocks shared across trials.
-
-    Returns:
-        The :class:`PreparedPrompt`.
+        metadata_source: For C2, which table the metadata describes
+            (:data:`~llmdisc.discrimination.metadata.METADATA_SOURCES`). Checked for C1 too.
 
     Raises:
         ConfigError: unknown metadata source, prompt variant or label.
@@ -140,8 +123,7 @@ def trial_metadata_text(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.Da
                         metadata_cache: MetadataCache | None = None) -> str:
     """Return the metadata block the trial would show under C2 (whatever ``spec.condition`` is).
 
-    Same arguments as :func:`prepare_prompt`; used to put the blocks of a real and a synthetic trial
-    side by side (notebook 03) and by the human labelling app.
+    Same arguments as :func:`prepare_prompt`.
     """
     _check_source(metadata_source)
     source, sample, _ = _draw(spec, real=real, synthetic=synthetic, n_rows=n_rows)
@@ -160,18 +142,11 @@ def token_overview(specs: Sequence[TrialSpec], *, real: pd.DataFrame, synthetic:
                    metadata_cache: MetadataCache | None = None) -> pd.DataFrame:
     """Prepare every spec under every variant (and, for C2, every metadata source) and measure the prompts.
 
-    Args:
-        specs: Trials (e.g. a few from :func:`llmdisc.discrimination.samples.build_trial_queue`).
-        real, synthetic: The tables, as for :func:`prepare_prompt`.
-        variants: Prompt variants to render.
-        metadata_sources: Metadata sources to render for C2 trials (C1 rows get ``metadata_source="-"``).
-        n_rows: Rows shown.
-        metadata_cache: Optional shared cache.
+    Arguments as for :func:`prepare_prompt`; C1 rows get ``metadata_source="-"``.
 
     Returns:
-        One row per rendered prompt: trial_id, true_label, condition, variant, metadata_source,
-        system_tokens, user_tokens, total_tokens (estimates, :func:`llmdisc.discrimination.prompts.estimate_tokens`),
-        user_chars and prompt_hash.
+        One row per rendered prompt: trial_id, true_label, condition, variant, metadata_source, system_tokens,
+        user_tokens, total_tokens (estimates), user_chars and prompt_hash.
     """
     cache = metadata_cache if metadata_cache is not None else MetadataCache()
     rows: list[dict[str, Any]] = []

@@ -1,9 +1,7 @@
 """One configured trial run, as notebook 04 and ``llmdisc trials run`` describe it.
 
-:class:`TrialRunConfig` holds the notebook's parameters; :func:`run_configured` loads the real and
-synthetic tables of one dataset key, builds the balanced queue, opens the provider and the response
-cache, and runs (or resumes) ``results/trials/<run_name>.jsonl``. The first per-cell look at the
-answers is :func:`llmdisc.scoring.tables.cell_table` (scoring reads trials; trials never import scoring).
+:class:`TrialRunConfig` holds the parameters; :func:`run_configured` loads one dataset key's tables, builds the
+queue and runs (or resumes) ``results/trials/<run_name>.jsonl``.
 """
 
 from __future__ import annotations
@@ -28,65 +26,49 @@ class TrialRunConfig:
     """The parameters of one run (the notebook's ``parameters`` cell, the CLI's flags)."""
 
     dataset_key: str = "adult"
-    """``adult``, ``census-codes`` or ``census-labels``."""
     synthesizers: tuple[str, ...] = SYNTHESIZERS
-    """Any of ``gaussian_copula``, ``ctgan``, ``tvae``: a tuple, a list, one name or comma-separated names."""
+    """A tuple, a list, one name or comma-separated names (so are ``conditions``)."""
     provider: str = "local"
-    """``local``, ``ollama``, ``gemini``, ``openai`` or ``replay``."""
     model: str = ""
     """Model id; empty = the provider's default (``llmdisc.discrimination.providers.registry.DEFAULT_MODELS``)."""
     trials_per_label: int = 2
     conditions: tuple[str, ...] = CONDITIONS
-    """``C1`` and/or ``C2``: a tuple, a list, one name or comma-separated names."""
     variant: str = "neutral"
     metadata_source: str = "real"
     sampling: str = "fresh"
     seed: int = 0
-    """Run seed: every sample seed derives from it."""
     concurrency: int = 1
     cache_mode: str = "fill"
-    """``fill``, ``offline`` (no provider call; a miss is an error) or ``refresh``."""
     base_url: str = ""
     """Service URL for ``openai``/``gemini`` (empty = the provider's default); ``ollama`` uses it as host."""
     api_key_env: str = ""
-    """For ``openai``: the environment variable holding the key (``GROQ_API_KEY`` for Groq); empty =
-    ``OPENAI_API_KEY``."""
+    """For ``openai``: the variable holding the key (``GROQ_API_KEY`` for Groq); empty = ``OPENAI_API_KEY``."""
     replay_path: str = ""
     """For ``replay``: the recorded trials file or folder to answer from."""
     label_backend: str = ""
-    """For ``local``: how label scores are computed (``transformers``, ``transformers-bfloat16`` or ``llamacpp``,
-    :class:`~llmdisc.discrimination.providers.embedded.EmbeddedProvider`); empty = the provider's default."""
+    """For ``local``: ``transformers``, ``transformers-bfloat16`` or ``llamacpp``; empty = the provider's default."""
     quick: bool = False
     """Smoke-test size: first synthesizer, first condition, one trial per label."""
     requests_per_minute: float = 0.0
-    """Provider call budget (a service's quota, e.g. a free tier's); 0 = unlimited. Every run of this process that
-    calls the same provider, model and base URL shares it
-    (:func:`~llmdisc.discrimination.runner.endpoint_budget`)."""
+    """Provider call budget (a service's quota); 0 = unlimited. Shared per endpoint within the process."""
     max_attempts: int = 5
     n_rows: int = 20
     scoring: str = "verdict"
-    """``verdict`` (generated answers), ``probability`` (label scores only) or ``both``
-    (:data:`llmdisc.discrimination.label_scores.SCORING_MODES`)."""
+    """``verdict`` (generated answers), ``probability`` (label scores only) or ``both``."""
     verdict_trials_per_label: int = 0
     """Under ``probability``: the first N trials per cell and label also generate a verdict (``both``)."""
     trials_per_label_c2: int = 0
     """Trials per label in C2 cells (a C2 prompt costs about twice a C1 one); 0 = ``trials_per_label``."""
     controls: bool = False
-    """Add the positive control (each real column shuffled independently) and the negative control (real
-    holdout rows as the "synthetic" class) as cells of their own (:mod:`llmdisc.synthesis.controls`)."""
+    """Add the positive and negative controls (:mod:`llmdisc.synthesis.controls`) as cells of their own."""
     share_real_samples: bool = False
-    """Draw each REAL sample once per dataset and index, shared by every synthesizer cell (the response
-    cache then answers the repeats: a real sample's prompt does not depend on the cell)."""
+    """Draw each REAL sample once per dataset and index, shared by every cell (the cache answers the repeats)."""
     config_name: str = ""
     """The run configuration (``configs/<name>.yaml``) the run belongs to, written into every record; empty =
     none (``unrecorded``). Not part of the run name: two configurations with the same protocol share a file."""
 
     def __post_init__(self) -> None:
-        """Coerce the list parameters (a list, one string or comma-separated items) and check every value.
-
-        Raises:
-            ConfigError: a value outside its vocabulary; the message names it and lists the valid ones.
-        """
+        """Coerce the list parameters and check every value; ConfigError names a value outside its vocabulary."""
         set_ = object.__setattr__  # frozen dataclass
         set_(self, "synthesizers", as_items(self.synthesizers, "synthesizers", "releases"))
         set_(self, "conditions", as_items(self.conditions, "conditions", "conditions"))
@@ -116,18 +98,11 @@ def load_trial_tables(dataset_key: str, synthesizers: Sequence[str], *, controls
     """Read ``data/processed/<key>/train.parquet`` and ``data/synthetic/<key>/<synth>.parquet``.
 
     Args:
-        dataset_key: the dataset key.
-        synthesizers: the releases to read.
-        controls: also build the two control tables: ``shuffled_columns`` (the train table with every
-            column permuted independently, seed ``derive_seed(seed, dataset_key, "shuffled_columns")``) and
-            ``real_holdout`` (the holdout split standing in for a release).
-        seed: the run seed the positive control's permutations derive from.
+        controls: also build ``shuffled_columns`` (every train column permuted independently, seeded from
+            ``seed``) and ``real_holdout`` (the holdout split standing in for a release).
 
-    Returns:
-        ``({dataset_key: {"real": train, synth: table, ...}}, [the files read])``.
-
-    Raises:
-        DataError: a file is missing (the message names the command that writes it).
+    Returns ``({dataset_key: {"real": train, synth: table, ...}}, [the files read])``; DataError names the command
+    that writes a missing file.
     """
     from llmdisc.data.datasets import load_processed, processed_dir
     from llmdisc.discrimination.samples import derive_seed
@@ -170,14 +145,8 @@ def open_provider(name: str, model: str = "", base_url: str = "", replay_path: s
 
 
 def trial_queue(config: TrialRunConfig) -> list[TrialSpec]:
-    """The trials one configured run asks for (``quick`` applied), in the runner's order; reads no data.
-
-    Cells are the synthesizers, then the two controls when ``controls`` is on; C2 cells get
-    ``trials_per_label_c2`` trials per label when it is set.
-
-    Returns:
-        The :class:`~llmdisc.discrimination.samples.TrialSpec` list
-        (:func:`~llmdisc.discrimination.samples.build_trial_queue`).
+    """The :class:`~llmdisc.discrimination.samples.TrialSpec` list one configured run asks for (``quick`` applied),
+    in the runner's order; reads no data.
 
     Raises:
         ConfigError: an unknown scoring mode or a negative ``requests_per_minute``.
@@ -206,14 +175,8 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
                    cache: ResponseCache | None = None) -> RunSummary:
     """Run (or resume) the trials of one configuration; blocking, also inside Jupyter.
 
-    Args:
-        config: the parameters (``quick`` applied here).
-        out_path: run file; default ``results/trials/<run_name(...)>.jsonl``.
-        progress: show the progress bar.
-        cache: response cache; default ``ResponseCache(mode=config.cache_mode)`` at the default location.
-
-    Returns:
-        The :class:`~llmdisc.discrimination.runner.RunSummary` (``out_path`` and ``manifest_path`` say where things went).
+    ``out_path`` defaults to ``results/trials/<run_name(...)>.jsonl``, ``cache`` to
+    ``ResponseCache(mode=config.cache_mode)``. Returns the :class:`~llmdisc.discrimination.runner.RunSummary`.
     """
     from llmdisc.discrimination.content_free import score_content_free, write_content_free
     from llmdisc.discrimination.runner import endpoint_budget, public_identity
@@ -260,12 +223,7 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
 def record_run_metrics(manifest_path: Path | str, metrics: dict[str, Any]) -> Path:
     """Merge key numbers (e.g. per-cell DRS) into a run manifest's ``metrics``, atomically.
 
-    Args:
-        manifest_path: ``results/trials/<run>.manifest.json`` (``RunSummary.manifest_path``).
-        metrics: JSON-serialisable numbers; existing keys of the same name are replaced.
-
-    Returns:
-        The manifest path.
+    ``manifest_path`` is ``RunSummary.manifest_path``; existing keys of the same name are replaced. Returns the path.
 
     Raises:
         DataError: the manifest is missing or unreadable.

@@ -1,11 +1,8 @@
 """Stage 07, the figures: shape the results into figure tables, then draw them (never computing trials).
 
 :mod:`~llmdisc.figures.figure_data` reads trial records, baselines and human tables and returns the tidy tables
-each figure draws (they are also written to ``results/tables/``); :mod:`~llmdisc.figures.plots` has one function
-per figure, reading those tables only, and :func:`~llmdisc.figures.plots.save_figure` writes
-``figures/<name>.{pdf,png}``. :mod:`~llmdisc.figures.comparison` puts every discriminator (LLM verdict and
-probability, likelihood, C2ST, human pilot) side by side on one scale; :mod:`~llmdisc.figures.comparison_plots`
-draws it.
+each figure draws (also written to ``results/tables/``); :mod:`~llmdisc.figures.plots` draws them and writes
+``figures/<name>.{pdf,png}``. :mod:`~llmdisc.figures.comparison` puts every discriminator on one scale.
 """
 
 from llmdisc.figures import (

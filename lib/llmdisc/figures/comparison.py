@@ -1,44 +1,13 @@
 """Every discriminator side by side: one tidy table on one comparable scale (notebook 07 § 5b).
 
-Reads the results tables of the earlier stages — nothing is recomputed — and returns one row per
-dataset key × synthesizer (or control) × discriminator × model × condition × statistic:
+:func:`discriminator_comparison` reads the results tables of the earlier stages (nothing is recomputed; inputs
+from :func:`load_inputs`, keys :data:`INPUTS`) and returns one row per dataset key × synthesizer (or control) ×
+discriminator (:data:`DISCRIMINATORS`) × model × condition × statistic.
 
-* ``llm_verdict`` — the LLM's REAL/SYNTHETIC verdicts: DRS with its 95 % bootstrap interval, n = valid trials
-  (``results/tables/llm_cells.csv``, one row per provider/model and condition C1, C2);
-* ``llm_probability`` — the verdict as a probability: AUC of log P(SYNTHETIC) − log P(REAL) with its 95 % DeLong
-  interval and direction, and the calibrated DRS (``batch_drs``: the cell's median score as threshold;
-  ``context_drs``: a content-free table's score, where it was measured), n = scored samples
-  (``results/tables/llm_probability_cells.csv``, :mod:`llmdisc.scoring.probability`);
-* ``likelihood`` — the likelihood discriminator: AUC of ``mean_logprob`` (95 % score interval), its direction and
-  separation D = 2·|AUC − 0.5|, and the label-free band rule's DRS
-  (``results/tables/likelihood_cells.csv``, :mod:`llmdisc.scoring.likelihood`); its ``real_vs_real`` control
-  (the trials' real train samples against the holdout samples) is the same comparison as the LLM's
-  ``real_holdout`` control and is shown under that name;
-* ``joint`` — the joint-structure contrast: AUC of C = log P(sample) − mean log P(values recombined within the
-  sample) and the band rule's DRS, read like the likelihood's (``results/tables/joint_cells.csv``,
-  :mod:`llmdisc.scoring.joint`); condition = how the table was written (serialisation, permutations k, reference
-  rows m);
-* ``c2st`` — the classifier two-sample test's out-of-fold ROC-AUC, one row per classifier (Nadeau–Bengio
-  corrected 95 % interval from ``results/baselines/<key>.csv``; the headline table ``baselines_headline.csv``
-  has no interval);
-* ``human_pilot`` — the pooled annotators' DRS with its bootstrap interval (``results/tables/human_cells.csv``,
-  :mod:`llmdisc.human.analysis`). The pilot labelled the paper's own samples of the paper's own releases (its
-  ``census`` is the paper's PUMS integer codes, shown under ``census-codes``), so its rows sit under the paper's
-  release cells (``paper_ctgan`` …), beside what our instruments read on those releases where the run has them
-  (Census); the ``notes`` column says the protocol differs.
-
-**The common scale** (``scale_value``, ``scale_low``, ``scale_high``, all in [0, 1]):
-
-* an AUC-type statistic becomes the *separation* 2·|AUC − 0.5|: 0 = chance (AUC 0.5), 1 = perfect separation
-  either way (AUC 0 or 1); which way is kept in ``direction`` (``higher``/``lower`` for the LLM's probability
-  and the C2ST, ``synthetic more/less probable`` for the likelihood). So AUC 0.2 reads 0.6, ``lower``. The
-  interval is mapped end by end; one straddling 0.5 starts at 0 and ends at the farther end's separation.
-  For the likelihood and the joint contrast, the tables' ``separation`` is that D already.
-* a DRS is kept as it is: 0 = cannot tell (e.g. always one answer), 1 = tells every sample apart. A balanced
-  coin flip has DRS near 0.5 but separation near 0: the two readings agree at 1, not at chance — compare DRS
-  with DRS and separation with separation, and read the two against each other only near the top.
-
-A table missing from the inputs (its stage was off) gives no rows; :func:`load_inputs` says which were missing.
+**The common scale** (``scale_*``, in [0, 1]): an AUC becomes the separation 2·|AUC − 0.5| (0 = chance,
+1 = perfect either way; the way is kept in ``direction``; an interval straddling 0.5 starts at 0); a DRS is kept
+as it is (0 = cannot tell, 1 = tells every sample apart). A balanced coin flip has DRS near 0.5 but separation
+near 0: the two agree at 1, not at chance, so compare DRS with DRS and separation with separation.
 """
 
 from __future__ import annotations
@@ -77,8 +46,7 @@ HUMAN_NOTE = "the pilot's cells are the paper's samples of its own releases, und
 
 
 def auc_to_scale(auc: float, low: float, high: float) -> tuple[float, float, float]:
-    """The separation 2·|AUC − 0.5| of an AUC and its interval (:func:`llmdisc.scoring.separation.separation`):
-    ``(value, low, high)`` in [0, 1], NaN where missing."""
+    """Separation 2·|AUC − 0.5| of an AUC and its interval: ``(value, low, high)`` in [0, 1], NaN where missing."""
     if math.isnan(low) or math.isnan(high):
         return 2 * abs(auc - 0.5), math.nan, math.nan
     folded = separation(auc, low, high)
@@ -165,7 +133,7 @@ _SAMPLE_SCORE_COLUMNS = ("dataset_key", "backend", "model", "source", "auc", "au
 def _sample_scores(cells: pd.DataFrame, table: str, discriminator: str, score: str,
                    condition: Callable[[pd.Series], str]) -> list[dict[str, object]]:
     """The rows of a per-sample score's cells (the likelihood's, the joint contrast's): AUC and band-rule DRS;
-    their ``real_vs_real`` control under the LLM's name for it (``real_holdout``)."""
+    their ``real_vs_real`` control is the same comparison as the LLM's ``real_holdout`` and is shown under that name."""
     _need(cells, table, _SAMPLE_SCORE_COLUMNS)
     if "score" in cells:
         cells = cells[cells["score"] == score]
@@ -252,19 +220,13 @@ def discriminator_comparison(tables: Mapping[str, pd.DataFrame | None]) -> pd.Da
     """Every discriminator's headline statistic per dataset × synthesizer (and control), on one scale.
 
     Args:
-        tables: results tables by name (keys of :data:`INPUTS`; absent, None or empty ones give no rows):
-            ``llm_cells``, ``llm_probability_cells``, ``likelihood_cells``, ``joint_cells``, ``baselines`` (the long
-            ``results/baselines/*.csv`` rows; preferred, it has intervals) or ``baselines_headline``, and
-            ``human_cells``.
+        tables: results tables by name (keys of :data:`INPUTS`; absent, None or empty ones give no rows);
+            ``baselines`` (the long rows, with intervals) is preferred over ``baselines_headline``.
 
     Returns:
-        One row per dataset key × synthesizer × discriminator × model × condition × statistic that has an
-        estimate (a NaN one, e.g. a cell without a valid trial of one class, gives no row), columns
-        :data:`COLUMNS`: ``estimate`` [``low``, ``high``] on the statistic's own scale (AUC or DRS, fractions),
-        ``n`` (valid trials, scored samples or labels; NaN where the table has none), ``direction`` (AUCs only)
-        and the common scale ``scale_value`` [``scale_low``, ``scale_high``]: separation 2·|AUC − 0.5| for
-        ``statistic == "auc"`` (0 = chance, 1 = perfect), the DRS as it is otherwise (0 = cannot tell,
-        0.5 = about what a balanced coin flip gets, 1 = tells every sample apart). Sorted by dataset,
+        Columns :data:`COLUMNS`, one row per statistic that has an estimate: ``estimate`` [``low``, ``high``] on
+        its own scale (AUC or DRS, fractions), ``n`` (valid trials, scored samples or labels; NaN where the table
+        has none), ``direction`` (AUCs only) and the common scale (module docstring). Sorted by dataset,
         synthesizers then controls, discriminator, model, condition.
 
     Raises:
@@ -297,8 +259,6 @@ def load_inputs(tables_dir: Path | None = None, baselines_dir: Path | None = Non
     """Read the inputs of :func:`discriminator_comparison` from disk; say which are missing.
 
     Args:
-        tables_dir: folder of the results tables (default ``results/tables``).
-        baselines_dir: folder of notebook 05's per-dataset CSVs (default ``results/baselines``).
         computed: tables the caller has just computed, by name; each replaces the file on disk (which may be
             left from an earlier run), and None or an empty table means this run has none.
 

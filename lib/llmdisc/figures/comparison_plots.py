@@ -1,11 +1,8 @@
 """The side-by-side figure of every discriminator, reading :func:`~llmdisc.figures.comparison.discriminator_comparison`.
 
-One panel per dataset key; y = each synthesizer, then the controls; x = the common scale (separation
-2·|AUC − 0.5| for AUCs, DRS as it is); one marker per discriminator × statistic × model × condition with its
-95 % interval as a bar. Colour = discriminator (darker or lighter for its second or third model or
-classifier); marker = the statistic (circle: an AUC read as separation; square: a DRS; diamond: the batch-calibrated
-DRS; plus: the contextual DRS); open markers = condition C2. A calibrated DRS whose threshold called every sample
-one label is marked "one label" (its 0 says the calibration cannot tell, not that the release is safe).
+One panel per dataset key; y = each synthesizer, then the controls; x = the common scale. Colour = discriminator
+(shaded for its further models), marker = the statistic (:data:`MARKERS`), open = condition C2; a calibrated DRS
+whose threshold called every sample one label is marked "one label".
 """
 
 from __future__ import annotations
@@ -85,14 +82,11 @@ def side_by_side(table: pd.DataFrame) -> plt.Figure:
     """Dot plot of every discriminator on the common scale, one panel per dataset key.
 
     Args:
-        table: :func:`llmdisc.figures.comparison.discriminator_comparison` output (columns ``dataset_key``,
-            ``synthesizer``, ``discriminator``, ``statistic``, ``model``, ``condition``, ``scale_value``,
-            ``scale_low``, ``scale_high``, ``n``: written beside each marker).
+        table: :func:`llmdisc.figures.comparison.discriminator_comparison` output.
 
     Returns:
-        The Figure: x from 0 (AUC 0.5 / DRS 0: cannot tell) to 1 (perfect separation / every sample told
-        apart); dotted line at 0.5 (DRS of balanced guessing is about there). An empty table gives one panel
-        saying there is nothing to draw.
+        The Figure, x from 0 (cannot tell) to 1 (every sample told apart), dotted at 0.5 (about a balanced
+        guess's DRS); one panel saying so when ``table`` is empty.
     """
     set_style()
     datasets = sorted(table["dataset_key"].astype(str).unique())

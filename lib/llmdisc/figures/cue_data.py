@@ -1,9 +1,7 @@
 """Notebook 10's inputs: every cue string (our trials, the paper's, the human notes), coded and checked.
 
-:func:`cue_analysis` returns every ``cues_*`` table as a dict of DataFrames (claims of the paper's Census trials
-checked on the samples :mod:`llmdisc.scoring.paper_samples` rebuilt and verified); notebook 10 writes them with
-:func:`llmdisc.scoring.tables.write_table` and :mod:`llmdisc.figures.cue_plots` draws from them. It lives in the
-figures stage because it reads the human label files (:func:`llmdisc.human.read_labels`).
+:func:`cue_analysis` returns every ``cues_*`` table; notebook 10 writes them and :mod:`llmdisc.figures.cue_plots`
+draws them. It lives in the figures stage because it reads the human label files (:func:`llmdisc.human.read_labels`).
 """
 
 from __future__ import annotations
@@ -116,17 +114,17 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
 
     Args:
         trials_dir: folder of our trial records (default ``results/trials``; absent or empty: none).
-        include_ours: add our own trial records (and rebuild their samples from ``row_ids``).
-        include_paper: add the paper's 451 valid trials (the reference folder of
-            :func:`llmdisc.paths.reference_dir`).
+        include_paper: add the paper's 451 valid trials (from :func:`llmdisc.paths.reference_dir`).
         include_humans: add the human notes (``<reference>/results/human``).
 
     Returns:
         ``{"tables": {name: DataFrame}, "inputs": [relative paths read], "input_paths": [the same files as
         paths], "counts": {...}, "coded": the coded cue strings, "paper_samples": the
         :class:`~llmdisc.scoring.paper_samples.SampleVerification` of the paper's Census samples (None without
-        the paper's Census extract)}``; the paper's samples are checked only where verified (notebook 08 writes
-        the verification tables ``paper_sample_checks``).
+        the paper's Census extract)}``; the paper's samples are checked only where verified.
+
+    Raises:
+        DataError: neither trial records nor the paper's reference data are present.
     """
     from llmdisc.discrimination import load_trials
     from llmdisc.human import read_labels
@@ -157,8 +155,8 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     if include_humans and reference_dir() is not None:
         labels, _, files = read_labels([reference_dir() / "results" / "human"])
         cue_frames.append(note_cues(labels))
-        input_paths.extend(sorted((reference_dir() / "results" / "human").rglob("*.csv")))  # read_labels names
-        inputs.extend(relative_to_root(Path(f)) for f in files)  # its files for display, relative to the root
+        input_paths.extend(sorted((reference_dir() / "results" / "human").rglob("*.csv")))
+        inputs.extend(relative_to_root(Path(f)) for f in files)  # read_labels' files are names for display
     if not cue_frames:
         raise DataError("no trial records and no paper reference data; fix: run notebook 04, or run `llmdisc data "
                         "fetch-reference` (or `make reference`), or set LLMDISC_REFERENCE")
@@ -185,7 +183,6 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     tables["cues_humans_vs_models"] = cue_tables.theme_share_table(
         noted, themes, ["who", "source", "provider", "model", "dataset", "condition"])
     tables["cues_input_quality"] = input_quality_table(cues, trial_frames)
-    # coder validation against the hand-coded reference set
     ref_path = fixture_path(REFERENCE_SET)
     if ref_path.is_file():
         reference = pd.read_csv(ref_path, keep_default_na=False)
@@ -196,7 +193,6 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
             [coder_agreement(p, codebook).assign(subset=name) for name, p in parts.items()], ignore_index=True)
         input_paths.append(ref_path)
         inputs.append(relative_to_root(ref_path))
-    # cue validity
     reals = paper_real_tables() if not paper.empty else {}
     vocabularies = {k: TableVocabulary.from_table(v) for k, v in reals.items()}
     checked_parts = []

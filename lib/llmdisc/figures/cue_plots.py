@@ -1,8 +1,7 @@
 """Figures of the reasoning cues (notebook 10): theme shares under C1 and C2, and the validity of cited facts.
 
-Each function reads a ``cues_*`` table of :func:`llmdisc.figures.cue_data.cue_analysis` and returns a matplotlib
-Figure (save it with :func:`llmdisc.figures.plots.save_figure`). One panel per source × provider/model × dataset:
-never pooled across models; every share drawn with its Wilson 95 % interval and its n.
+Each function reads a ``cues_*`` table of :func:`llmdisc.figures.cue_data.cue_analysis` and returns a Figure; one
+panel per source × provider/model × dataset, every share with its Wilson 95 % interval and its n.
 """
 
 from __future__ import annotations
@@ -22,9 +21,6 @@ def theme_shift_figure(shift: pd.DataFrame, theme_labels: dict[str, str] | None 
     Args:
         shift: :func:`llmdisc.scoring.cue_tables.condition_shift_table` output.
         theme_labels: ``{theme id: label}`` for the y axis (default: the ids).
-
-    Returns:
-        The figure: horizontal dots with 95 % Wilson intervals, C1 and C2 side by side; n in each panel title.
     """
     set_style()
     theme_labels = theme_labels or {}
@@ -54,12 +50,8 @@ def theme_shift_figure(shift: pd.DataFrame, theme_labels: dict[str, str] | None 
 def validity_figure(validity: pd.DataFrame) -> plt.Figure:
     """Stacked shares of cited checkable facts that are true, false or not checkable (``cues_validity``).
 
-    Trivially true claim kinds (``claim_set == "trivial"``, :data:`llmdisc.scoring.cue_validity.TRIVIAL_KINDS`)
-    get their own bar below the headline one; a claim set without claims gets none.
-
-    Returns:
-        One horizontal stacked bar per source × provider/model × true label × claim set, with n claims (by
-        mention) and n distinct claims at the bar's end.
+    One bar per source × provider/model × true label × claim set (``trivial`` claim kinds below the headline
+    one; none for a set without claims), with n claims (by mention) and n distinct claims at its end.
     """
     set_style()
     frame = validity.assign(claim_set=validity["claim_set"] if "claim_set" in validity else "substantive")

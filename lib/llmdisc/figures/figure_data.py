@@ -1,11 +1,8 @@
 """Stage 07's inputs: read every earlier product and shape the tidy tables the figures draw.
 
 Notebook 07 calls these functions, writes their results to ``results/tables/`` and hands them to
-:mod:`llmdisc.figures.plots`. Nothing here runs a model or a fit; each function reads files or tables.
-Our trials are scored per *dataset key* (``census-codes`` and ``census-labels`` are different
-releases) × synthesizer × condition × provider × model × protocol (prompt variant, metadata source, sampling,
-scoring) × the configuration whose run wrote the trials: ``configs/paper.yaml`` runs the paper's protocol
-beside ours, and the two are never pooled into one cell.
+:mod:`llmdisc.figures.plots`. Nothing here runs a model or a fit. Trials are scored per cell (:data:`CELLS`);
+protocols and configurations (``configs/paper.yaml`` runs the paper's beside ours) are never pooled.
 """
 
 from __future__ import annotations
@@ -35,9 +32,8 @@ CELLS = ["dataset", "synthetic_method", "condition", "provider", "model", *PROTO
 def run_file_configs(trials: pd.DataFrame) -> pd.Series:
     """Per trial, the configurations whose runs wrote its run file, joined by ``+`` (e.g. ``default+small``).
 
-    Two configurations with the same protocol and seed share one run file (the second resumes the first), so
-    a record's own ``config_name`` names only the run that wrote it first; labelling every record of a file with
-    all its writers keeps the file's cells whole instead of splitting them by who came first.
+    Two configurations with the same protocol and seed share one run file (the second resumes the first), so a
+    record's own ``config_name`` names only the first writer; labelling by all writers keeps the file's cells whole.
 
     Args:
         trials: trial records with ``run_id`` (the run file's stem) and ``config_name``.
@@ -53,9 +49,8 @@ def run_file_configs(trials: pd.DataFrame) -> pd.Series:
 
 
 def load_our_trials(trials_dir: Path | None = None) -> pd.DataFrame:
-    """Every trial record under ``results/trials`` with ``dataset`` set to the dataset key.
-
-    ``config_name`` is each run file's writers (:func:`run_file_configs`).
+    """Every trial record under ``results/trials`` with ``dataset`` set to the dataset key and ``config_name``
+    to its run file's writers (:func:`run_file_configs`).
 
     Raises:
         DataError: no trial file exists (run notebook 04 first).
@@ -104,7 +99,6 @@ def calibration_table(trials: pd.DataFrame, n_bins: int = 5) -> pd.DataFrame:
         correct = (group["true_label"] == group["predicted_label"]).astype(float)
         bins = reliability_bins(group["confidence"].astype(float), correct, n_bins=n_bins)
         protocol = protocol_label(named)
-        # plots.calibration draws both axes as fractions
         frames.append(bins.assign(**{k: named[k] for k in keys[2:]},
                                   model=f"{named['provider']} / {named['model']}" + (f" ({protocol})" if protocol else ""),
                                   mean_confidence=bins["mean_confidence"] / 100))
@@ -128,11 +122,8 @@ def likelihood_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> d
     control, both scores), ``likelihood_columns`` and ``likelihood_samples``; empty when no run is present.
 
     Notebook 07 writes them (not each dataset's notebook 09), so the datasets' 09 runs can run side by side.
-
-    Args:
-        likelihood_dir: Folder of the records (default ``results/likelihood``; searched recursively, only the
-            table likelihood's records are read).
-        seed: Run seed of the intervals and permutation p-values.
+    ``likelihood_dir`` (default ``results/likelihood``) is searched recursively; ``seed`` seeds the intervals
+    and permutation p-values.
     """
     from llmdisc.discrimination.likelihood.records import load_likelihood
     from llmdisc.scoring import likelihood as likelihood_scoring
@@ -155,17 +146,14 @@ def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0,
 
     Args:
         likelihood_dir: Folder of notebook 09's records (default ``results/likelihood``); the joint records are the
-            ``*.jsonl`` of its ``joint/`` folder, not of its subfolders (``design/``, ``calibration/``: the benches'
-            records, not runs).
-        seed: Run seed of the intervals and permutation p-values.
+            ``*.jsonl`` of its ``joint/`` folder, not of its subfolders (the benches' records, not runs).
         load_tables: ``load_tables(dataset_key, sources)`` → the tables the samples were drawn from (default
             :func:`~llmdisc.discrimination.likelihood.runs.load_likelihood_tables` at the records' run seed).
 
     Returns:
-        ``(records, tables)``: one row per scored sample with its ``variety`` and variety-adjusted contrast
-        (:mod:`llmdisc.scoring.variety`, the samples rebuilt from ``data/``), and ``joint_cells`` (C and the
-        adjusted C, rows told apart by ``score``) and ``joint_columns`` by name (both absent when no run is
-        present).
+        ``(records, tables)``: one row per scored sample with its ``variety`` and variety-adjusted contrast (the
+        samples rebuilt from ``data/``), and ``joint_cells`` (C and the adjusted C, told apart by ``score``) and
+        ``joint_columns`` by name (``{}`` when no run is present).
 
     Raises:
         DataError: a table the records were drawn from is missing or is not the one they were drawn from.
@@ -194,18 +182,14 @@ def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: li
     """Directional agreement of the LLM's DRS with each baseline metric, over the synthesizers.
 
     Args:
-        cells: per-cell LLM scores (:func:`llm_cells`; columns ``CELLS`` and ``drs``).
-        baselines: one row per dataset × synthetic_method with the ``metrics`` columns
-            (:func:`baseline_headlines`).
-        metrics: baseline columns to compare, e.g. ``c2st_auc_hist_gb`` (higher = easier to tell apart)
-            or ``dcr_share_closer`` (higher = synthetic records sit closer to the training data).
+        cells: per-cell LLM scores (:func:`llm_cells`).
+        baselines: one row per dataset × synthetic_method with the ``metrics`` columns (:func:`baseline_headlines`).
+        metrics: baseline columns to compare, e.g. ``c2st_auc_hist_gb`` or ``dcr_share_closer``.
 
     Returns:
-        One row per dataset × condition × provider × model (× protocol columns of ``cells``) × metric: ``n_synthesizers`` (cells with a DRS
-        and the metric), ``kendall_tau`` (Kendall's τ-b between DRS and the metric across synthesizers:
-        +1 = the LLM orders the releases as the metric does, −1 = reversed) and ``tau_note`` saying why τ
-        is missing (fewer than 2 synthesizers, or one side constant, e.g. a DRS of 0 everywhere). With three
-        synthesizers τ takes only the values ±1, ±1/3: a direction, not a test.
+        One row per dataset × condition × provider × model (× protocol columns) × metric: ``n_synthesizers``,
+        ``kendall_tau`` (τ-b between DRS and the metric across synthesizers: +1 = same order, −1 = reversed),
+        ``tau_note`` (why τ is missing). With three synthesizers τ takes only ±1, ±1/3: a direction, not a test.
     """
     from scipy import stats
 
@@ -233,9 +217,7 @@ PAPER_RECORDS = "paper's records"
 def paper_llm_trials() -> pd.DataFrame:
     """The paper's own LLM trial records with our protocol columns, or an empty table without ``../shared``.
 
-    The paper ran one protocol: its prompt (``paper``), C2 metadata from the sample's source table
-    (``source``), the same 20 rows every trial (``fixed``), generated verdicts (no label scores: ``label_method``
-    ""); ``config_name`` is :data:`PAPER_RECORDS`.
+    The paper ran one protocol: prompt ``paper``, metadata ``source``, sampling ``fixed``, generated verdicts.
     """
     if reference_dir() is None:
         return pd.DataFrame()
@@ -291,21 +273,18 @@ def human_llm_pairs(llm: pd.DataFrame, human_cells_csv: Path | None = None, *,
     """Pooled human DRS beside LLM DRS per dataset × synthesizer × condition, each pair marked comparable or not.
 
     A pair is *comparable* only when both sides judged the same releases under the same protocol: the paper's
-    pilot (human cells with ``protocol`` ``paper``) against the paper's own LLM records, or a pilot recorded with
-    llmdisc's app (``llmdisc``) against our cells. Every other pairing — the paper's annotators against our
-    cells on our releases, say — is kept with ``comparable`` False and ``differs`` naming what differs
-    (``release, protocol``), so a figure can show it without reading "above the diagonal: the LLM better" into it.
+    pilot against the paper's own LLM records, or a pilot recorded with llmdisc's app against our cells. Every
+    other pairing is kept with ``comparable`` False and ``differs`` naming what differs (``release, protocol``),
+    so a figure can show it without reading "above the diagonal: the LLM better" into it.
 
     Args:
-        llm: our per-cell LLM scores (:func:`llm_cells`; ``dataset`` is the dataset key, e.g. ``census-codes``);
-            may be empty.
-        human_cells_csv: ``results/tables/human_cells.csv`` (notebook 06) by default.
+        llm: our per-cell LLM scores (:func:`llm_cells`); may be empty.
+        human_cells_csv: default ``results/tables/human_cells.csv`` (notebook 06).
         paper_trials: the paper's LLM records (:func:`paper_llm_trials`), or None / empty when absent.
 
     Returns:
-        Columns :data:`HUMAN_PAIR_COLUMNS`: ``model`` = ``provider / model``, ``llm_source`` = whose trials
-        under which protocol and configuration, ``human_source`` = which pilot, DRS as fractions (0 = no balanced
-        discrimination, 0.5 = chance, 1 = every sample told apart). Empty when there is no human table.
+        Columns :data:`HUMAN_PAIR_COLUMNS` (``llm_source``: whose trials under which protocol; ``human_source``:
+        which pilot; DRS as fractions, 1 = every sample told apart); empty without a human table.
     """
     path = human_cells_csv or results_dir() / "tables" / "human_cells.csv"
     if not path.exists():

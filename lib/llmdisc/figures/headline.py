@@ -1,10 +1,9 @@
 """The headline figure: every instrument's separation of every release and both controls from real data, on one
 scale (D = 2·|AUC − 0.5|, 0 = not told apart, 1 = every sample told apart), one marker per instrument.
 
-:func:`headline_frame` reads the cells of :func:`llmdisc.scoring.readings.collect` (the same D, score interval
-and direction the README's tables print); :func:`headline_figure` draws them about 900 px wide, the README's
-width. Notebook 07 saves it as ``figures/headline.png``; the README embeds the committed copy, which a test keeps
-equal to what the committed tables draw.
+:func:`headline_frame` reads the cells of :func:`llmdisc.scoring.readings.collect` (the same D the README's tables
+print); :func:`headline_figure` draws them at the README's width. Notebook 07 saves ``figures/headline.png``;
+a test keeps the README's committed copy equal to what the committed tables draw.
 """
 
 from __future__ import annotations
@@ -67,7 +66,6 @@ def headline_figure(frame: pd.DataFrame, *, model: str) -> plt.Figure:
     with its interval; a hollow marker reads the other way than the instrument's positive control must.
 
     Args:
-        frame: :func:`headline_frame`.
         model: the language model behind the sample instruments, named in the title.
 
     Returns:

@@ -1,13 +1,8 @@
-"""Figures of the likelihood discriminator, reading its tables only (``results/tables/likelihood_*.csv``).
+"""Figures of the likelihood discriminator and the joint-structure contrast, reading their tables only.
 
-* :func:`score_distributions` — per dataset × model panel, the per-sample mean token log-likelihood of the real
-  holdout samples beside each synthesizer's and each control's, with the cell's AUC in the label.
-* :func:`column_contributions` — per dataset × model panel, each column's change in nats per row (synthetic minus
-  real holdout; negative = the synthetic values of that column are less probable), one bar group per source.
-* :func:`score_distributions` with ``score="contrast"`` draws the joint-structure contrast C per sample (from
-  ``joint_samples``); :func:`joint_dependence` — per dataset panel, a heatmap of each column's share of C,
-  each release and control minus real holdout (nats per sample; negative = the group lost a dependence of that
-  column that real rows show the model).
+:func:`score_distributions` (per-sample scores, real holdout beside each release and control),
+:func:`column_contributions` (each column's change in nats per row) and :func:`joint_dependence` (each column's
+share of the contrast C); one panel per dataset × model.
 """
 
 from __future__ import annotations
@@ -48,10 +43,10 @@ def score_distributions(samples: pd.DataFrame, cells: pd.DataFrame, *, score: st
     """Strip plot of per-sample scores: real holdout test samples, then each compared source.
 
     Args:
-        samples: ``likelihood_samples`` table (one row per sample: ``dataset_key``, ``model``, ``source``, ``role``,
-            the scores). Train samples are drawn under ``real_vs_real``; reference samples are left out.
+        samples: ``likelihood_samples`` (or ``joint_samples``) table, one row per sample. Train samples are drawn
+            under ``real_vs_real``; reference samples are left out.
         cells: ``likelihood_cells`` table (its ``auc`` per source labels the x axis).
-        score: ``mean_logprob`` or ``min_k_logprob``.
+        score: ``mean_logprob``, ``min_k_logprob`` or ``contrast`` (nats).
     """
     set_style()
     shown = samples[samples["role"] != "reference"].copy()
@@ -88,8 +83,7 @@ def column_contributions(columns: pd.DataFrame, *, top: int = 8) -> plt.Figure:
     """Horizontal bars: per column, synthetic minus real holdout nats per row, one colour per source.
 
     Args:
-        columns: ``likelihood_columns`` table (``dataset_key``, ``model``, ``source``, ``column``,
-            ``delta_nats_per_row``, ``rank``).
+        columns: ``likelihood_columns`` table.
         top: Columns shown per panel (those with the largest |delta| over the releases).
     """
     set_style()

@@ -1,9 +1,7 @@
-"""Figures: one function per figure, reading tidy tables (never running trials or fits).
+"""Figures: one function per figure, each taking tidy tables and returning a matplotlib Figure.
 
-Every function takes DataFrames produced by :mod:`llmdisc.scoring.metrics`, :mod:`llmdisc.scoring.analyses`,
-:mod:`llmdisc.baselines` or :mod:`llmdisc.human.analysis` and returns a matplotlib Figure; :func:`save_figure`
-writes it as PDF and PNG under ``figures/``. One style throughout (seaborn's colour-blind palette),
-every bar with its n and its interval, and every panel about one provider/model — never pooled.
+:func:`save_figure` writes it as PDF and PNG under ``figures/``. One style (:func:`set_style`), every bar with its
+n and its interval, every panel about one provider/model — never pooled.
 """
 
 from __future__ import annotations
@@ -36,10 +34,9 @@ def set_style() -> None:
 
 
 def save_figure(fig: plt.Figure, name: str, directory: Path | None = None, *, dpi: float | None = None) -> list[Path]:
-    """Write ``<name>.pdf`` and ``<name>.png`` to ``figures/`` (or ``directory``); return both paths.
+    """Write ``<name>.pdf`` and ``<name>.png`` to ``figures/`` (or ``directory``); return both paths and close ``fig``.
 
-    ``dpi``: the PNG's resolution (default the style's); the headline figure passes its own so its PNG is the
-    README's width in pixels."""
+    ``dpi``: the PNG's resolution (default the style's)."""
     directory = directory or figures_dir()
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"{name}.pdf", directory / f"{name}.png"]
@@ -58,7 +55,7 @@ def model_label(provider: str, model: str) -> str:
 
 def series_labels(frame: pd.DataFrame) -> list[str]:
     """Per row, ``provider / model`` and, when the table has them, its protocol and configuration on a second
-    line (:func:`llmdisc.discrimination.records.protocol_label`): panels and series never pool protocols."""
+    line: panels and series never pool protocols."""
     labels = []
     for row in frame.to_dict("records"):
         protocol = protocol_label(row)
@@ -111,8 +108,7 @@ def _bars(ax: plt.Axes, frame: pd.DataFrame, value: str, low: str, high: str, n_
 def drs_by_cell(cells: pd.DataFrame) -> plt.Figure:
     """DRS by synthesizer × condition, one panel per dataset × provider/model, 95 % bootstrap intervals.
 
-    ``cells``: the output of :func:`llmdisc.scoring.metrics.score_cells` (columns dataset, synthetic_method, condition,
-    provider, model, drs, drs_ci_low, drs_ci_high, n_valid). 0 = no discrimination, 0.5 = balanced chance.
+    ``cells``: :func:`llmdisc.scoring.metrics.score_cells` output. 0 = no discrimination, 0.5 = balanced chance.
     """
     panels = _panels(cells)
     fig, axes = panel_grid(len(panels))
@@ -165,7 +161,7 @@ def label_bias(cells: pd.DataFrame) -> plt.Figure:
 
 
 def condition_change(tests: pd.DataFrame) -> plt.Figure:
-    """DRS(C1) → DRS(C2) per cell with the permutation p-value (from :func:`llmdisc.scoring.analyses.permutation_tests`).
+    """DRS(C1) → DRS(C2) per cell with the permutation p-value (:func:`llmdisc.scoring.analyses.permutation_tests`).
 
     ``tests`` columns: dataset, model, synthetic_method, drs_c1, drs_c2, p_value (and optionally provider).
     """
@@ -221,8 +217,8 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
                      agreement: pd.DataFrame | None = None) -> plt.Figure:
     """LLM DRS against baseline metrics: one panel per model × metric, one point per synthesizer.
 
-    Colour = condition, marker = dataset, vertical bars = the DRS's 95 % interval. ``agreement``
-    (:func:`llmdisc.figures.figure_data.baseline_agreement`) puts each series' Kendall τ in the legend.
+    Colour = condition, marker = dataset. ``agreement`` (:func:`~llmdisc.figures.figure_data.baseline_agreement`)
+    puts each series' Kendall τ in the legend.
     """
     merged = cells.merge(baselines, on=["dataset", "synthetic_method"], how="inner")
     merged = merged.assign(_model=series_labels(merged))
@@ -274,10 +270,9 @@ def _diagonal_axes(ax: plt.Axes, xlabel: str, ylabel: str, title: str, *, xlim: 
 def human_vs_llm(pairs: pd.DataFrame) -> plt.Figure:
     """Human DRS against LLM DRS per cell (:func:`llmdisc.figures.figure_data.human_llm_pairs`).
 
-    One panel for the comparable pairs (same releases and protocol: the paper's LLM records against the paper's
-    annotators, ours against ours), with the y = x line on which humans and the LLM are equally able; one panel
-    per kind of difference for the others, titled with what differs and drawn *without* that line: a point above
-    it there would compare different releases under different protocols, not humans with the LLM.
+    One panel for the comparable pairs (same releases and protocol), with the y = x line of equal ability; one
+    panel per kind of difference for the others, drawn *without* that line: there a point above it would compare
+    releases and protocols, not humans with the LLM.
     """
     pairs = pairs.copy()
     if "comparable" not in pairs:

@@ -1,9 +1,7 @@
 """Figures of the verdict as a probability: ROC curves per cell, and raw against calibrated DRS (label bias).
 
-Data functions shape tables from trial records (:func:`roc_points`) or from the per-cell scores of
-:func:`llmdisc.scoring.probability.score_probability_cells`; plot functions read those tables only.
-One panel per dataset × model, never pooled; the controls (``shuffled_columns``, ``real_holdout``) are drawn
-beside the synthesizers, dashed.
+:func:`roc_points` shapes trial records; the plot functions read tables only. One panel per dataset × model,
+never pooled; the controls are drawn beside the synthesizers, dashed.
 """
 
 from __future__ import annotations
@@ -29,9 +27,8 @@ def roc_points(trials: pd.DataFrame) -> pd.DataFrame:
             and the cell columns.
 
     Returns:
-        Long table, columns :data:`ROC_COLUMNS`: false-positive rate (real samples called SYNTHETIC) and
-        true-positive rate (synthetic samples called SYNTHETIC) at every threshold; cells lacking a class are
-        left out.
+        Long table, columns :data:`ROC_COLUMNS` (rates at every threshold, SYNTHETIC = positive); cells lacking a
+        class are left out.
     """
     scored = trials[trials.get("score_status", pd.Series(dtype=object)) == "valid"]
     parts = []
@@ -62,10 +59,6 @@ def roc_curves(points: pd.DataFrame, cells: pd.DataFrame | None = None) -> plt.F
         points: :func:`roc_points` output.
         cells: optional :func:`~llmdisc.scoring.probability.score_probability_cells` output, for the AUC and
             its interval in the legend.
-
-    Returns:
-        The figure. Reading: the diagonal is no ranking (AUC 0.5); a curve in the upper left ranks synthetic
-        samples above real ones (AUC → 1); one under the diagonal ranks them the wrong way round (AUC → 0).
     """
     panels = _panels(points) if len(points) else []
     fig, axes = panel_grid(max(len(panels), 1), width=3.6, height=3.4)
@@ -101,11 +94,9 @@ def raw_vs_calibrated(cells: pd.DataFrame) -> plt.Figure:
         cells: :func:`~llmdisc.scoring.probability.score_probability_cells` output.
 
     Returns:
-        The figure: per panel (dataset × model) and cell, the raw DRS (decision p_synthetic > 0.5), the
-        batch-calibrated DRS (median threshold) and the contextually calibrated DRS (content-free threshold),
-        each with its 95 % bootstrap interval. DRS 0 = no balanced discrimination, 0.5 = chance, 1 = every
-        sample told apart. A raw bar at 0 beside a calibrated bar well above it is a model that perceives but
-        always answers the same label.
+        The figure: per cell the raw DRS (p_synthetic > 0.5), the batch-calibrated (median threshold) and the
+        contextually calibrated DRS (content-free threshold), with 95 % bootstrap intervals. A raw bar at 0 beside
+        a calibrated bar well above it is a model that perceives but always answers the same label.
     """
     frame = cells.assign(_cell=[f"{m}\n{c}" for m, c in zip(cells["synthetic_method"], cells["condition"])])
     frame = frame.assign(_panel=[f"{d}\n{who}" for d, who in zip(frame["dataset_key"], series_labels(frame))])

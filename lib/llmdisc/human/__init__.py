@@ -1,10 +1,8 @@
 """Stage 06, the human pilot: the labelling app and the analysis of its label files.
 
-The app (:mod:`~llmdisc.human.label_app`: ``session`` is the protocol, ``app`` the Streamlit page) shows people
-the same 20-row samples and Markdown the LLM sees, with balanced labels and no feedback until a session ends, and
-writes one CSV per session in the paper's columns. :mod:`~llmdisc.human.analysis` reads label files (ours, or the
-paper's in ``../shared/reference/results/human``) and writes ``results/tables/human_*.csv``: per-cell DRS and
-accuracy with intervals, C1→C2 changes, and agreement with the LLM.
+The app (:mod:`~llmdisc.human.label_app`) shows people the same samples the LLM sees, with balanced labels and no
+feedback until a session ends, and writes one CSV per session. :mod:`~llmdisc.human.analysis` reads label files
+(ours or the paper's) and writes ``results/tables/human_*.csv``: per-cell DRS, C1→C2 changes, LLM agreement.
 """
 
 from llmdisc.human.analysis import (

@@ -1,25 +1,8 @@
 """Analysis of human label files: the paper's pilot (docs/protocol.md §7) and sessions of llmdisc's app.
 
-Reads any folder (or list) of label CSVs in the schema of :mod:`llmdisc.human.label_app.schema`, recursively,
-skipping the paper's ``*_export-*`` summary exports; checks every row; de-duplicates answers on
-``(session_id, dataset, method, pair_id, condition)``; and scores them with :mod:`llmdisc.scoring.metrics`:
-
-* per annotator × dataset × method × condition (plus ``pooled`` over annotators): p_REAL, p_SYN with Wilson
-  95 % intervals, DRS with a seeded bootstrap interval, accuracy, mean confidence;
-* per annotator and pooled totals, over all answers and per condition. **The paper's total DRS is
-  min(p_REAL, p_SYN) over the pooled trials** (HA1 53.3, HA2 77.9, pooled 66.4 reproduce exactly), not the
-  mean of the cells' DRS (about 50.5, 68.9 and 64.5);
-* mean confidence when right vs wrong; C2 − C1 differences per cell; and, given LLM per-cell DRS, human–LLM
-  agreement over cells (Spearman ρ, Bland–Altman mean difference and 95 % limits of agreement).
-
-Rates are fractions in [0, 1] (DRS: 0 = no balanced discrimination, 0.5 = chance-level, 1 = every sample
-recognised); confidences are 0-100. The paper's app told annotators whether their C1 answer was right before
-they answered C2 (``human_labeling_app.py``: "Your C1 verdict was … (✅ correct/❌ wrong)"), so C2 answers of
-its files are flagged ``contaminated`` and C1-only totals are reported beside the pooled ones. A file is the
-paper's when it lacks llmdisc's extra columns (:func:`llmdisc.human.label_app.schema.protocol_of_columns`).
-
-Bad input never stops the analysis: each problem (missing or misspelt column, unknown label, out-of-range
-confidence, duplicate answer) is collected with its file and line, warned about, and the rest is analysed.
+Entry point :func:`analyse_labels`. Rates are fractions in [0, 1] (DRS 0.5 = chance-level); confidences are 0-100.
+The paper's app showed C1 correctness before C2, so its C2 answers are flagged ``contaminated`` (docs/protocol.md
+§8 row 4).
 """
 
 from __future__ import annotations
@@ -88,12 +71,10 @@ def cell_table(labels: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd
     """Scores per annotator × dataset × method × condition, annotators first, then ``pooled`` rows.
 
     Returns:
-        Columns ``annotator, dataset, method, condition``, the :data:`SCORE_COLUMNS` (counts; p_real/p_syn
-        with Wilson 95 % bounds; drs with bootstrap 95 % bounds, seed per cell from ``seed``; accuracy;
-        mean_confidence 0-100), ``contaminated`` (answers given after correctness feedback) and ``protocol``
-        (``paper``: the paper's app on the paper's releases; ``llmdisc``: this project's app on this project's
-        releases; ``+``-joined when a cell mixes them), which :func:`llmdisc.figures.figure_data.human_llm_pairs`
-        reads to pair humans only with LLM cells of the same releases and protocol.
+        Columns ``annotator, dataset, method, condition``, the :data:`SCORE_COLUMNS` (p_real/p_syn with Wilson
+        95 % bounds, drs with bootstrap 95 % bounds), ``contaminated`` and ``protocol`` (``paper``, ``llmdisc``
+        or ``+``-joined), which :func:`llmdisc.figures.figure_data.human_llm_pairs` uses to pair humans only
+        with LLM cells of the same releases and protocol.
     """
     return _score(_with_pooled(labels), ["annotator", *CELL], seed, n_boot)
 
@@ -101,7 +82,8 @@ def cell_table(labels: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd
 def annotator_totals(labels: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
     """Totals per annotator and pooled, over all answers (``condition == "all"``) and per condition.
 
-    DRS here is min(p_REAL, p_SYN) over the pooled answers — the paper's definition for its totals.
+    DRS here is min(p_REAL, p_SYN) over the pooled answers, not the mean of the cells' DRS: the paper's
+    definition for its totals (it reproduces HA1 53.3, HA2 77.9, pooled 66.4).
     """
     pooled = _with_pooled(labels)
     overall = _score(pooled.assign(condition="all"), ["annotator", "condition"], seed, n_boot)
@@ -132,8 +114,7 @@ def confidence_by_correctness(labels: pd.DataFrame) -> pd.DataFrame:
 def condition_deltas(cells: pd.DataFrame) -> pd.DataFrame:
     """C2 − C1 per annotator × dataset × method, from :func:`cell_table` (DRS, accuracy, confidence).
 
-    ``contaminated`` is True when the C2 answers followed correctness feedback on C1 (the paper's app), in
-    which case the difference mixes the metadata's effect with the feedback's.
+    Where ``contaminated``, the difference mixes the metadata's effect with that of C1 feedback.
     """
     keys = ["annotator", "dataset", "method"]
     values = ["drs", "accuracy", "mean_confidence", "n_valid"]
@@ -181,11 +162,13 @@ def llm_agreement(human_cells: pd.DataFrame, llm_cells: pd.DataFrame, *,
 
     Returns:
         ``(summary, merged)``. ``summary`` has one row per model and, with several models, a row
-        :data:`STACKED` over every (cell, model) pair — how the paper got ρ = −0.018 and a mean difference
-        of −19.84 (matched-N LLM DRS against pooled human DRS over the 10 fair cells × 2 models). Columns:
-        ``n_pairs, spearman_rho, spearman_p`` (NaN when a side is constant or under 3 pairs) and the
-        Bland–Altman ``ba_mean_difference, ba_sd, ba_loa_low, ba_loa_high`` (LLM − human, DRS points 0-100;
-        the 95 % limits of agreement are mean ± 1.96 SD). ``merged`` is the per-cell table.
+        :data:`STACKED` over every (cell, model) pair (the paper's way). Columns: ``n_pairs, spearman_rho,
+        spearman_p`` (NaN when a side is constant or under 3 pairs) and Bland–Altman ``ba_mean_difference,
+        ba_sd, ba_loa_low, ba_loa_high`` (LLM − human, DRS points 0-100; limits mean ± 1.96 SD).
+        ``merged`` is the per-cell table.
+
+    Raises:
+        DataError: ``llm_cells`` lacks a cell column or a DRS column.
     """
     llm = llm_cells.rename(columns={"synthetic_method": "method"}).copy()
     if "drs" not in llm.columns and "DRS" in llm.columns:
@@ -210,9 +193,7 @@ def llm_agreement(human_cells: pd.DataFrame, llm_cells: pd.DataFrame, *,
 def protocol_notes(labels: pd.DataFrame) -> list[str]:
     """Plain-language notes on the paper's protocol defects visible in the answers (empty list: none).
 
-    Two are checked: C2 answers given after correctness feedback on C1 (flagged ``contaminated``; C1-only
-    figures are reported beside them), and the share of confidences left at 50, the default of the paper
-    app's slider (a value it saved without the annotator touching the slider).
+    Checked: C2 answers given after C1 feedback, and the share of confidences at 50, the paper slider's preset.
     """
     notes = []
     paper = labels[labels["protocol"] == PROTOCOL_PAPER] if not labels.empty else labels
@@ -235,7 +216,7 @@ def protocol_notes(labels: pd.DataFrame) -> list[str]:
 def analyse_labels(paths: Iterable[Path | str], *, annotator_map: Mapping[str, str] | None = None,
                    seed: int = 0, llm_cells: pd.DataFrame | None = None, protocol: str = "auto",
                    n_boot: int = 2000) -> HumanAnalysis:
-    """Run the whole human-pilot analysis on the label files under ``paths`` (see the module docstring).
+    """Run the whole human-pilot analysis on the label files under ``paths``.
 
     Args:
         paths: label files or folders (searched recursively; ``*_export-*`` files skipped).
@@ -243,7 +224,6 @@ def analyse_labels(paths: Iterable[Path | str], *, annotator_map: Mapping[str, s
         seed: base seed of the DRS bootstraps (each cell's seed derives from it and the cell).
         llm_cells: optional LLM per-cell DRS table for :func:`llm_agreement`.
         protocol: ``auto`` (detect the paper's files by their columns), ``paper`` or ``llmdisc``.
-        n_boot: bootstrap resamples per DRS interval.
 
     Returns:
         A :class:`HumanAnalysis`; its ``problems`` list what was left out and why.
@@ -273,11 +253,7 @@ def default_label_dirs() -> list[Path]:
 
 
 def write_tables(analysis: HumanAnalysis, out_dir: Path | str) -> list[Path]:
-    """Write ``human_{cells,totals,confidence,deltas,problems}.csv`` (+ ``human_agreement*.csv``).
-
-    Returns:
-        The paths written.
-    """
+    """Write ``human_{cells,totals,confidence,deltas,problems}.csv`` (+ ``human_agreement*.csv``); return the paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = {"cells": analysis.cells, "totals": analysis.totals, "confidence": analysis.confidence,

@@ -1,11 +1,9 @@
 """The compendium pipeline: run configs, papermill runs with skip-by-hash, the HTML supplementary, the README block.
 
-Reads ``configs/*.yaml`` (:mod:`~llmdisc.pipeline.config`, pydantic), plans the numbered notebooks over the
-config's grid and runs them through papermill (:mod:`~llmdisc.pipeline.runs`), skipping a notebook whose source,
-parameters, upstream outputs, inputs and package code are unchanged; writes ``reports/executed/<config>/*.ipynb``,
-the scrubbed Sphinx + MyST-NB supplementary in ``reports/html/`` (:mod:`~llmdisc.pipeline.supplementary`; its
-landing page from :mod:`~llmdisc.pipeline.landing`, its captions from :mod:`~llmdisc.pipeline.captions`) and the
-README's generated results block (:mod:`~llmdisc.pipeline.readme`).
+Reads ``configs/*.yaml`` (:mod:`~llmdisc.pipeline.config`), runs the numbered notebooks through papermill,
+skipping those whose inputs are unchanged (:mod:`~llmdisc.pipeline.runs`), and writes
+``reports/executed/<config>/*.ipynb``, the supplementary in ``reports/html/`` (:mod:`~llmdisc.pipeline.supplementary`)
+and the README's generated blocks (:mod:`~llmdisc.pipeline.readme`).
 """
 
 from llmdisc.pipeline.config import RunConfig, load_config

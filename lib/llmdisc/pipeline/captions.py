@@ -1,11 +1,7 @@
 """The supplementary's words in one place: figure captions, table descriptions and the research questions.
 
-The words are kept in ``templates/captions.yaml``. Every figure that notebook 07 saves (``figures/<name>.png``) is
-shown in the supplementary with the numbered caption kept there under its file name: what is plotted, what n is,
-what the interval is and how to read 0, 0.5 and 1. :data:`RESEARCH_QUESTIONS` lists what the study asks, each with
-the notebook section, figures and table that answer it; the landing page (:mod:`llmdisc.pipeline.landing`) is
-generated from it and from ``results/tables/``. A figure or table missing from a run is left out, never an error;
-a figure without an entry gets a caption saying so (add one to the YAML file).
+The words are kept in ``templates/captions.yaml`` and loaded into :data:`FIGURE_CAPTIONS`,
+:data:`TABLE_DESCRIPTIONS` and :data:`RESEARCH_QUESTIONS`; :func:`caption_text` renders one figure's caption.
 """
 
 from __future__ import annotations
@@ -71,16 +67,15 @@ class _Counts(dict):
 
 
 def caption_text(name: str, counts: Mapping[str, object] | None = None) -> str:
-    """The caption of figure ``name`` as one paragraph of Markdown.
+    """The caption of figure ``name`` (file name without suffix) as one paragraph of Markdown.
 
     Args:
-        name: the figure's file name without suffix (``drs_by_cell``).
         counts: values for the caption's placeholders (``n_valid``, ``n_cells``, ``n_human``); missing ones
             read "not available".
 
     Returns:
-        ``**title** plotted n interval reading``; for a figure with no entry in :data:`FIGURE_CAPTIONS`, a
-        caption saying that one is missing (the build does not fail over it).
+        ``**title** plotted n interval reading``; for a figure without an entry, a caption saying so (the build
+        does not fail over it).
     """
     caption = FIGURE_CAPTIONS.get(name)
     if caption is None:

@@ -1,16 +1,7 @@
-"""The paper's claims judged, one row each, generated from ``results/tables/`` (the README's and the landing page's
-first table).
+"""The paper's claims judged, one row each, from ``results/tables/`` (the README's and the landing page's first table).
 
-Each :class:`Claim` gives what the paper says, what its own records show (valid n, effective n = distinct answers,
-the checks of its sample files), what this project measures under the corrected protocol (naming the instrument
-and the model), a verdict in words and what would test it further. Every number a claim prints is a
-:class:`Quote`: the table, the row and the column it was read from, so a test re-reads each one from its CSV.
-Verdicts follow from the numbers (:func:`claims`), never from text written by hand:
-
-- **holds** — the records show it and nothing in them undercuts it;
-- **does not hold** — a measurement here contradicts it;
-- **cannot be tested without a capable model** — the records rest on too few distinct answers
-  (:data:`~llmdisc.pipeline.findings.MIN_N`) and the embedded model cannot say (its positive control fails).
+Every number printed is a :class:`Quote` (table, row, column), so a test re-reads each from its CSV. Verdicts follow
+from the numbers (:func:`claims`): **holds**, **does not hold**, or **cannot be tested without a capable model**.
 """
 
 from __future__ import annotations
@@ -285,7 +276,6 @@ def claims_markdown(tables_dir: Path, *, link: Link = repo_link) -> list[str]:
     """The claims as a Markdown table (one row a claim); one line when the paper's records are not in ``tables_dir``.
 
     Args:
-        tables_dir: ``results/tables``.
         link: how to link a table or a notebook section (:data:`Link`; the README links the files, the site its
             own pages and copies).
     """

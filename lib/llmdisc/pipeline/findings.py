@@ -1,30 +1,8 @@
 """What the run found, in one summary generated from ``results/tables/``: the README's results block and the
 first section of the landing page are this same text (:func:`findings_markdown`).
 
-Per dataset × release (and both controls), every discriminator side by side on one reading: the **separation**
-D = 2·|AUC − 0.5| of the group from real data, its 95 % interval and the direction in words
-(:mod:`llmdisc.scoring.separation`; AUC = P(a unit of the group scores higher than a real unit)):
-
-- **C2ST** — gradient-boosted trees on rows (``baselines_headline.csv``; thousands of rows, so no interval is
-  shown: it is narrower than the rounding; one-sided: only an AUC above 0.5 is a finding);
-- **table likelihood** — the embedded model's mean token log-likelihood of 20-row samples (``likelihood_cells``);
-- **joint structure** — the contrast of the rows against their values recombined (``joint_cells``);
-- **verdict probability** — the LLM's p_synthetic in C1 (``llm_probability_cells``);
-- **generated verdicts** — the paper's DRS with its n (``llm_cells``).
-
-Every interval is recomputed here from the table's AUC and n (the score interval), so a table written before the
-interval changed reads as a new run would. A cell with fewer than :data:`MIN_N` units per class is shown as
-``n = a / b: too few``. The statements follow the control rule (:func:`control_verdict`):
-
-- **Holm's family** (:data:`HOLM_FAMILY`): one instrument's release cells across every dataset of the run.
-- **The effect needed** is the smallest D a release cell could detect with 80 % power at Holm's first-step level
-  α/m (m = the family's cells): 0.67 at 20 samples a group and 9 cells.
-- An instrument's **positive control passes** on a dataset when it is separated in the instrument's expected
-  direction and D's lower bound exceeds that effect; its **negative control passes** when the 90 % interval of D
-  lies below it (two one-sided tests). Otherwise the instrument "cannot say" on that dataset, and the sentence
-  gives what its control reached against what was needed. A release counts as told apart only when its
-  Holm-adjusted p is below 0.05 on a dataset where the instrument passed both controls; a release not told apart
-  is reported with its D upper bound and the effect that would have been seen.
+Per dataset × release and control, every instrument side by side as the separation D = 2·|AUC − 0.5| from real
+data with its 95 % interval. The statements follow the control rule of docs/glossary.md (:func:`control_verdict`).
 """
 
 from __future__ import annotations
@@ -51,12 +29,12 @@ def effect_needed(cells: dict[tuple[str, str], Cell], dataset: str) -> float | N
 
 
 def control_verdict(cells: dict[tuple[str, str], Cell], dataset: str, instrument: str) -> tuple[str, str]:
-    """``(status, words)`` of the control rule (module docstring) for one instrument on one dataset.
+    """``(status, words)`` of the control rule (docs/glossary.md) for one instrument on one dataset.
 
-    ``status``: ``passed``, ``weak`` (the positive control is told apart the right way, but by less than a
-    release would need to differ by to be seen: releases told apart count, of the others it cannot say),
-    ``cannot say`` (the positive control is not told apart, or the wrong way), ``biased`` (real vs real separated), ``unjudged`` (a control missing, with too
-    few units, or real vs real not shown at chance) or ``not measured``. ``words``: the figures behind it."""
+    ``status``: ``passed``, ``weak`` (positive control told apart the right way, but by less than the effect
+    needed: releases told apart count, of the others it cannot say), ``cannot say`` (positive control not told
+    apart, or the wrong way), ``biased`` (real vs real separated), ``unjudged`` (a control missing or too small, or
+    real vs real not shown at chance) or ``not measured``. ``words``: the figures behind it."""
     lower, higher = WORDS[instrument]
     positive, negative = cells.get((dataset, POSITIVE)), cells.get((dataset, NEGATIVE))
     needed = effect_needed(cells, dataset)
@@ -95,8 +73,7 @@ C2ST_CLASSIFIERS = {"c2st_auc_hist_gb": "gradient-boosted", "c2st_auc_logistic":
 
 def _c2st_controls_sentence(table: pd.DataFrame | None, datasets: list[str]) -> list[str]:
     """Per dataset and C2ST: D on the shuffled-columns control beside D on real vs real (``baselines_headline``'s
-    ``shuffled_columns`` and ``real_holdout`` rows, written by notebook 05's ``run_controls``), and which
-    classifiers see joint structure at all. One line saying they were not run when the rows are absent."""
+    ``shuffled_columns`` and ``real_holdout`` rows); a "not measured" line when those rows are absent."""
     if table is None:
         return []
     synth = "synthesizer" if "synthesizer" in table else "synthetic_method"
@@ -161,9 +138,8 @@ def _instrument_sentence(cells: dict[tuple[str, str], Cell], datasets: list[str]
 
 
 def _calibration_sentence(table: pd.DataFrame | None) -> list[str]:
-    """The calibration of the joint contrast's per-sample test (``joint_calibration.csv``, written by ``llmdisc bench
-    joint-calibration``): per dataset, over every run seed, the KS test of the randomised p-values on
-    shuffled-columns samples and the rank counts. No line without the table."""
+    """The calibration of the joint contrast's per-sample test per dataset (``joint_calibration.csv``, from ``llmdisc
+    bench joint-calibration``); no line without the table."""
     if table is None or "run_seed" not in table:
         return []
     pooled = table[table["run_seed"].astype(str) == "all"]
@@ -184,11 +160,7 @@ def _calibration_sentence(table: pd.DataFrame | None) -> list[str]:
 
 def _variety_sentence(table: pd.DataFrame | None) -> list[str]:
     """Where the joint contrast's reading of a group follows its variety (``joint_cells``' ``contrast`` and
-    ``contrast_adjusted`` rows, :mod:`llmdisc.scoring.variety`): per dataset, the real samples' variety and the
-    slope of C on variety among the real reference samples (with its interval). Where the slope is told apart from
-    0, each group whose reading (told apart by its interval, and which way) changes once the variety is taken out;
-    where it is not, the readings stay unadjusted and each group told apart is read against its variety. No line
-    without a fitted slope."""
+    ``contrast_adjusted`` rows, :mod:`llmdisc.scoring.variety`), per dataset; no line without a fitted slope."""
     if table is None or "variety_slope_low" not in table:
         return []
     raw = table[(table["score"] == "contrast") & table["variety_slope"].notna()].set_index(["dataset_key", "source"])
@@ -305,15 +277,8 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
 
 
 def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
-    """The summary as Markdown lines (a heading, one sentence per question, the side-by-side table, notes).
-
-    Args:
-        tables_dir: ``results/tables``.
-        heading: the Markdown heading level of its title.
-
-    Returns:
-        Lines; a single "not measured" line when no table is present.
-    """
+    """The summary as Markdown lines: a ``heading``-level title, one sentence per question, the side-by-side table,
+    notes; a single "no results yet" line when ``tables_dir`` (``results/tables``) holds no table."""
     found = collect(Path(tables_dir))
     keys = sorted({k for cells in found.values() for k in cells})
     if not keys:
@@ -349,10 +314,9 @@ def _design_separation(auc: float, n_real: int, n_other: int) -> Separation:
 
 
 def design_markdown(design: pd.DataFrame | None) -> list[str]:
-    """The joint-structure design study (``joint_design.csv``, ``llmdisc bench joint-design``) as a Markdown table:
-    per model, dataset and design, the shuffled-columns control's D with its interval and direction, real vs real
-    where measured, and the tokens a sample runs through the model (the load-free cost; seconds depend on what
-    else the machine ran). No lines when the table is absent."""
+    """The joint-structure design study (``joint_design.csv``, ``llmdisc bench joint-design``) as Markdown lines; the
+    cost is in tokens a sample runs through the model, since seconds depend on what else the machine ran. No lines
+    when the table is absent."""
     if design is None:
         return []
     lines = ["", "How the joint-structure design was chosen (`llmdisc bench joint-design`, one factor at a time from "
@@ -380,9 +344,8 @@ DESIGN_D = 0.8
 
 
 def _cheapest_design(design: pd.DataFrame) -> list[str]:
-    """The sentence naming the cheapest design of the embedded model whose shuffled-columns control is told apart
-    the right way (D's lower bound above 0, shuffled samples less structured) with D at least :data:`DESIGN_D`, per
-    dataset, and the datasets where none is."""
+    """The sentence naming, per dataset, the cheapest design of the embedded model whose shuffled-columns control is
+    told apart the right way with D at least :data:`DESIGN_D`, and the datasets where none is."""
     if "model" in design:
         design = design[design["model"] == DEFAULT_LIKELIHOOD_MODEL]
     if design.empty:  # only opt-in models measured: nothing to say of the embedded one

@@ -1,8 +1,7 @@
 """The environment a notebook kernel starts with: its CPU threads and its kernels' pinned instruction set.
 
-papermill starts every notebook in a fresh kernel process that inherits this process's environment, so the
-variables a kernel's torch, llama.cpp and BLAS read once at start are set here, around the kernels' launch
-(:func:`kernel_environment`), and removed after; a variable the user set is kept as it is.
+Kernels inherit this process's environment, so the variables their torch, llama.cpp and BLAS read at start are
+set around their launch (:func:`kernel_environment`) and removed after; a variable the user set is kept.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ THREAD_ENVS = ("LLMDISC_TORCH_THREADS", "LLMDISC_LLM_THREADS", "OMP_NUM_THREADS"
 def one_thread_per_kernel(workers: int) -> Iterator[None]:
     """With ``workers`` > 1, start every kernel with one CPU thread (variables a user set are kept).
 
-    Why: torch with two threads ran 4–50× slower when another process shared the two cores (FEASIBILITY.md,
-    "SDV and torch"); two one-thread kernels side by side keep both cores busy without contention.
+    Why: torch with two threads ran 4–50× slower when another process shared the two cores; two one-thread
+    kernels side by side keep both cores busy without contention.
     """
     if workers <= 1:
         yield

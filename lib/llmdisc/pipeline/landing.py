@@ -1,11 +1,8 @@
 """The supplementary's landing page and tables page, generated as MyST Markdown from ``results/tables/``.
 
-:func:`landing_page` writes what the study asks, the headline table (``llm_cells.csv``: per provider/model and
-dataset, each cell with n, p_REAL, p_SYN and the DRS with its 95 % bootstrap interval, in percent), one line
-per research question pointing to the notebook section and figure that answer it, and the paper's numbers
-beside ours (``paper_cells_from_trials.csv``, ``paper_models_from_*.csv``). :func:`tables_page` renders every
-``results/tables/*.csv`` (and ``results/baselines/*.csv``) with its CSV and LaTeX files linked. Both only read
-tables: a table that is missing leaves its part out with a line saying so, never an error.
+Entry points :func:`landing_page` (claims, findings, research questions, headline tables, the paper's numbers)
+and :func:`tables_page` (every table, files linked). Both only read tables: a missing table leaves its part out
+with a line saying so, never an error.
 """
 
 from __future__ import annotations
@@ -22,12 +19,11 @@ from llmdisc.pipeline.captions import RESEARCH_QUESTIONS, TABLE_DESCRIPTIONS, ca
 from llmdisc.scoring.readings import read_table
 
 HEADLINE_TABLE = "tbl-headline"
-# A run whose protocols only score the labels (scoring: probability, verdict_trials_per_label: 0) writes an
-# empty verdict table; say why instead of drawing an empty one.
+"""Prefix of the labels (and HTML ids) of the headline tables, one per provider/model; the tests read them."""
 NO_VERDICTS = ("_No trial of the last run generated a verdict (its protocols score the labels only: "
                "`scoring: probability` with `verdict_trials_per_label: 0`), so there is no verdict DRS; the "
                "probability table reads the same prompts._")
-"""Prefix of the labels (and HTML ids) of the headline tables, one per provider/model; the tests read them."""
+"""Said instead of drawing an empty verdict table, when a run only scored the labels."""
 MAX_TABLE_ROWS = 60
 """Rows shown per table on the tables page; the CSV holds all of them."""
 
@@ -76,8 +72,7 @@ def _downloads(site: SiteMap, name: str) -> str:
 def headline_rows(cells: pd.DataFrame) -> list[list[object]]:
     """Rows of one model's headline table from its rows of ``llm_cells.csv``, by dataset, synthesizer, condition.
 
-    Columns (:data:`HEADLINE_HEADER`): dataset, synthesizer, condition, n real / syn (valid trials), p_REAL,
-    p_SYN and DRS [95 % bootstrap interval], the last three in percent with one decimal.
+    Columns: :data:`HEADLINE_HEADER`; p_REAL, p_SYN and DRS [95 % bootstrap interval] in percent, one decimal.
     """
     order = cells.sort_values(["dataset", "synthetic_method", "condition"])
     return [[r.dataset, r.synthetic_method, r.condition, f"{int(r.n_valid_real)} / {int(r.n_valid_syn)}",
@@ -125,8 +120,8 @@ def _interval(estimate: object, low: object, high: object) -> str:
 
 
 def probability_headline_rows(cells: pd.DataFrame) -> list[list[object]]:
-    """Rows of one model's probability headline from ``llm_probability_cells.csv``: dataset, cell, condition, n,
-    AUC of p_synthetic [95 % score interval], its permutation p-value, batch-calibrated DRS [95 %] and raw DRS (fractions)."""
+    """Rows of one model's probability headline (:data:`PROBABILITY_HEADER`) from ``llm_probability_cells.csv``;
+    AUC of p_synthetic with its 95 % score interval, DRS as fractions."""
     order = cells.sort_values(["dataset_key", "synthetic_method", "condition"])
     return [[r.dataset_key, r.synthetic_method, r.condition, f"{int(r.n_real)} / {int(r.n_syn)}",
              _interval(r.auc, r.auc_ci_low, r.auc_ci_high), _num(r.auc_p_value, 3),
@@ -195,8 +190,7 @@ def _question_lines(tables_dir: Path, site: SiteMap) -> list[str]:
         if rq.table and measured:
             where.append(f"table `{rq.table}` ({_downloads(site, rq.table)})")
         if rq.table and not measured:
-            # its section exists in every run, its numbers only where this run measured them (a run that generated
-            # no verdict writes llm_cells with a header and no rows)
+            # a run that generated no verdict writes llm_cells with a header and no rows
             where = []
         answer = "; ".join(where) if where else "_not in this run_"
         lines.append(f"- **{rq.key}.** {rq.question} → {answer}")
@@ -243,9 +237,6 @@ def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
         tables_dir: ``results/tables`` (or a copy); read only.
         site: the staged pages, sections, figures and table files to link.
         toctree: the toctree directives (one string each) listing the notebook pages in pipeline order.
-
-    Returns:
-        The page text; parts whose tables are missing say so instead of failing.
     """
     lines = [
         "# LLM-as-a-Discriminator — supplementary material", "",
@@ -307,7 +298,6 @@ def tables_page(tables: dict[str, Path], site: SiteMap) -> str:
 
     Args:
         tables: table name → its CSV file, in the order to show them.
-        site: for the staged CSV and LaTeX files to link.
     """
     lines = ["# Result tables", "",
              "Every table the run wrote, as rendered from its CSV (numbers to 4 significant digits; the files "

@@ -1,15 +1,7 @@
 """The generated blocks of the README and of ``docs/results.md``, from ``results/tables/`` so neither can drift.
 
-Two blocks, each between ``<!-- name:start -->`` and ``<!-- name:end -->`` markers:
-
-- ``claims`` (README): the paper's claims judged (:mod:`llmdisc.pipeline.claims`) and the headline figure;
-- ``results`` (``docs/results.md``): the summary of findings (:mod:`llmdisc.pipeline.findings`, the landing
-  page's first section), naming the configuration and the date of the run that wrote the tables
-  (``results/tables/llm_manifest.json``).
-
-:func:`update_readme` rewrites them, and only for a configuration with ``readme: true`` (``configs/default.yaml``):
-a run of another configuration rewrites ``results/tables`` but never the README. Tests compare both files with a
-fresh rendering.
+Two blocks between ``<!-- name:start -->`` / ``<!-- name:end -->`` markers: ``claims`` (README) and ``results``
+(``docs/results.md``). :func:`update_readme` rewrites them, and only for a configuration with ``readme: true``.
 """
 
 from __future__ import annotations
@@ -39,7 +31,7 @@ def tables_source(tables_dir: Path | None = None) -> tuple[str, str]:
     """The configuration and the date (UTC, ``YYYY-MM-DD``) of the run that wrote ``results/tables``.
 
     Read from ``llm_manifest.json`` (notebook 07's manifest beside the tables); ``("", "")`` when it is missing
-    or unreadable (tables written before notebook 07 recorded it).
+    or unreadable.
     """
     path = (tables_dir or results_dir() / "tables") / "llm_manifest.json"
     try:
@@ -76,12 +68,8 @@ def _source_sentence(tables_dir: Path) -> str:
 
 
 def render_results_block(tables_dir: Path | None = None) -> str:
-    """Return the README block (markers included): which run wrote the tables, then the summary of findings
-    (:func:`llmdisc.pipeline.findings.findings_markdown`, the landing page's first section, word for word).
-
-    Args:
-        tables_dir: ``results/tables`` (default the project's).
-    """
+    """Return the results block (markers included): which run wrote ``tables_dir`` (default ``results/tables``),
+    then :func:`llmdisc.pipeline.findings.findings_markdown` (the landing page's first section, word for word)."""
     from llmdisc.pipeline.findings import findings_markdown
 
     tables_dir = tables_dir or results_dir() / "tables"
@@ -92,12 +80,8 @@ def render_results_block(tables_dir: Path | None = None) -> str:
 
 
 def render_claims_block(tables_dir: Path | None = None) -> str:
-    """Return the README's claims block (markers included): which run wrote the tables, the claims table
-    (:func:`llmdisc.pipeline.claims.claims_markdown`) and the headline figure.
-
-    Args:
-        tables_dir: ``results/tables`` (default the project's).
-    """
+    """Return the README's claims block (markers included): the claims table
+    (:func:`llmdisc.pipeline.claims.claims_markdown`), the headline figure and which run wrote ``tables_dir``."""
     from llmdisc.pipeline.claims import claims_markdown
 
     tables_dir = tables_dir or results_dir() / "tables"
@@ -128,9 +112,8 @@ def update_readme(readme: Path | None = None, *, config: Any = None) -> bool:
         readme: one file to rewrite (every block it holds); default the project's README and
             ``docs/results.md``.
         config: the :class:`~llmdisc.pipeline.config.RunConfig` of the run that just wrote the tables; when
-            given, the blocks are rewritten only if its ``readme`` flag is true (``configs/default.yaml``), so a
-            run of the tiny, small or paper configuration never puts its numbers under the README's results.
-            None: rewrite (a deliberate call, e.g. from a test or a maintainer).
+            given, the blocks are rewritten only if its ``readme`` flag is true, so a tiny, small or paper run
+            never puts its numbers in the README. None: rewrite (a deliberate call).
     """
     if config is not None and not getattr(config, "readme", False):
         return False

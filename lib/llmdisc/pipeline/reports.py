@@ -1,9 +1,7 @@
 """Publishing safely: executed notebooks and rendered pages scrubbed of secrets and machine paths.
 
-:func:`scrub_notebook` removes what must never be published from an executed notebook (absolute
-paths of this machine, the values of API-key variables); :func:`scrub_text` does the same to any text
-(the supplementary's pages, :mod:`llmdisc.pipeline.supplementary`, and the audit report).
-:func:`find_leaks` is what the supplementary build and the tests use to check the result.
+:func:`scrub_text` replaces absolute paths of this machine and API-key values in any text, :func:`scrub_notebook`
+in an executed notebook; :func:`find_leaks` checks a result for what is left.
 """
 
 from __future__ import annotations

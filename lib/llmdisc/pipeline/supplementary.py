@@ -1,19 +1,8 @@
 """The supplementary material: the executed notebooks published as a Sphinx + MyST-NB site, never re-executed.
 
-:func:`render_html` stages a Sphinx source tree under ``reports/.supplementary/src`` from
-``reports/executed/<config>/*.ipynb`` (every configuration present, the one just run first), the figures and
-``results/tables/``, every staged text scrubbed with :func:`~llmdisc.pipeline.reports.scrub_text` (machine paths
-and secrets replaced before rendering, so the pages show the placeholders as text); builds it with MyST-NB
-(``nb_execution_mode = "off"``: the stored outputs are rendered, nothing runs) and the book theme; refuses to
-publish if :func:`~llmdisc.pipeline.reports.find_leaks` finds a secret or a machine path in any file of the result,
-and only then replaces ``reports/html/``. The site works offline: no
-CDN is referenced (MathJax and the widget loaders are off; the theme's fonts and scripts are bundled).
-
-What the staging adds to each notebook copy: its run parameters (dataset, model, protocol) in the page title
-and all of them in a line under it, a label on each numbered section, and after each figure notebook 07 saves, the figure
-with its numbered caption from :mod:`llmdisc.pipeline.captions`. Pages follow pipeline order
-(01, 02, 03, 04, 05, 06, 08, 07); the landing page and the tables page come from :mod:`llmdisc.pipeline.landing`.
-A build is skipped when the staged sources and the tool versions hash as last time.
+:func:`render_html` stages the notebooks, figures and tables (scrubbed), builds them with MyST-NB, and replaces
+``reports/html/`` only when :func:`~llmdisc.pipeline.reports.find_leaks` finds no leak in the result. A build is
+skipped when the staged sources and the tool versions hash as last time.
 """
 
 from __future__ import annotations
@@ -68,15 +57,8 @@ def _page_order(stem: str) -> tuple[int, str]:
 
 
 def run_label(parameters: dict[str, Any]) -> str:
-    """The run's parameters as shown in its page title: ``adult · local/default model · neutral/real/fresh``.
-
-    Args:
-        parameters: the papermill parameters of the executed notebook.
-
-    Returns:
-        Dataset key, provider/model and protocol (prompt variant / metadata source / sampling), those present,
-        joined by `` · ``; an empty string when the notebook has none of them.
-    """
+    """A notebook's papermill parameters in its page title, ``adult · local/default model · neutral/real/fresh``
+    (dataset, provider/model, protocol: those present; ``""`` when none is)."""
     parts = []
     dataset = parameters.get("dataset_key") or parameters.get("dataset")
     if dataset:
@@ -310,7 +292,7 @@ def build_site(src: Path, out: Path, doctrees: Path) -> tuple[float, Path]:
 
 def render_html(config_name: str | None = None, *, out_dir: Path | None = None, work_dir: Path | None = None,
                 force: bool = False, log: Callable[[str], None] = lambda line: None) -> Path:
-    """Build the supplementary into ``reports/html/`` (or ``out_dir``) and return its landing page.
+    """Build the supplementary into ``reports/html/`` (or ``out_dir``) and return its ``index.html``.
 
     Args:
         config_name: the configuration just run (its notebooks first); ``None``: all, alphabetically.
@@ -319,12 +301,8 @@ def render_html(config_name: str | None = None, *, out_dir: Path | None = None, 
         force: build even when the sources are unchanged.
         log: where progress lines go (the skip decision, build seconds, size).
 
-    Returns:
-        ``<out_dir>/index.html``.
-
     Raises:
-        SupplementaryError: nothing to publish, Sphinx failed, or a leak survived the scrub (nothing is
-            replaced then).
+        SupplementaryError: nothing to publish, Sphinx failed, or a leak survived the scrub (nothing replaced).
     """
     out_dir = Path(out_dir) if out_dir is not None else reports_dir() / "html"
     work = Path(work_dir) if work_dir is not None else reports_dir() / ".supplementary"

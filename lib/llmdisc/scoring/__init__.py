@@ -1,18 +1,9 @@
 """Stages 07–08, scoring: per-cell scores of the verdicts, the paper's analyses, its records, the results tables.
 
 Reads trial tables (``results/trials/*.jsonl`` through :func:`llmdisc.discrimination.load_trials`, or the paper's
-own records through :mod:`~llmdisc.scoring.reference`) and writes nothing itself but through
-:func:`write_table` (``results/tables/<name>.{csv,tex}``). :mod:`~llmdisc.scoring.metrics` holds DRS with Wilson
-and bootstrap intervals and :func:`score_cells`; :mod:`~llmdisc.scoring.calibration` the Brier score, ECE and
-reliability bins of stated confidence; :mod:`~llmdisc.scoring.analyses` the paper's fair cells, matched-N, seed
-stability and permutation tests; :mod:`~llmdisc.scoring.cues`, :mod:`~llmdisc.scoring.cue_validity` and
-:mod:`~llmdisc.scoring.cue_tables` the reasoning cues (theme codebook, coder, validity of cited facts), with
-:mod:`~llmdisc.scoring.paper_samples` the rows the paper's trials were shown, rebuilt and verified against its records;
-:mod:`~llmdisc.scoring.auc` and :mod:`~llmdisc.scoring.probability` the verdict as a probability (AUC, raw and calibrated DRS); :mod:`~llmdisc.scoring.tables` one function per table.
-:mod:`~llmdisc.scoring.likelihood` scores the likelihood discriminator; :mod:`~llmdisc.scoring.joint` the
-joint-structure contrast across samples (AUC of C, the reference-band decision, per-sample p-values and their KS
-calibration, per-column tables) and :mod:`~llmdisc.scoring.joint_design` its power by design
-(``results/tables/joint_design.csv``).
+own records through :mod:`~llmdisc.scoring.reference`), likelihood and joint-structure records, and writes nothing
+itself but through :func:`write_table` (``results/tables/<name>.{csv,tex}``). The modules are listed in
+docs/ARCHITECTURE.md; start with :mod:`~llmdisc.scoring.metrics` (DRS with its intervals, :func:`score_cells`).
 """
 
 from llmdisc.scoring import cue_tables, cue_validity, cues, paper_samples, reference, tables

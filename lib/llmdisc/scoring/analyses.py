@@ -1,18 +1,9 @@
 """The paper's analyses (docs/protocol.md §5) and the paired C1/C2 test, on trial tables.
 
-* :func:`fair_cells` - cells (dataset × synthesizer × condition) where every model has >= 8 valid trials.
-* :func:`matched_n_sample` - in each fair cell every model down-sampled to the smallest N, exactly as the
-  paper's notebook did: ``frame.sample(n, random_state=s + i)`` with s = int(sha256("2026||dataset||method||
-  condition").hexdigest()[:8], 16) and i the model's position in ``models`` (the paper's order is LLaMA, Gemini).
-* :func:`seed_stability` - the same draw for seeds 1000-1049 (per-model seeds as in the paper's notebook), mean
-  and 2.5-97.5 % quantiles of DRS.
-* :func:`permutation_test` / :func:`permutation_tests` - DRS(C2) - DRS(C1) against 3,000 shuffles of the
-  condition labels within dataset × model × synthesizer, one ``numpy.random.default_rng(20260531)`` shared in
-  the paper's iteration order, p = (#{|Δ*| >= |Δ|} + 1) / (n + 1) over the shuffles where both DRS exist.
-* :func:`mcnemar_exact` / :func:`paired_condition_tests` - McNemar's exact test when the same sample was shown
-  under C1 and C2.
-
-Every random draw takes an explicit seed, written into the returned table. DRS values are fractions in [0, 1].
+Entry points: :func:`fair_cells`, :func:`matched_n_sample` (the paper's matched-N draw), :func:`seed_stability`,
+:func:`permutation_tests` (DRS(C2) - DRS(C1) against shuffled condition labels, one generator shared in the
+paper's iteration order) and :func:`paired_condition_tests` (McNemar). Every random draw takes an explicit seed,
+written into the returned table. DRS values are fractions in [0, 1].
 """
 
 from __future__ import annotations
@@ -64,9 +55,7 @@ def fair_cells(trials: pd.DataFrame, *, models: Sequence[str] | None = None, mod
     """Which cells let the models be compared: every model has at least ``min_valid`` valid trials.
 
     Args:
-        trials: trial table (invalid/error rows are not counted).
         models: the models compared (default: all present, sorted); a missing model counts 0 trials.
-        model_col: column naming the model.
         cell_cols: columns of a cell shared by the models.
         min_valid: the paper's threshold, 8.
 
@@ -104,12 +93,8 @@ def matched_n_sample(trials: pd.DataFrame, *, seed: int = MATCHED_SEED, models: 
         seed: base seed. Per cell, s = :func:`~llmdisc.scoring.metrics.cell_seed` (seed, cell values).
         models: models in draw order; model i draws ``sample(n, random_state=s + i)``. The paper's order is
             (LLaMA, Gemini): LLaMA draws with s, Gemini with s + 1.
-        model_col: column naming the model.
-        cell_cols: columns of a cell.
-        min_valid: fair-cell threshold.
         per_model_seed: draw model m with ``cell_seed(seed, cell values + (label,))`` instead of s + i, as the
-            paper's seed-stability sweep did (``label`` is the model name, or ``model_labels`` in
-            :func:`seed_stability`).
+            paper's seed-stability sweep did.
 
     Returns:
         The drawn rows, cell by cell (sorted by ``cell_cols``) and model by model, with ``matched_seed`` (the
@@ -147,8 +132,7 @@ def _draws(plan: list[tuple[tuple, int, dict[str, np.ndarray]]], seed: int, mode
     """Which rows the matched-N draw takes, cell by cell and model by model.
 
     ``frame.sample(n, random_state=state)`` draws ``RandomState(state).choice(len(frame), n, replace=False)``
-    positions; drawing the positions directly gives the same rows without building DataFrames (the seed sweep
-    repeats this 50 times).
+    positions; drawing them directly gives the same rows without building DataFrames.
     """
     draws = []
     for cell, n_match, pools in plan:
@@ -249,15 +233,12 @@ def permutation_test(trials: pd.DataFrame, *, seed: int | None = PERMUTATION_SEE
                      condition_col: str = "condition") -> dict[str, Any]:
     """Permutation test of DRS(C2) - DRS(C1) for one dataset × model × synthesizer.
 
-    The rows' condition labels are shuffled ``n_perm`` times (``rng.shuffle`` of the label array, as the paper
-    did; the DRS of all shuffles is then computed at once).
+    Condition labels are shuffled ``n_perm`` times with ``rng.shuffle``, as the paper did.
 
     Args:
         trials: the valid trials of both conditions (row order fixes which labels a shuffle moves).
         seed: seed of a fresh ``numpy.random.default_rng``; ignored when ``rng`` is given.
         rng: a shared generator (the paper used one generator for all its cells in turn).
-        n_perm: number of shuffles.
-        condition_col: column with ``C1``/``C2``.
 
     Returns:
         A dict: n_c1, n_c2, drs_c1, drs_c2, delta (C2 - C1, fraction), perm_effective_n (shuffles where both
@@ -307,9 +288,6 @@ def permutation_tests(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_p
     """:func:`permutation_test` for every group having both C1 and C2, one generator shared in group order.
 
     Args:
-        trials: trial table with ``condition`` and the ``group_cols``.
-        seed: seed of the shared ``numpy.random.default_rng`` (the paper's 20260531).
-        n_perm: shuffles per group.
         group_cols: groups in which condition labels are exchanged (never pooling providers or models).
         orders: per group column, the order groups are visited in (default sorted). The order changes which
             part of the random stream a group gets; ``reference.PAPER_*_ORDER`` reproduce the paper's.
@@ -346,11 +324,7 @@ def permutation_tests(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_p
 
 
 def mcnemar_exact(correct_first: Any, correct_second: Any) -> dict[str, Any]:
-    """McNemar's exact test on paired verdicts (e.g. the same sample under C1 and C2).
-
-    Args:
-        correct_first: correctness (bool) per pair under the first condition.
-        correct_second: correctness per pair under the second condition, same order.
+    """McNemar's exact test on paired verdicts (correctness per pair under each condition, same order).
 
     Returns:
         A dict with n_pairs, b (right first, wrong second), c (wrong first, right second), and p_value: the
@@ -373,7 +347,6 @@ def paired_condition_tests(trials: pd.DataFrame, *,
     """McNemar's exact test of C1 vs C2 correctness per group, pairing trials that showed the same sample.
 
     Args:
-        trials: trial table with ``condition`` and the ``by`` and ``pair_on`` columns.
         by: groups tested separately (a cell without its condition).
         pair_on: columns identifying a sample shown under both conditions (``sample_seed``; ``row_ids``
             lists are compared as tuples; the human pilot pairs on annotator, session and pair id).

@@ -1,11 +1,9 @@
 """Ranking scores of a discriminator: ROC-AUC with its score interval and a seeded permutation p-value.
 
-Used for every score that ranks samples — the verdict probability ``p_synthetic``, a likelihood score, a
-classifier's out-of-fold probability. AUC is the probability that a random sample of the positive class
-scores higher than a random sample of the negative class (ties count one half): 0.5 = no ranking, 1 = every
-positive above every negative, 0 = every positive *below* every negative. An AUC far below 0.5 is still a
-signal — the score ranks, the wrong way round — which an adversary with a few labelled samples would flip;
-:func:`auc_test` therefore reports the direction and the separation D = 2·|AUC − 0.5| beside it.
+Used for every score that ranks samples (``p_synthetic``, a likelihood score, a classifier's out-of-fold
+probability). AUC = P(positive scores higher than negative), ties one half: 0.5 = no ranking. An AUC far below
+0.5 still ranks, the wrong way round, which an adversary with a few labelled samples would flip; so
+:func:`auc_test` reports the direction and the separation D = 2·|AUC − 0.5| beside it.
 """
 
 from __future__ import annotations
@@ -26,13 +24,8 @@ PERMUTATIONS = 2000
 def auc_with_interval(labels: np.ndarray, scores: np.ndarray, confidence: float = 0.95) -> Estimate:
     """ROC-AUC with its score interval (:func:`llmdisc.scoring.separation.auc_interval`: never of zero width).
 
-    Args:
-        labels: 0/1 array; 1 is the class expected to score higher.
-        scores: real-valued scores, same length.
-        confidence: two-sided level of the interval.
-
-    Returns:
-        ``Estimate(auc, low, high, n=len(labels))``; NaN when a class is empty. 0.5 = no separation.
+    ``labels`` are 0/1, 1 the class expected to score higher. Returns ``Estimate(auc, low, high, n=len(labels))``;
+    NaN when a class is empty.
     """
     labels = np.asarray(labels).astype(bool)
     scores = np.asarray(scores, dtype=np.float64)
@@ -81,12 +74,6 @@ def auc_test(labels: np.ndarray, scores: np.ndarray, *, seed: int, permutations:
         labels: 0/1 (or bool) array; 1 = the positive class (e.g. SYNTHETIC).
         scores: finite real scores, same length (higher = "more positive" under the hypothesis).
         seed: seed of the label permutations (stored in the result; same seed, same p-value).
-        permutations: number of label permutations (>= 1).
-        confidence: level of the interval.
-
-    Returns:
-        :class:`AUCTest`. Reading: AUC 0.5 = the score does not rank; 1 = every positive above every
-        negative; 0 = every positive below every negative (a perfect ranking the wrong way round).
 
     Raises:
         DataError: lengths differ, a score is not finite, or a class is empty (AUC undefined).

@@ -49,17 +49,14 @@ def brier_score(confidence: Any, correct: Any) -> float:
 def _bin_index(conf: np.ndarray, n_bins: int) -> np.ndarray:
     if n_bins < 1:
         raise ConfigError(f"n_bins must be >= 1, got {n_bins}; fix: use e.g. n_bins=10")
-    # Equal-width bins on [0, 1]; confidence 1.0 goes into the last bin.
-    return np.minimum((conf * n_bins).astype(int), n_bins - 1)
+    return np.minimum((conf * n_bins).astype(int), n_bins - 1)  # confidence 1.0 goes into the last bin
 
 
 def reliability_bins(confidence: Any, correct: Any, n_bins: int = 10) -> pd.DataFrame:
     """Reliability diagram data: per equal-width confidence bin, the stated and observed accuracy.
 
     Args:
-        confidence: stated confidence per verdict, percent 0-100 (NaN ignored).
-        correct: correctness per verdict (1/0).
-        n_bins: number of equal-width bins over 0-100 %.
+        confidence, correct: as for :func:`brier_score`.
 
     Returns:
         DataFrame with ``bin_low``, ``bin_high`` (percent), ``n``, ``mean_confidence`` (percent) and
@@ -80,9 +77,7 @@ def expected_calibration_error(confidence: Any, correct: Any, n_bins: int = 10) 
     """Expected calibration error: the n-weighted mean |accuracy - stated confidence| over confidence bins.
 
     Args:
-        confidence: stated confidence per verdict, percent 0-100 (NaN ignored).
-        correct: correctness per verdict (1/0).
-        n_bins: number of equal-width bins.
+        confidence, correct: as for :func:`brier_score`.
 
     Returns:
         A fraction in [0, 1]: 0 = stated confidence equals observed accuracy in every bin; 0.5 = e.g.

@@ -2,10 +2,9 @@
 
 A claim that counts shown rows is rows × attributes × quantifier: which rows (all shown, those named by number, or
 those having some attributes: ``where``), what they have (``{column: value}``; a list of values means each) and how
-many of them have it (:data:`QUANTIFIERS`): "row 8 is a Female Husband", "only one row is Divorced", "no row is
-Widowed", "every Husband is Male". :func:`check_claim` checks them all by one count; facts of a column or table (a
-range, missing cells, duplicates, the code mapping) have no quantifier. Words of one dataset's cues (Adult's
-"37-year-old", its labels that are English words, its code mapping) are ``claim_literals`` of ``cue_codebook.yaml``.
+many of them have it (:data:`QUANTIFIERS`): "row 8 is a Female Husband", "no row is Widowed", "every Husband is
+Male". Facts of a column or table (a range, missing cells, duplicates, the code mapping) have no quantifier.
+Dataset-specific words are ``claim_literals`` of ``cue_codebook.yaml``. Entry point :func:`check_claim`.
 """
 
 from __future__ import annotations
@@ -234,7 +233,6 @@ def check_claim(claim: Claim, sample: pd.DataFrame | None, *, real: pd.DataFrame
     """Check one claim against the shown sample.
 
     Args:
-        claim: a parsed claim.
         sample: the rows shown, in the order shown (None when the sample cannot be rebuilt).
         real: the real table (valid vocabulary for ``invalid_values``, canonical mapping for ``mapping``).
         metadata_table: the table the C2 metadata described, for ranges of ``scope="unclear"``.

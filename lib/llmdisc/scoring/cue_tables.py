@@ -27,7 +27,6 @@ def trial_themes(coded: pd.DataFrame, themes: Sequence[str], *, fields: Sequence
 
     Args:
         coded: cue strings coded by :func:`llmdisc.scoring.cues.code_cues`.
-        themes: theme ids.
         fields: restrict to these fields (default: all).
         generic: the generic theme: true for a trial exactly when none of its strings has another theme
             (an empty red-flag list beside specific evidence does not make the trial generic).
@@ -42,7 +41,7 @@ def trial_themes(coded: pd.DataFrame, themes: Sequence[str], *, fields: Sequence
     agg = {f"theme_{t}": "any" for t in themes}
     grouped = frame.groupby(keys, dropna=False, sort=False)
     out = grouped.agg(agg).reset_index()
-    if generic in themes:  # per trial: no specific theme in any of its cue strings (empty fields included)
+    if generic in themes:
         others = [f"theme_{t}" for t in themes if t != generic]
         out[f"theme_{generic}"] = ~out[others].any(axis=1)
     context = grouped[[c for c in CONTEXT if c in frame.columns]].first().reset_index(drop=True)

@@ -45,16 +45,14 @@ def check_cues(cues: pd.DataFrame, samples: Mapping[Any, pd.DataFrame | None], *
     Args:
         cues: cue strings (:func:`llmdisc.scoring.cues.cue_strings`) with ``dataset_key``, ``condition``, ``text``.
         samples: ``{trial key: shown rows or None}``; a trial key is the tuple of the ``key`` columns of a cue.
-        vocabularies: ``{dataset_key: TableVocabulary}`` (of the real table).
-        reals: ``{dataset_key: real table}`` (valid codes, code mapping).
+        vocabularies, reals: ``{dataset_key: TableVocabulary / real table}`` (of the real table).
         metadata_tables: ``{trial key: table the C2 metadata described}`` (optional).
         unavailable_reasons: ``{trial key: why its sample cannot be rebuilt}``, shown as the detail.
-        key: the columns of a trial key (default :data:`TRIAL_KEY`).
 
     Returns:
         Columns: the cue columns, cue_row (the index label of the claim's cue string in ``cues``), claim_kind,
-        claim (:meth:`Claim.describe`), parsed (the :class:`Claim`: rows, values, where, quantifier), verdict,
-        detail. Cue strings without a claim do not appear: :func:`parser_coverage` counts them.
+        claim (:meth:`Claim.describe`), parsed (the :class:`Claim`), verdict, detail. Cue strings without a
+        claim do not appear: :func:`parser_coverage` counts them.
     """
     rows, reals, metadata_tables = [], reals or {}, metadata_tables or {}
     for cue_row, rec in zip(cues.index, cues.to_dict("records")):
@@ -75,7 +73,6 @@ def verified_cues(trials: pd.DataFrame, samples: Mapping[str, pd.DataFrame], *,
     """The cited cues of trial records that are verified true of the rows each trial was shown (for the audit).
 
     Args:
-        trials: trial records (``trial_id``, ``condition``, ``reasoning``, ``red_flags``, ``supporting_evidence``).
         samples: ``{trial_id: the rows shown, in the order shown}``.
         real: the real table (column vocabulary, valid codes, code mapping); default: the union of the samples.
 
@@ -102,7 +99,6 @@ def parser_agreement(reference: pd.DataFrame, vocabularies: Mapping[str, TableVo
     Args:
         reference: columns text, condition, dataset_key and ``expected_claims`` (`` || ``-joined
             :meth:`Claim.describe` strings; empty when the string holds no checkable claim).
-        vocabularies: ``{dataset_key: vocabulary}``.
 
     Returns:
         One row per string (parsed_claims, exact) and in ``.attrs`` the claim-level precision, recall, the share
@@ -153,14 +149,11 @@ def validity_table(checked: pd.DataFrame, by: Sequence[str] = ("source", "provid
     Args:
         checked: :func:`check_cues` output (``claim_kind``, ``claim``, ``verdict`` and the ``by`` columns; without
             ``claim_kind`` every claim is substantive; without ``claim`` every mention is its own claim).
-        by: the grouping columns.
 
     Returns:
-        Columns ``by``, claim_set; by mention: n_claims, n_true, n_false, n_not_checkable, share_true (of all
-        claims) with its interval, share_false, share_not_checkable (each with its interval), n_checked and
-        true_of_checked (true among the checkable ones) with its interval; by distinct claim
-        (:data:`DISTINCT_KEY`) the same columns prefixed ``distinct_`` (``distinct_n_claims``, …,
-        ``distinct_true_of_checked``). Shares are fractions in [0, 1]; intervals are Wilson 95 %.
+        Columns ``by``, claim_set; by mention: n_claims, n_<verdict> and share_<verdict> for each verdict, and
+        n_checked and true_of_checked (true among the checkable ones); by distinct claim (:data:`DISTINCT_KEY`)
+        the same columns prefixed ``distinct_``. Shares are fractions in [0, 1], each with Wilson 95 % bounds.
     """
     if checked.empty:
         return pd.DataFrame(columns=[*by, "claim_set", "n_claims", "distinct_n_claims"])
@@ -184,7 +177,6 @@ def parser_coverage(cues: pd.DataFrame, checked: pd.DataFrame, by: Sequence[str]
     Args:
         cues: every cue string the parser read, with the ``by`` columns, ``field`` and the ``theme_<id>`` columns.
         checked: :func:`check_cues` output for those strings (its ``cue_row`` names the string of each claim).
-        by: grouping columns.
         themes: theme ids of the codebook (one row per theme).
 
     Returns:
@@ -220,13 +212,9 @@ def row_fact_conflicts(checked: pd.DataFrame,
                        by: Sequence[str] = ("source", "dataset_key", "synthetic_method", "true_label")) -> pd.DataFrame:
     """Row facts that contradict each other among trials that were shown the same rows.
 
-    The paper drew every trial of a cell with ``random_state=42``: all trials of one dataset × synthesizer × label
-    saw the same 20 rows. Two ``row_values`` claims naming one row and column with different values cannot both be
-    true, even where the sample itself is not available. Pass only claims of trials known to share their sample.
-
-    Args:
-        checked: :func:`check_cues` output (the rows and values of its ``parsed`` claims are read).
-        by: the grouping columns.
+    All trials of one dataset × synthesizer × label of the paper saw the same 20 rows (``random_state=42``), so
+    two ``row_values`` claims naming one row and column with different values cannot both be true, even where
+    the sample is not available. Pass only :func:`check_cues` rows of trials known to share their sample.
 
     Returns:
         One row per group ``by``: n_row_facts (distinct row × column pairs named), n_conflicting (pairs named
@@ -307,10 +295,7 @@ def paraphrase_summary(result: pd.DataFrame, by: str = "expected_kind") -> pd.Da
 
     recall = correct parses / lines that state a claim; precision = correct parses / claims emitted (Wilson 95 %
     intervals); coverage = lines with a claim that got a parse / lines that state a claim; n_wrong = wrong lines.
-
-    Args:
-        result: :func:`paraphrase_accuracy`'s output.
-        by: the column of the groups (``category`` for the held-out set).
+    Groups: ``by`` (``category`` for the held-out set).
 
     Returns:
         Columns subset (``all`` or a fold), ``by`` (``all`` or a group), n_strings, n_expected, n_parsed, n_correct,

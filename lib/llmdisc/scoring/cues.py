@@ -1,18 +1,12 @@
 """Reasoning cues: the versioned theme codebook, the cue strings of trial records, and a rule-based coder.
 
-A *cue string* is one unit the discriminator (or a person) wrote about why a table looks REAL or SYNTHETIC:
-the whole ``reasoning`` text of a trial, one item of its ``red_flags`` list, one item of its
-``supporting_evidence`` list, or one human label's ``notes``. :func:`cue_strings` turns trial records (ours from
-:func:`llmdisc.discrimination.load_trials`, the paper's from :func:`llmdisc.scoring.reference.import_paper_trials`)
-into one row per cue string, counting every piece of bad input (missing, empty, non-string, a list stored as a
-string) instead of dropping it. :func:`code_cues` assigns themes of the codebook (``cue_codebook.yaml``, package
-data) to each string: multi-label, polarity-free (a theme says what the cue looks at; the field says whether it
-speaks for SYNTHETIC or for REAL). ``generic`` is given exactly when no other theme applies.
-
-The coder is transparent on purpose: one list of regular expressions per theme, in the codebook beside the
-theme's definition and its included and excluded examples. Its agreement with the hand-coded reference set
-(``lib/llmdisc/scoring/cue_reference/cue_reference_v1.csv``) is measured by :func:`coder_agreement`; themes it codes badly are
-reported as such, not hidden.
+A *cue string* is one unit the discriminator (or a person) wrote about why a table looks REAL or SYNTHETIC: the
+``reasoning`` text, one item of ``red_flags`` or ``supporting_evidence``, or a human label's ``notes``.
+:func:`cue_strings` gives one row per cue string, counting bad input instead of dropping it. :func:`code_cues`
+assigns themes of ``cue_codebook.yaml``: multi-label and polarity-free (the field says whether a cue speaks for
+SYNTHETIC or REAL); ``generic`` exactly when no other theme applies. The coder is transparent on purpose (regular
+expressions beside each theme's definition and examples); :func:`coder_agreement` measures it against the
+hand-coded ``cue_reference/cue_reference_v1.csv``.
 """
 
 from __future__ import annotations
@@ -52,10 +46,7 @@ class Theme:
 
     Attributes:
         id: short name used in every table (``cross_column``, …).
-        label: the name shown in figures.
-        definition: what the theme covers, in words.
-        include_examples: cue strings that belong to the theme (tests check the coder assigns it).
-        exclude_examples: cue strings that do not (tests check the coder does not assign it).
+        include_examples, exclude_examples: cue strings that do / do not belong to the theme (tests check both).
         patterns: regular expressions (case-insensitive) any one of which assigns the theme.
         exclude_patterns: regular expressions whose matches are blanked before ``patterns`` are tried.
     """
@@ -148,12 +139,7 @@ def _normalise_text(text: str) -> str:
 def code_text(text: Any, codebook: Codebook | None = None) -> list[str]:
     """Themes of one cue string, in codebook order; ``[generic]`` when no other theme applies.
 
-    Args:
-        text: the cue string (non-strings are coded as their ``str``; None or NaN as empty).
-        codebook: the codebook (default :func:`load_codebook`).
-
-    Returns:
-        A non-empty list of theme ids.
+    Non-strings are coded as their ``str``, None or NaN as empty text.
     """
     codebook = codebook or load_codebook()
     if text is None or (isinstance(text, float) and math.isnan(text)):
@@ -172,16 +158,8 @@ def code_text(text: Any, codebook: Codebook | None = None) -> list[str]:
 
 
 def code_cues(cues: pd.DataFrame, codebook: Codebook | None = None, *, text_column: str = "text") -> pd.DataFrame:
-    """Add one boolean column ``theme_<id>`` per theme and ``themes`` (``;``-joined ids) to a cue table.
-
-    Args:
-        cues: one row per cue string (:func:`cue_strings`, :func:`note_cues`), text in ``text_column``.
-        codebook: the codebook (default :func:`load_codebook`).
-        text_column: the column holding the text.
-
-    Returns:
-        A copy of ``cues`` with the theme columns and ``codebook_version``.
-    """
+    """A copy of ``cues`` (:func:`cue_strings`, :func:`note_cues`) with one boolean column ``theme_<id>`` per
+    theme, ``themes`` (``;``-joined ids) and ``codebook_version``."""
     codebook = codebook or load_codebook()
     if text_column not in cues.columns:
         raise DataError(f"cue table has no {text_column!r} column (columns: {list(cues.columns)[:8]}); fix: pass "
@@ -267,8 +245,7 @@ def cue_strings(trials: pd.DataFrame, *, source: str | None = None, valid_only: 
 
     Args:
         trials: trial records (ours, or the paper's through ``import_paper_trials``).
-        source: value of the ``source`` column (e.g. ``"paper"``, ``"llmdisc"``); default: the trials'
-            ``source`` column, else ``"llmdisc"``.
+        source: value of the ``source`` column; default: the trials' ``source`` column, else ``"llmdisc"``.
         valid_only: keep valid trials only (error records hold the error text in ``reasoning``, not a cue);
             excluded records are still counted by :func:`input_quality_table`.
 
@@ -327,7 +304,6 @@ def note_cues(labels: pd.DataFrame, *, note_column: str = "notes") -> pd.DataFra
     Args:
         labels: human answers (``llmdisc.human.read_labels`` output or the same columns: annotator, dataset,
             method, condition, true_label, predicted_label, correct, notes).
-        note_column: the column holding the free text.
 
     Returns:
         Columns source (``human``), provider (``human``), model (the annotator), dataset, synthetic_method,
@@ -397,13 +373,12 @@ def coder_agreement(reference: pd.DataFrame, codebook: Codebook | None = None, *
         reference: the hand-coded reference set (columns text and ``code_column``, ``;``-joined theme ids).
         codebook: the codebook (default :func:`load_codebook`); its version must equal the set's
             ``codebook_version`` when that column is present.
-        code_column: the column holding the hand codes.
 
     Returns:
         One row per theme plus ``all`` (micro-averaged precision/recall, mean kappa, exact-match share):
         theme, n, support (hand-coded positives), predicted (coder positives), true_pos, precision, recall,
-        f1, kappa, and ``quality`` (``good`` for kappa >= 0.8, ``moderate`` for >= 0.6, else ``poor``).
-        Kappa 1 = perfect agreement, 0 = chance agreement, < 0 worse than chance.
+        f1, kappa (1 = perfect agreement, 0 = chance), and ``quality`` (``good`` for kappa >= 0.8,
+        ``moderate`` for >= 0.6, else ``poor``).
     """
     from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 

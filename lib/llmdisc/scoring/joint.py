@@ -1,24 +1,12 @@
 """Scoring the joint-structure contrast across samples: AUC of C, a label-free decision, per-sample p-values, columns.
 
-Input: :class:`~llmdisc.discrimination.likelihood.records.JointRecord` rows
-(:func:`llmdisc.discrimination.likelihood.records.load_joint`), whose ``contrast`` C = log P(sample) − mean log
-P(within-sample permutations) is large for real samples (the model knows their columns go together) and near 0 when
-the columns look independent.
-
-* **AUC** (:func:`~llmdisc.scoring.likelihood.likelihood_auc`, read two-sided) = P(C of an other-group sample > C
-  of a real holdout sample): below 0.5 = the release (or control) keeps less of the structure than real rows;
-  above = more (a collapsed synthesizer can be too consistent). Score interval, seeded permutation p.
-* **Decision** (:func:`~llmdisc.scoring.likelihood.decision_scores`): a sample is flagged when its C falls outside
-  the central 95 % of the C of *separate* real holdout reference samples (two-sided); it never reads the synthetic
-  labels. p_REAL, p_SYN and DRS with intervals.
-* **Per-sample test**: the share of each group's samples with permutation p <= 0.05 (Wilson intervals), and a KS
-  test of the other group's randomised p-values against Uniform(0, 1): for the shuffled-columns control (columns
-  independent: sample and permutations exchangeable) it must not reject — the calibration check. The smallest p
-  is 1/(k + 1), so below k = 19 a share at 0.05 would be 0 by construction: the level read is then 1/(k + 1)
-  (``share_level``: the share of samples more probable than every one of their permutations, 1/(k + 1) of them
-  under independence).
-* **Columns** (:func:`joint_column_table`): per column, real vs other, the free split of C by column and, where
-  measured, C_j (only column j permuted); the difference is where a release lost a dependence the model knows.
+Input: :class:`~llmdisc.discrimination.likelihood.records.JointRecord` rows, whose ``contrast`` C = log P(sample)
+− mean log P(within-sample permutations) (nats) is large for real samples (the model knows their columns go
+together) and near 0 when the columns look independent. :func:`joint_table` gives per cell and compared source
+the AUC (below 0.5: the release keeps less structure than real rows; above: more, as a collapsed synthesizer
+can be too consistent), the label-free decision, and the per-sample test: the share of samples with permutation
+p at most :func:`attainable_level`, and a KS test of randomised p-values, which must not reject on the
+shuffled-columns control (:func:`calibration_table`). :func:`joint_column_table` locates C by column.
 """
 
 from __future__ import annotations
@@ -48,8 +36,7 @@ ALPHA = 0.05
 
 def uniformity_test(p_values: Any) -> dict[str, float]:
     """KS test of randomised p-values against Uniform(0, 1): ``ks_stat``, ``ks_p`` (NaN for no values).
-    ``ks_p`` < 0.05 = the per-sample test is not calibrated for this group (expected only where the columns
-    depend on each other)."""
+    ``ks_p`` < 0.05 = the per-sample test is not calibrated for this group."""
     values = np.asarray(p_values, float)
     values = values[np.isfinite(values)]
     if not len(values):
@@ -68,7 +55,6 @@ def calibration_summary(frame: pd.DataFrame, k: int) -> dict[str, Any]:
     Args:
         frame: JointRecords of shuffled-columns samples (``contrast``, ``logprob``, ``permuted_logprobs``,
             ``p_randomised``, ``seconds``).
-        k: permutations per sample.
     """
     contrast = frame["contrast"].to_numpy(float)
     observed = frame["logprob"].to_numpy(float)
@@ -85,10 +71,7 @@ def calibration_summary(frame: pd.DataFrame, k: int) -> dict[str, Any]:
 def calibration_table(frames: dict[tuple[str, int], pd.DataFrame], k: int) -> pd.DataFrame:
     """One :func:`calibration_summary` row per dataset and run seed, then one per dataset over every seed (``run_seed``
     ``all``): the calibration evidence the findings read (``results/tables/joint_calibration.csv``).
-
-    Args:
-        frames: ``{(dataset_key, run_seed): JointRecords}`` of shuffled-columns samples.
-        k: permutations per sample.
+    ``frames``: ``{(dataset_key, run_seed): JointRecords}`` of shuffled-columns samples.
     """
     rows = [{"dataset_key": key, "run_seed": str(seed), **calibration_summary(frame, k)}
             for (key, seed), frame in sorted(frames.items())]
@@ -125,15 +108,11 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
                 n_boot: int = 2000, alpha: float = ALPHA) -> pd.DataFrame:
     """One row per cell × compared source (each release, ``shuffled_columns``, :data:`REAL_VS_REAL`).
 
-    Columns: the cell; ``source``, ``kind``, ``score``; the AUC test (``auc`` = P(other C > real C), its
-    interval, ``separation``, ``direction``, ``perm_p``, ``n_real``, ``n_syn``); the decision (``band_low``,
-    ``band_high``, ``p_real``, ``p_syn``, ``drs`` with intervals); ``real_mean``, ``other_mean`` (mean C, nats);
-    ``share_level`` (the per-sample level: ``alpha``, or 1/(k + 1) where ``alpha`` cannot be reached),
-    ``share_p_real`` and ``share_p_other`` (share with per-sample p <= ``share_level``, Wilson interval);
-    ``ks_stat``, ``ks_p`` (the other group's randomised p-values against Uniform(0, 1)). Where the records carry
-    ``variety`` (:func:`llmdisc.scoring.variety.with_variety`): ``real_variety``, ``other_variety`` (the groups'
-    mean, 0–1) and, where a line was fitted, its ``variety_slope`` (with ``variety_slope_low`` / ``_high``) and
-    ``variety_r`` (:data:`~llmdisc.scoring.variety.SLOPE_COLUMNS`).
+    Columns: the cell; ``source``, ``kind``, ``score``; the keys of :func:`likelihood_auc` (``auc`` = P(other C >
+    real C)) and of :func:`decision_scores`; ``real_mean``, ``other_mean`` (mean C, nats); ``share_level``
+    (:func:`attainable_level`), ``share_p_real`` and ``share_p_other`` (share with per-sample p <= it, Wilson
+    interval); ``ks_stat``, ``ks_p`` (:func:`uniformity_test` of the other group). Where the records carry them:
+    ``real_variety``, ``other_variety`` (the groups' mean, 0–1) and :data:`~llmdisc.scoring.variety.SLOPE_COLUMNS`.
 
     Raises:
         DataError: an unknown score or one the records lack, or a cell without real holdout test or reference

@@ -1,22 +1,11 @@
-"""The power of the joint-structure contrast by design, measured (issue 26, item 3): which design to run by default.
+"""The power of the joint-structure contrast by design: which design to run by default.
 
-From a base design (Markdown table alone, k = 2 permutations, m = 40 real reference rows) one factor varies at a
-time: k (1, 2, 4), the serialisation (``great``: ``column is value``; ``csv``: no padding), the context (inside
-the C1 prompt), m (0, 20, 40). For each dataset key and design: real holdout samples against shuffled-columns
-samples (the positive control: must separate) and, where asked, against real train samples (real vs real: must
-not). Designs that differ only in k share one run with the largest k (permutation j has the same seed whatever k:
-the first k' permutations of a k run *are* the k' run), so the k rows are exact, their cost estimated (:meth:`~llmdisc.discrimination.likelihood.joint.
-JointScores.restrict`). The records stay under ``results/likelihood/joint/design/`` (resumable); the table goes to
-``results/tables/joint_design.csv``.
-
-Columns: the model (the embedded one, or an opt-in model: ``llmdisc bench joint-design --model``); the design;
-``auc_control`` = P(real C > shuffled C) (1 = every real sample above every shuffled one), its score interval
-and permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p;
-mean C per group; ``share_p_real`` and ``share_p_control``, the shares of samples whose per-sample permutation p
-is at most ``share_level`` (0.05, or 1/(k + 1) when k is too small to reach it:
-:func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (measured in this run: varies with the machine's load; the bench times
-it cleanly), ``tokens_run_per_sample`` (tokens through the model per sample: the load-free cost) and
-``power_per_second`` = separation D / seconds per sample (D = 2·|AUC − 0.5|).
+From a base design (Markdown table, k = 2 permutations, m = 40 real reference rows) one factor varies at a time
+(:data:`VARIATIONS`); each design scores real holdout samples against shuffled-columns samples (the positive
+control: must separate) and, where asked, against real train samples (must not). Designs that differ only in k
+share one run with the largest k: permutation j has the same seed whatever k, so the first k' permutations of a
+k run *are* the k' run (:meth:`~llmdisc.discrimination.likelihood.joint.JointScores.restrict`); their rows are
+exact, their cost estimated. Entry point :func:`joint_design_study` (``llmdisc bench joint-design``).
 """
 
 from __future__ import annotations
@@ -76,24 +65,25 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
                        variations: Sequence[tuple[str, object]] = VARIATIONS, real_vs_real: str = "base",
                        records_dir: Path | str | None = None, table_path: Path | str | None = None,
                        progress: Callable | None = None) -> pd.DataFrame:
-    """Run every design on every dataset key and tabulate power and cost (see the module docstring).
+    """Run every design on every dataset key and tabulate power and cost.
 
     Args:
         dataset_keys: e.g. ``["adult", "census-codes", "census-labels"]`` (processed tables must exist).
-        scorer: The likelihood scorer.
-        samples_per_group: Real holdout samples and shuffled-columns samples (and train samples) per design.
-        n_rows: Rows per sample.
-        run_seed: Seed of the samples, the reference rows and the permutations.
-        base, variations: The designs (:func:`designs`).
+        samples_per_group: real holdout samples and shuffled-columns samples (and train samples) per design.
+        run_seed: seed of the samples, the reference rows and the permutations.
         real_vs_real: ``base`` (train samples only for designs run with the base's serialisation, context and
             m), ``all`` or ``none``.
-        records_dir: Folder of the runs' JSONL files (default ``results/likelihood/joint/design``).
-        table_path: CSV written (default ``results/tables/joint_design.csv``); None-like ``""`` writes nothing.
-        progress: Passed to :func:`run_joint`.
+        records_dir: folder of the runs' resumable JSONL files (default ``results/likelihood/joint/design``).
+        table_path: CSV written (default ``results/tables/joint_design.csv``); ``""`` writes nothing.
 
     Returns:
-        The table, one row per dataset key × design, with the scorer's ``model`` (records of a model other than
-        the embedded one go to files named after it).
+        One row per dataset key × design: ``model`` (records of a model other than the embedded one go to files
+        named after it), the design; ``auc_control`` = P(real C > shuffled C) with its interval and permutation
+        p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p; mean C per group;
+        ``share_p_real``/``share_p_control``, the shares of samples with per-sample p <= ``share_level``
+        (:func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (wall time, varies with the
+        machine's load), ``tokens_run_per_sample`` (the load-free cost) and ``power_per_second`` = separation
+        D / seconds per sample (D = 2·|AUC − 0.5|).
     """
     folder = Path(records_dir) if records_dir is not None else default_joint_path("design").parent / "design"
     plan = designs(base, variations)
@@ -133,11 +123,10 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
 
 def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key, samples
-    per group (``n_real``: a study at more samples is a second measurement, kept beside the first) and design
-    (a run of some variations keeps the others' rows); every other row kept. Rows are ordered by model (the
-    embedded one first), dataset key (as they first appear, the old table's first), samples per group and design
-    (the base, then :data:`VARIATIONS`' order). Rows of a table written before the model was a column are the
-    embedded model's."""
+    per group (``n_real``: a study at more samples is a second measurement, kept beside the first) and design;
+    every other row kept. Rows are ordered by model (the embedded one first), dataset key (the old table's
+    first), ``n_real`` and design (:func:`designs` order). A table without a ``model`` column is the embedded
+    model's."""
     if "model" not in old:
         old = old.copy()
         old.insert(0, "model", DEFAULT_LIKELIHOOD_MODEL)
@@ -158,7 +147,7 @@ def _design_row(dataset_key: str, label: str, design: JointDesign, frame: pd.Dat
     real = frame[(frame["source"] == "holdout") & (frame["role"] == "test")]
     control = frame[frame["source"] == POSITIVE_CONTROL]
     train = frame[frame["source"] == "train"]
-    level = attainable_level(design.k)  # the per-sample level (0.05, or 1/(k + 1) when 0.05 cannot be reached)
+    level = attainable_level(design.k)
     row = {"dataset_key": dataset_key, "design": label, **asdict(design), "n_real": len(real),
            "n_control": len(control), "n_train": len(train)}
     test = likelihood_auc(real["contrast"], control["contrast"], seed=seed)  # P(shuffled > real)

@@ -1,24 +1,13 @@
 """Scoring the likelihood discriminator: AUC real vs synthetic, a label-free decision rule, controls, columns.
 
-Input: the per-sample records of ``results/likelihood/*.jsonl``
-(:func:`llmdisc.discrimination.likelihood.records.load_likelihood`), whose score (default ``mean_logprob``, the
-mean token log-likelihood in nats) is higher when the model finds a sample more probable.
-
-* **AUC** (:func:`likelihood_auc`) = P(score of a synthetic sample > score of a real holdout sample), ties counting half:
-  0.5 = no separation; 0 = every synthetic sample less probable than every real one; 1 = every synthetic sample
-  *more* probable (a mode-collapsed release reads as predictable). ``separation`` = D = 2·|AUC − 0.5| is the
-  two-sided reading (0 = none, 1 = perfect, either way). The interval is a score interval (never of zero
-  width, :mod:`llmdisc.scoring.separation`); the p-value is a two-sided permutation test of |AUC − 0.5| with a seed (reproducible).
-* **Decision rule** (:func:`flag_outside_band`): a sample is called SYNTHETIC when its score falls outside the
-  band of a *separate* set of real holdout samples (the reference) that keeps 95 % of new real samples, or as much
-  as their number allows (:func:`band_coverage`: min–max of 20 reference samples keeps 90.5 %); it never reads the
-  synthetic labels. p_REAL = share of real holdout test samples not flagged, p_SYN = share of synthetic samples
-  flagged, likelihood DRS = min(p_REAL, p_SYN) on the footing of the LLM's DRS (Wilson intervals for the shares,
-  bootstrap for the DRS). With no synthesis at all p_SYN stays near 1 − ``band_coverage`` (0.095 at 20 reference
-  samples, 0.05 from 39) and so does the DRS.
-* **Controls**: real train samples scored as the "synthetic" class (real-vs-real: must sit near AUC 0.5; a clear
-  departure means the model has memorised the public data) and the shuffled-columns positive control.
-* **Columns** (:func:`column_contributions`): which columns make synthetic rows improbable.
+Input: the per-sample records of ``results/likelihood/*.jsonl``, whose score (default ``mean_logprob``, the mean
+token log-likelihood in nats) is higher when the model finds a sample more probable. :func:`likelihood_table`
+gives per cell and compared source the AUC = P(synthetic score > real holdout score), read two-sided (a
+mode-collapsed release reads as *more* probable), and the decision rule (:func:`decision_scores`): a sample is
+called SYNTHETIC when its score falls outside the band of separate real reference samples; it never reads the
+synthetic labels, so its DRS stands on the footing of the LLM's. Controls: real train samples as the "synthetic"
+class (must sit near AUC 0.5; else the model has memorised the public data) and the shuffled-columns positive
+control. :func:`column_contributions`: which columns make synthetic rows improbable.
 """
 
 from __future__ import annotations
@@ -77,16 +66,14 @@ def likelihood_auc(real: Sequence[float], synthetic: Sequence[float], *, seed: i
 
     Args:
         real, synthetic: the two classes' scores (higher = more of what the score measures).
-        seed, n_perm: the permutation test's seed and size.
-        confidence: level of the intervals.
         words: what a *lower* and a *higher* score means (``less probable``/``more probable`` for a
             likelihood, ``less structured``/``more structured`` for the joint contrast).
 
     Returns:
         ``auc``, ``auc_low``, ``auc_high`` (score interval), ``separation`` = D = 2·|AUC − 0.5| with
-        ``separation_low``/``separation_high`` (the interval folded, :func:`llmdisc.scoring.separation.separation`),
-        ``direction`` (``synthetic <words[0]>`` when AUC < 0.5, ``synthetic <words[1]>`` when > 0.5, ``none`` at
-        0.5), ``perm_p``, ``n_real``, ``n_syn``.
+        ``separation_low``/``separation_high`` (:func:`llmdisc.scoring.separation.separation`), ``direction``
+        (``synthetic <words[0]>`` when AUC < 0.5, ``synthetic <words[1]>`` when > 0.5, ``none`` at 0.5),
+        ``perm_p`` (two-sided, seeded), ``n_real``, ``n_syn``.
 
     Raises:
         DataError: a class is empty (the message names the fix) or a score is not finite.
@@ -143,17 +130,15 @@ def decision_scores(real: Sequence[float], synthetic: Sequence[float], reference
     """p_REAL, p_SYN and the likelihood DRS of the label-free band rule, with intervals.
 
     Args:
-        real: Scores of real holdout test samples.
-        synthetic: Scores of the synthetic (or control) samples.
-        reference: Scores of separate real holdout samples (they set the band).
-        seed: Seed of the DRS bootstrap.
-        coverage: Share of new real samples the band should keep as "real" (0.95; the band's true coverage,
-            lower with fewer than 39 reference samples, is returned as ``band_coverage``).
-        n_boot: Bootstrap draws.
+        real: scores of real holdout test samples.
+        synthetic: scores of the synthetic (or control) samples.
+        reference: scores of separate real holdout samples (they set the band).
+        coverage: share of new real samples the band should keep as "real".
 
     Returns:
-        ``band_low``, ``band_high``, ``n_reference``, ``band_coverage`` (:func:`band_coverage`), ``p_real`` (+ ``_low``/``_high``, Wilson), ``p_syn`` (+ Wilson),
-        ``drs`` (+ bootstrap interval). DRS 0 = no balanced discrimination, 0.5 = chance-level balanced, 1 = perfect.
+        ``band_low``, ``band_high``, ``n_reference``, ``band_coverage`` (the band's true coverage,
+        :func:`band_coverage`: with no synthesis at all p_SYN stays near 1 − it), ``p_real`` (+ ``_low``/``_high``,
+        Wilson), ``p_syn`` (+ Wilson), ``drs`` (+ bootstrap interval); fractions in [0, 1].
     """
     band = reference_band(reference, coverage)
     real_flags, syn_flags = flag_outside_band(real, band), flag_outside_band(synthetic, band)

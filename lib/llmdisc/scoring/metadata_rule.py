@@ -1,13 +1,10 @@
 """What the paper's C2 metadata block tells without a model: a rule that reads only its distinct-value counts.
 
 The paper computed the C2 block on the whole table a sample came from, so every C2 prompt of one dataset and label
-carried the same block: the real table's for a REAL trial, the release's for a SYNTHETIC one. The block lists each
-column's number of distinct values (:func:`~llmdisc.discrimination.metadata.metadata_statistics`). A release that
-invents values (SDV treats Census's integer codes as numbers) lists more distinct values than the real table, and
-a statistical agency publishes the real table's count beside its release. :func:`distinct_count_rule` answers
-SYNTHETIC when any column of a block lists more distinct values than the real table's block, REAL otherwise; it
-never sees a row. :func:`metadata_rule_table` scores it on the trials the paper ran in C2, beside the model's
-answers on the same trials.
+carried the real table's block (REAL) or the release's (SYNTHETIC). A release that invents values (SDV treats
+Census's integer codes as numbers) lists more distinct values than the real table, whose count an agency publishes
+beside its release. :func:`distinct_count_rule` answers SYNTHETIC when any column does, never seeing a row;
+:func:`metadata_rule_table` scores it beside the model's answers on the paper's C2 trials.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ REAL, SYNTHETIC = "REAL", "SYNTHETIC"
 
 
 def distinct_counts(table: pd.DataFrame) -> dict[str, int]:
-    """The per-column distinct-value counts the C2 block states for ``table`` (``n_unique``, missing values left out)."""
+    """Per-column distinct-value counts the C2 block states for ``table`` (``n_unique``, missing values left out)."""
     return {name: int(info["n_unique"]) for name, info in metadata_statistics(table)["columns"].items()}
 
 
@@ -47,12 +44,9 @@ def metadata_rule_table(trials: pd.DataFrame, real: pd.DataFrame, releases: Mapp
     """The rule's DRS beside each model's on the paper's valid C2 trials of one dataset, per release and model.
 
     Args:
-        trials: the paper's trial records (:func:`llmdisc.scoring.reference.import_paper_trials`): ``dataset``,
-            ``synthetic_method``, ``provider``, ``model``, ``condition``, ``true_label``, ``predicted_label``,
-            ``status``.
+        trials: the paper's trial records (:func:`llmdisc.scoring.reference.import_paper_trials`).
         real: the real table the paper's REAL samples and its metadata came from.
         releases: synthesizer → the release file the paper's SYNTHETIC samples came from.
-        dataset: the ``dataset`` value of the trials to score (``"census"``).
 
     Returns:
         One row per release × provider × model with C2 trials: ``n_real`` / ``n_syn`` (valid trials),

@@ -1,12 +1,9 @@
 """Per-cell scores of a discriminator's verdicts: DRS with honest uncertainty, accuracy, calibration.
 
 A *cell* is ``dataset × synthetic_method × condition × provider × model`` (:data:`CELL_COLUMNS`); scores are
-never pooled across providers or models. Inputs are trial tables (one row per trial, the columns of the
-trial record in ``docs/ARCHITECTURE.md``); every rate is returned as a fraction in [0, 1] with its Wilson
-interval and its n, DRS with a seeded bootstrap interval (docs/protocol.md §1, §8 row 9).
-
-Invalid and error trials are never dropped silently: they are excluded from the rates and counted in
-``n_excluded`` of every cell.
+never pooled across providers or models. Every rate is a fraction in [0, 1] with its Wilson interval and its n,
+DRS with a seeded bootstrap interval (docs/protocol.md §1, §8 row 9). Invalid and error trials are excluded from
+the rates and counted in ``n_excluded``, never dropped silently.
 """
 
 from __future__ import annotations
@@ -34,9 +31,8 @@ class Estimate:
     """A rate with its confidence interval and the number of observations behind it.
 
     Attributes:
-        value: the point estimate (a fraction in [0, 1]; NaN when n == 0 or undefined).
-        ci_low: lower bound of the interval (same units).
-        ci_high: upper bound of the interval (same units).
+        value: the point estimate (a fraction in [0, 1]; NaN when n == 0 or undefined); ``ci_low``/``ci_high``
+            bound it in the same units.
         n: number of observations the estimate rests on.
     """
 
@@ -102,13 +98,8 @@ def _check_confidence_level(confidence: float) -> None:
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimate:
     """Wilson score interval of a binomial proportion (Wilson 1927), via ``scipy.stats.binomtest``.
 
-    Args:
-        successes: number of successes, 0 <= successes <= n.
-        n: number of trials (0 gives a NaN value and interval: nothing was observed).
-        confidence: two-sided confidence level in (0, 1).
-
-    Returns:
-        ``Estimate(successes / n, low, high, n)`` as fractions in [0, 1].
+    ``successes`` of ``n`` trials (0 <= successes <= n; n = 0 gives NaN), ``confidence`` two-sided in (0, 1).
+    Returns ``Estimate(successes / n, low, high, n)`` as fractions in [0, 1].
     """
     _check_confidence_level(confidence)
     successes, n = int(successes), int(n)
@@ -178,9 +169,8 @@ def disclosure_risk_score(true_labels: Any, predicted_labels: Any) -> float:
             valid verdict (those are excluded from both rates; :func:`score_cell` counts them).
 
     Returns:
-        ``min(p_REAL, p_SYN)`` as a fraction in [0, 1]. 0 = no balanced discrimination (a discriminator
-        that always gives one label scores 0), 0.5 = chance-level balanced discrimination, 1 = every real and
-        synthetic sample recognised. Higher is worse for privacy. NaN when either class has no valid trial.
+        ``min(p_REAL, p_SYN)`` as a fraction in [0, 1] (see :data:`SCORES`); higher is worse for privacy. NaN
+        when either class has no valid trial.
     """
     return drs_from_counts(*class_counts(true_labels, predicted_labels))
 
@@ -246,11 +236,8 @@ def drs_bootstrap(true_labels: Any, predicted_labels: Any, *, seed: int, n_boot:
     12 correct verdicts): read it beside the Wilson bounds of p_REAL and p_SYN, which do not.
 
     Args:
-        true_labels: ``REAL``/``SYNTHETIC`` per trial.
         predicted_labels: verdict per trial, None/NaN when not valid (excluded).
         seed: seed of the ``numpy.random.default_rng`` that draws the resamples.
-        n_boot: number of bootstrap resamples.
-        confidence: two-sided level of the percentile interval.
 
     Returns:
         ``Estimate(drs, low, high, n_valid)``; all NaN when a class is empty.
@@ -262,10 +249,13 @@ def drs_bootstrap(true_labels: Any, predicted_labels: Any, *, seed: int, n_boot:
 def prepare_trials(trials: pd.DataFrame) -> pd.DataFrame:
     """Check a trial table and return a copy with normalised labels and a ``status`` for every row.
 
-    Rules: trials with ``scoring == "probability"`` (label scores, no generated verdict) are left out; they
-    are scored by :mod:`llmdisc.scoring.probability`. ``true_label`` must be REAL/SYNTHETIC (else :class:`DataError`). Without a ``status`` column a row is
-    ``valid`` when its prediction is REAL/SYNTHETIC and ``invalid`` otherwise (``invalid_reason`` says why).
-    A valid row must carry a REAL/SYNTHETIC prediction and, when given, a confidence in 0-100.
+    Trials with ``scoring == "probability"`` (label scores, no verdict) are left out: see
+    :mod:`llmdisc.scoring.probability`. Without a ``status`` column a row is ``valid`` when its prediction is
+    REAL/SYNTHETIC, else ``invalid`` (``invalid_reason`` says why).
+
+    Raises:
+        DataError: a required column is missing, a ``true_label`` is not REAL/SYNTHETIC, or a valid row lacks a
+            REAL/SYNTHETIC prediction or has a confidence outside 0-100.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in trials.columns]
     if missing:
@@ -314,13 +304,9 @@ def cell_reliability(trials: pd.DataFrame, by: Sequence[str] = ("dataset", "synt
                      n_bins: int = 10) -> pd.DataFrame:
     """Reliability bins of every cell of a trial table (valid trials only), stacked in one tidy table.
 
-    Args:
-        trials: trial table as for :func:`llmdisc.scoring.metrics.score_cells`.
-        by: cell columns.
-        n_bins: equal-width confidence bins per cell.
-
     Returns:
-        The ``by`` columns followed by the columns of :func:`reliability_bins`, ``n_bins`` rows per cell.
+        The ``by`` columns followed by the columns of :func:`reliability_bins`, ``n_bins`` equal-width
+        confidence bins per cell.
     """
     df = prepare_trials(trials)
     valid = df[df["status"] == "valid"]
@@ -345,7 +331,6 @@ def _effective_n(valid: pd.DataFrame) -> tuple[float, str]:
 
 def _score_prepared(df: pd.DataFrame, seed: int, n_boot: int) -> dict[str, Any]:
     valid = df[df["status"] == "valid"]
-    # Labels are already normalised by prepare_trials: count with plain comparisons.
     is_real = (valid["true_label"] == "REAL").to_numpy()
     said_real = (valid["predicted_label"] == "REAL").to_numpy()
     n_real, c_real = int(is_real.sum()), int((is_real & said_real).sum())
@@ -392,7 +377,6 @@ def score_cell(trials: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> di
             ``confidence`` (0-100 or None), optionally ``status`` and ``prompt_hash``/``reasoning``.
             A ``correct`` column, if present, is ignored: correctness is recomputed from the labels.
         seed: seed of the DRS bootstrap (stored as ``bootstrap_seed``).
-        n_boot: bootstrap resamples.
 
     Returns:
         A dict with n_total, n_valid, n_excluded (= n_invalid + n_error), valid_rate, n_valid_real/syn,
@@ -413,15 +397,8 @@ def score_cells(trials: pd.DataFrame, by: Sequence[str] = CELL_COLUMNS, *, seed:
                 n_boot: int = 2000) -> pd.DataFrame:
     """Score every cell of a trial table: one row per group of ``by`` with the columns of :func:`score_cell`.
 
-    Args:
-        trials: trial table (see :func:`score_cell`) holding the ``by`` columns.
-        by: grouping columns; the default is a full cell, never pooling providers or models.
-        seed: base seed; each cell's bootstrap seed is :func:`cell_seed` (seed, cell key), written in
-            ``bootstrap_seed``.
-        n_boot: bootstrap resamples per cell.
-
-    Returns:
-        A tidy DataFrame, one row per cell, sorted by ``by``.
+    The default ``by`` is a full cell, never pooling providers or models; each cell's bootstrap seed is
+    :func:`cell_seed` (seed, cell key).
     """
     by = list(by)
     missing = [c for c in by if c not in trials.columns]

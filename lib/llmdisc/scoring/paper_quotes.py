@@ -1,12 +1,9 @@
 """Statistics of a whole table quoted in the paper's records, and their check against a file.
 
-A C2 prompt of the paper showed the metadata block of the whole table a sample came from, so the records quote
-its statistics ("occupation has 9291 unique values", "mean of 42.5", "skewness 0.0114", "Shapiro-Wilk
-p=0.4529", "r=0.3280" for a named pair of columns, "age ranges from 17 to 90"). :func:`quoted_statistics` reads
-them from a cue string; :func:`table_statistic` computes the same statistic of a file (those of
-:func:`llmdisc.discrimination.metadata.metadata_statistics`, the paper's code); :func:`statistic_matches`
-compares the two to the precision quoted (one unit of the last digit; counts, minima and maxima exactly).
-:mod:`llmdisc.scoring.paper_samples` uses them to tell whether a file is the table the trials saw.
+A C2 prompt of the paper showed the metadata block of the whole table, so the records quote its statistics
+("occupation has 9291 unique values", "r=0.3280", "age ranges from 17 to 90"). :func:`quoted_statistics` reads
+them from a cue string, :func:`table_statistic` computes the same statistic of a file (the paper's
+:func:`llmdisc.discrimination.metadata.metadata_statistics`), :func:`statistic_matches` compares the two.
 """
 
 from __future__ import annotations
@@ -92,7 +89,6 @@ def quoted_statistics(text: Any, vocab: TableVocabulary) -> list[QuotedStatistic
     read ("a and b with c (r=…, r=… respectively)").
 
     Args:
-        text: the cue string (non-strings give nothing).
         vocab: the table's vocabulary (its column names).
 
     Returns:

@@ -1,32 +1,13 @@
 """The rows the paper's trials were shown, rebuilt as the paper drew them and verified against its records.
 
-The paper's prompt builder showed ``table.sample(n=20, random_state=42).sort_index()`` of the whole source
-table (its ``prompt_builder.py``; docs/protocol.md §8 row 1): every trial of one dataset × label saw the same
-20 rows (the REAL trials of every synthesizer one real sample; the SYNTHETIC trials of a synthesizer one
-sample of its release), and a C2 prompt added the metadata block of that whole table.
-:func:`draw_paper_sample` repeats the draw.
-Repeating it on a file proves nothing by itself: the file may not be the one the trials saw (the paper's
-committed Census releases may be later regenerations). :func:`verify_paper_samples` therefore checks each
-rebuilt sample against what the trials' own records show of it:
-
-* ``release_statistic``: a statistic of the whole table quoted from a C2 prompt's metadata block ("occupation
-  has 9291 unique values", "mean of 42.5", "skewness 0.0114", "Shapiro-Wilk p=0.4529", "r=0.3280" for a named
-  pair of columns, "age ranges from 17 to 90"): it must equal the file's (:func:`quoted_statistics`; the
-  statistics are those of :func:`llmdisc.discrimination.metadata.metadata_statistics`, the paper's code), to
-  the precision quoted (one unit of the last digit quoted; counts, minima and maxima exactly). A range may
-  also describe the 20 rows the C2 prompt showed: it passes when it is either table's.
-* ``sample_value``: values the record quotes from the shown rows ("occupation values like 7088, 1806",
-  "race is uniformly 1 across all 20 rows", "row 18 ..."): claims of :data:`SAMPLE_EVIDENCE_KINDS` parsed by
-  :func:`llmdisc.scoring.cue_validity.parse_claims` and checked on the rebuilt rows with ``check_claim``. Each
-  passed check carries ``p_chance``, the probability that 20 rows drawn at random from the file would show
-  the quoted values too (binomial approximation from the values' frequencies): the smaller, the stronger a
-  match is as evidence that these are the rows shown.
-
-Statistics of the whole table are evidence independent of the claims the cue-validity tables check (those are
-about the shown rows). The quoted row values are the same strings those tables check, and a sample is verified
-only when none of its checks fails (:func:`sample_status`): on a verified sample these claims are true by
-construction, so their truth says nothing beyond the verification itself; what makes the verification strong
-is the release statistics and how unlikely the matches are by chance (``p_chance``).
+The paper showed ``table.sample(n=20, random_state=42).sort_index()`` of the whole source table (docs/protocol.md
+§8 row 1): every trial of one dataset × label saw the same 20 rows, and a C2 prompt added the metadata block of the
+whole table. :func:`draw_paper_sample` repeats the draw. A file may not be the one the trials saw (committed Census
+releases may be later regenerations), so :func:`verify_paper_samples` checks each rebuilt sample against the
+records: ``release_statistic`` (a whole-table statistic quoted from a C2 metadata block must equal the file's, to
+the precision quoted) and ``sample_value`` (values quoted from the shown rows, each with ``p_chance``, the chance
+that 20 random rows would match too). Claims checked on a verified sample are true by construction; the
+verification's strength lies in the release statistics and small ``p_chance``.
 """
 
 from __future__ import annotations
@@ -55,26 +36,20 @@ from llmdisc.scoring.paper_quotes import (  # QuotedStatistic … re-exported: o
 
 PAPER_SAMPLE_ROWS = 20
 PAPER_SAMPLE_SEED = 42
-"""The paper's draw: ``sample(n=20, random_state=42).sort_index()`` of the whole table (docs/protocol.md §8
-row 1)."""
+"""The paper's draw: ``sample(n=20, random_state=42).sort_index()`` of the whole table."""
 TRIAL_KEY = ("source", "run_id", "trial_id", "line_no")
 CELL = ("dataset", "dataset_key", "synthetic_method", "true_label", "provider", "model", "condition")
 SAMPLE_EVIDENCE_KINDS = ("row_values", "listed_values", "single_value", "every_row", "range")
 """Claim kinds that quote values of the shown rows (``range`` only when it is about the sample: C1, or a C2
 range that says "sample"); the rest state counts or judgements, which a right sample can still contradict."""
 STATUSES = ("verified", "disputed", "mismatch", "unverified", "not_rebuilt")
-"""``verified``: the record's evidence agrees with the rebuilt sample, no check fails (claims are checked on it);
-``disputed``: most checks agree but some fail (a misquote, or a file edited in a few values; claims are not
-checked); ``mismatch``: the evidence contradicts the file (a different table than the trials saw, e.g. a later
-regeneration; claims are not checked); ``unverified``: the file was drawn from but the records quote nothing
-decisive (claims not checked); ``not_rebuilt``: the file is not available."""
+"""Sample statuses (rule: :func:`sample_status`); claims are checked only on a ``verified`` sample. ``disputed``:
+a misquote or a few edited values; ``mismatch``: a different table than the trials saw (e.g. a later
+regeneration); ``not_rebuilt``: the file is not available."""
 MISMATCH_SHARE = 0.2
-"""A sample is a ``mismatch`` when more than this share of its distinct release statistics, or more than
-half of its distinct quoted row values, disagree with the file: a regenerated file disagrees on most of them,
-where a misquote or an edited value fails one check (``disputed``)."""
+"""A regenerated file disagrees on most release statistics, a misquote or an edited value on one."""
 STRONG_CHANCE = 0.01
-"""Without release statistics, quoted row values verify a sample only when at least one match would happen
-by chance with probability below this (a 4-digit occupation code, not ``sex = 1``)."""
+"""Chance match below which one quoted row value is decisive (a 4-digit occupation code, not ``sex = 1``)."""
 
 
 def draw_paper_sample(table: pd.DataFrame, *, n_rows: int = PAPER_SAMPLE_ROWS,
@@ -83,7 +58,6 @@ def draw_paper_sample(table: pd.DataFrame, *, n_rows: int = PAPER_SAMPLE_ROWS,
 
     Args:
         table: the whole table in file order (index 0..n-1, as ``pd.read_csv`` gives it).
-        n_rows, seed: the paper's 20 and 42.
 
     Returns:
         The shown rows in the order shown, index = their 0-based row numbers in the file.
@@ -108,13 +82,8 @@ def _value_share(series: pd.Series, value: Any) -> float:
 def chance_of(claim: Claim, table: pd.DataFrame, n_rows: int = PAPER_SAMPLE_ROWS) -> float:
     """Probability that ``n_rows`` rows drawn at random from ``table`` make a quoted-values claim true.
 
-    Binomial approximation (draws with replacement) from the frequencies of the values in the table; values
-    treated as independent. NaN for a kind without a simple form (a range).
-
-    Args:
-        claim: a claim of :data:`SAMPLE_EVIDENCE_KINDS`.
-        table: the whole table the sample was drawn from.
-        n_rows: rows shown.
+    Binomial approximation (draws with replacement, values independent) from the values' frequencies in
+    ``table``, the whole table sampled. NaN for a kind without a simple form (a range).
 
     Returns:
         A probability in [0, 1]; small means a match is strong evidence that these are the rows shown.
@@ -161,10 +130,8 @@ class SampleVerification:
             serves every synthesizer's REAL trials).
         status: ``{same key: (status, reason)}``, status in :data:`STATUSES`.
         checks: one row per check (trial key, cell columns, field, check = ``release_statistic`` or
-            ``sample_value``, statistic (the statistic or claim kind), columns, quoted, rebuilt (the file's or
-            the sample's value), passed, p_chance, text).
-        cells: one row per cell (:data:`CELL`): n_trials, rebuilt, sample_rows, check counts, sample_status,
-            status_reason and differences (see :func:`cell_table`).
+            ``sample_value``, statistic, columns, quoted, rebuilt, passed, p_chance, text).
+        cells: :func:`cell_table`.
     """
 
     samples: dict[tuple, pd.DataFrame] = field(default_factory=dict)
@@ -194,9 +161,6 @@ def sample_status(checks: pd.DataFrame, *, rebuilt: bool) -> tuple[str, str]:
     Args:
         checks: the sample's rows of :attr:`SampleVerification.checks`.
         rebuilt: whether the file was there to draw from.
-
-    Returns:
-        ``(status, reason)`` with the counts behind it.
     """
     if not rebuilt:
         return "not_rebuilt", "the file is not in the reference folder"
@@ -226,12 +190,10 @@ def cell_table(verification_checks: pd.DataFrame, trials: pd.DataFrame, samples:
     """One row per cell: its trials, whether its sample was rebuilt, its checks and where they differ.
 
     Returns:
-        Columns :data:`CELL`, n_trials, rebuilt, sample_rows (the 0-based row numbers of the file shown,
-        ``;``-joined), n_checks, n_passed, n_failed (every mention), n_release_checks, n_release_failed,
-        n_sample_checks, n_sample_failed, n_distinct_checks, n_distinct_failed, min_p_chance (the strongest
-        passed row-value match), sample_status and status_reason (of the cell's sample: all trials of all cells
-        that saw it decide it together), differences (the distinct failed checks, `` | ``-joined) and
-        agreements (up to five distinct passed checks).
+        Columns :data:`CELL`, n_trials, rebuilt, sample_rows (the file's 0-based row numbers shown, ``;``-joined),
+        check counts (``n_*`` over every mention, ``n_distinct_*`` over distinct checks), min_p_chance (the
+        strongest passed row-value match), sample_status and status_reason (decided by all trials that saw the
+        sample), differences (distinct failed checks) and agreements (up to five distinct passed checks).
     """
     rows = []
     for key, grp in trials.groupby(list(CELL), dropna=False, sort=True):
@@ -269,17 +231,12 @@ def verify_paper_samples(trials: pd.DataFrame, *, synthetic_tables: Mapping[tupl
     """Rebuild the sample every paper trial was shown and check it against what the trial's record shows of it.
 
     Args:
-        trials: the paper's trial records (:func:`llmdisc.scoring.reference.import_paper_trials`; only valid
-            ones are read) of the datasets to verify.
+        trials: the paper's trial records (:func:`llmdisc.scoring.reference.import_paper_trials`); only valid
+            ones of datasets in ``real_tables`` are read.
         synthetic_tables: ``{(dataset_key, synthetic_method): the paper's release, file order}``; a SYNTHETIC
             trial of a method without one is ``not_rebuilt``.
         real_tables: ``{dataset_key: the paper's real table, file order}``: the REAL trials' source and the
             vocabulary of the cue strings.
-        n_rows, seed: the paper's draw (20, 42).
-
-    Returns:
-        A :class:`SampleVerification`: the rebuilt samples, each one's status, every check and the per-cell
-        table. Only datasets in ``real_tables`` are read.
     """
     from llmdisc.discrimination.metadata import metadata_statistics
     from llmdisc.scoring.cues import cue_strings
@@ -353,13 +310,11 @@ def _quoted_text(value: Any) -> str:
 
 
 def check_details(verification: SampleVerification) -> pd.DataFrame:
-    """The checks of a :class:`SampleVerification`, one row per distinct check per cell (the table
-    ``paper_sample_check_details``).
+    """The distinct checks of a :class:`SampleVerification` per cell (the table ``paper_sample_check_details``).
 
     Returns:
-        Columns dataset, synthetic_method, true_label, provider, model, condition, check, statistic, columns,
-        quoted, rebuilt, passed, p_chance, n_mentions (cue strings quoting it), example (one of them, first 240
-        characters).
+        Columns dataset … passed (the check), p_chance, n_mentions (cue strings quoting it), example (one of
+        them, first 240 characters).
     """
     keys = ["dataset", "synthetic_method", "true_label", "provider", "model", "condition", "check", "statistic",
             "columns", "quoted", "rebuilt", "passed"]
@@ -395,10 +350,6 @@ def verify_paper_census_samples(trials: pd.DataFrame | None = None) -> SampleVer
     Args:
         trials: the paper's trial records (default: every ``llm_results_*.jsonl`` of the reference folder).
 
-    Returns:
-        The verification of every Census sample (a release missing from the reference folder: its SYNTHETIC
-        samples are ``not_rebuilt``).
-
     Raises:
         ReferenceMissingError: no reference folder or no Census extract (fix: ``llmdisc data fetch-reference``).
     """
@@ -416,16 +367,15 @@ def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.Dat
                   seed: int = PAPER_SAMPLE_SEED) -> tuple[dict, dict]:
     """The sample each paper trial was shown, for checking its claims; None (with the reason) where unknown.
 
-    A trial whose sample ``verification`` covers gets it only when it is ``verified`` (a ``mismatch`` sample is
-    not the one shown: checking claims on it would count them against the wrong rows). Other REAL trials get
-    ``draw_paper_sample`` of their real table (the draw is the paper's; the real files are the paper's).
+    A trial whose sample ``verification`` covers gets it only when ``verified`` (checking claims on a
+    ``mismatch`` sample would count them against the wrong rows). Other REAL trials get
+    ``draw_paper_sample`` of their real table.
 
     Args:
         trials_or_cues: rows with source, run_id, trial_id, line_no, dataset_key, true_label, synthetic_method.
         real_tables: ``{dataset_key: the paper's real table in file order}`` (Adult: UCI ``adult.data`` with
             ``?`` rows dropped; Census: the paper's ``census.csv``).
         verification: :func:`verify_paper_samples` output (e.g. for Census), or None.
-        n_rows, seed: the paper's draw.
 
     Returns:
         ``(samples, reasons)``: ``samples[trial key]`` the rows shown in the order shown (index reset) or None,

@@ -1,25 +1,15 @@
 """Per-cell scores of the verdict *as a probability*: AUC, raw and calibrated DRS, Brier score and ECE.
 
-A generated verdict is one biased bit: a model that always says REAL scores DRS 0 whatever it perceives.
-The label scores of a trial (``logprob_real``, ``logprob_synthetic``; see
-:mod:`llmdisc.discrimination.label_scores`) give a ranking instead. The score here is the log-odds
+A generated verdict is one biased bit: a model that always says REAL scores DRS 0 whatever it perceives. The
+label scores of a trial (:mod:`llmdisc.discrimination.label_scores`) give a ranking instead: the log-odds
 ``s = logprob_synthetic - logprob_real`` (higher = more SYNTHETIC; ``p_synthetic`` is its logistic).
 
-Which quantities read the cell's true labels, and which do not:
-
-- **Measurements** (they compare the scores with the labels; that is what they are for): AUC and its
-  interval and permutation p-value (:func:`llmdisc.scoring.auc.auc_test`), every DRS (p_REAL, p_SYN are
-  shares of correctly labelled samples), the Brier score and the ECE.
-- **Decisions** (they never read the labels of the cell they decide): the *raw* rule calls a sample
-  SYNTHETIC when ``s > 0`` (``p_synthetic > 0.5``) — the model's own preference, label bias included;
-  *batch calibration* (Zhou et al. 2024) thresholds at the median score of the cell's own trials, which
-  are balanced by design (half REAL, half SYNTHETIC), so the threshold is where half the samples fall;
-  *contextual calibration* (Zhao et al. 2021) subtracts the log-odds the model gives a content-free table
-  of the same shape (every cell ``N/A``), scored once per dataset × condition × model
-  (:func:`llmdisc.discrimination.trial_runs.content_free_scores`), and calls SYNTHETIC when ``s`` exceeds it.
-
-A discriminator that prefers REAL by a constant margin but ranks perfectly gets raw DRS 0, AUC 1 and batch
-calibrated DRS 1: the calibration removes the bias, the AUC shows the perception.
+AUC, every DRS, Brier and ECE compare the scores with the labels (that is what they measure); the decisions
+never read the labels of the cell they decide: *raw* calls SYNTHETIC when ``s > 0`` (label bias included);
+*batch calibration* (Zhou et al. 2024) thresholds at the median of the cell's own scores, which are balanced
+by design; *contextual calibration* (Zhao et al. 2021) thresholds at the log-odds of a content-free table
+(every cell ``N/A``) scored once per dataset × condition × model. A model that prefers REAL by a constant
+margin but ranks perfectly gets raw DRS 0, AUC 1 and batch-calibrated DRS 1.
 """
 
 from __future__ import annotations
@@ -58,14 +48,10 @@ def log_odds(trials: pd.DataFrame, *, per_char: bool = False) -> pd.Series:
 
 
 def batch_threshold(scores: Sequence[float]) -> float:
-    """Batch calibration's threshold: the median of a cell's scores. Reads no label.
+    """Batch calibration's threshold: the median of a cell's log-odds (NaN for an empty cell). Reads no label.
 
-    Args:
-        scores: the cell's log-odds, one per valid trial (the cell is balanced by design).
-
-    Returns:
-        The median (NaN for an empty cell). A sample is called SYNTHETIC when its score is *above* it, so a
-        constant score calls every sample REAL (DRS 0), never half of them at random.
+    A sample is called SYNTHETIC when its score is *above* it, so a constant score calls every sample REAL
+    (DRS 0), never half of them at random.
     """
     values = np.asarray(scores, dtype=float)
     return float(np.median(values)) if len(values) else math.nan
@@ -97,18 +83,14 @@ def score_probability_cell(trials: pd.DataFrame, *, seed: int, context_threshold
     Args:
         trials: the cell's trial records (``true_label``, ``score_status``, ``logprob_*``, ``p_synthetic``,
             ``label_mass``).
-        seed: seed of the AUC permutations and the DRS bootstraps (stored by the caller with the table).
+        seed: seed of the AUC permutations and the DRS bootstraps.
         context_threshold: the content-free table's log-odds for this dataset × condition × model (NaN: no
             contextual calibration).
-        permutations: label permutations of the AUC p-value.
 
     Returns:
-        A dict with the keys of :data:`PROBABILITY_COLUMNS`: AUC (0.5 = no ranking, 1 = every synthetic
-        sample above every real one, 0 = perfectly the wrong way), its 95 % score interval, direction,
-        two-sided reading and p-value; p_REAL, p_SYN and DRS with 95 % bootstrap intervals under the raw,
-        batch-calibrated and contextually calibrated decisions (DRS 0 = no balanced discrimination, 0.5 =
-        chance, 1 = every sample told apart); Brier score (0 = perfect, 0.25 = always 0.5) and ECE of
-        ``p_synthetic`` as a probability of SYNTHETIC. NaN where a class has no valid score.
+        A dict with the keys of :data:`PROBABILITY_COLUMNS`: AUC with its 95 % score interval, direction and
+        p-value; p_REAL, p_SYN and DRS (95 % bootstrap intervals) under the raw, batch and contextual decisions;
+        Brier score and ECE of ``p_synthetic`` as a probability of SYNTHETIC. NaN where a class has no valid score.
     """
     status = trials["score_status"] if "score_status" in trials else pd.Series(index=trials.index, dtype=object)
     valid = trials[status == "valid"]
@@ -149,14 +131,11 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
     Args:
         trials: trial records (:func:`llmdisc.discrimination.load_trials`); rows with ``scoring`` ``verdict``
             carry no scores and are left out.
-        content_free: the content-free scores (columns ``dataset_key, condition, provider, model,
-            log_odds``, and ``run_id`` when read by :func:`llmdisc.discrimination.load_content_free`: a cell
-            then takes the score of its own run file, i.e. of its own prompt variant and metadata source), or
-            None (contextual calibration then NaN).
+        content_free: the content-free scores (``dataset_key, condition, provider, model, log_odds``, and
+            ``run_id`` from :func:`llmdisc.discrimination.load_content_free`: a cell then takes the score of its
+            own run file, i.e. its own prompt variant and metadata source), or None (contextual calibration NaN).
         seed: base seed; each cell's seed is :func:`llmdisc.scoring.metrics.cell_seed` of it and the cell.
-        by: cell columns; default :data:`PROBABILITY_CELL` (the protocol columns the table holds: a table built
-            by hand without them is one protocol).
-        permutations: label permutations of each AUC p-value.
+        by: cell columns; default :data:`PROBABILITY_CELL` (the protocol columns the table holds).
 
     Returns:
         One row per cell: the ``by`` columns, then :data:`PROBABILITY_COLUMNS`, then ``seed``.
@@ -172,8 +151,8 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
         raise DataError(f"trial table lacks {missing}; fix: load it with llmdisc.discrimination.load_trials")
     scored = trials[trials["scoring"].isin(["probability", "both"])]
     if "run_id" in scored and not scored.empty:
-        # a probability protocol also generates a verdict on its first trials (scoring "both"): their label scores
-        # are the same reading, so they belong to the protocol's probability cell, not to a cell of n = 1 beside it
+        # a probability protocol's first trials also generate a verdict (scoring "both"): their label scores
+        # belong to the protocol's probability cell, not to a cell of n = 1 beside it
         in_probability_run = scored.groupby("run_id")["scoring"].transform(lambda s: (s == "probability").any())
         scored = scored.assign(scoring=scored["scoring"].where(~in_probability_run, "probability"))
     thresholds: Mapping[tuple, float] = {}

@@ -1,19 +1,11 @@
 """The results tables read as separations: one :class:`Cell` per instrument, dataset and group (a release or a
 control), with its AUC, its n per class and its Holm-adjusted p (:func:`collect`).
 
-Every reader of the tables that states a separation — the findings (README, landing page), the claims table and the
-headline figure — reads it here, so they show the same D, interval and direction
-(:mod:`llmdisc.scoring.separation`: D = 2·|AUC − 0.5|, AUC = P(a unit of the group scores higher than a real unit)):
-
-- **C2ST** — gradient-boosted trees on rows (``baselines_headline.csv``; thousands of rows, so no interval: it is
-  narrower than the rounding; one-sided: only an AUC above 0.5 is a finding);
-- **table likelihood** — the embedded model's mean token log-likelihood of 20-row samples (``likelihood_cells``);
-- **joint structure** — the contrast of the rows against their values recombined (``joint_cells``);
-- **verdict probability** — the LLM's p_synthetic in C1 (``llm_probability_cells``);
-- **generated verdicts** — the paper's DRS with its n (``llm_cells``).
-
-Intervals are recomputed from each cell's AUC and n (the score interval), so a table written before the interval
-changed reads as a new run would.
+Every reader that states a separation (the findings, the claims table, the headline figure) reads it here, so
+they show the same D, interval and direction (:mod:`llmdisc.scoring.separation`). Instruments: C2ST on rows
+(one-sided, no interval: thousands of rows), table likelihood, joint structure, verdict probability (C1) and
+generated verdicts (DRS with its n). Intervals are recomputed from each cell's AUC and n, so every table reads
+with the current score interval, whenever it was written.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""The paper's own trials, as this project's trial records.
+"""The paper's own trials, as this project's trial records (docs/protocol.md §5).
 
-Two sources (docs/protocol.md §5; the reference folder of :func:`llmdisc.paths.reference_dir`, filled by
-``llmdisc data fetch-reference``):
-
-* :func:`import_paper_trials` reads files in the paper's ``llm_results_*.jsonl`` format (fields trial_id,
-  timestamp, provider, model, condition, true_label, predicted_label, correct, confidence, reasoning,
-  red_flags, supporting_evidence, synthetic_method; the dataset is only in the path) into trial records.
-  Lines whose verdict is not REAL/SYNTHETIC (the paper's quota errors, ``ERROR`` with confidence -1) are kept
-  with ``status="error"``, never dropped.
-* :func:`trials_from_cell_counts` rebuilds trial-level records from the per-cell counts transcribed from the
-  paper's executed notebook (:data:`PAPER_CELL_COUNTS_CSV`, shipped in ``llmdisc/scoring/paper_counts/`` because
-  the repository prints them only in notebook outputs): a cell's N_real, N_syn and numbers correct fix its
-  confusion matrix, so any count-based score is reproduced exactly.
-
-The ``PAPER_*`` constants hold the orders and labels the paper's notebook iterated in; they matter only to
-reproduce its seeded draws (matched-N sampling, permutation shuffles) bit for bit.
+:func:`import_paper_trials` reads the paper's ``llm_results_*.jsonl`` files from the reference folder
+(``llmdisc data fetch-reference``); :func:`trials_from_cell_counts` rebuilds trial records from the per-cell
+counts of the paper's executed notebook (:data:`PAPER_CELL_COUNTS_CSV`, shipped because the paper prints them
+only in notebook outputs), which reproduces any count-based score exactly. The ``PAPER_*`` constants hold the
+orders and labels the paper's notebook iterated in, needed only to reproduce its seeded draws bit for bit.
 """
 
 from __future__ import annotations
@@ -136,9 +126,9 @@ def import_paper_trials(path_or_paths: Path | str | Iterable[Path | str], *,
 
     Returns:
         A DataFrame with the paper's fields plus dataset, dataset_key, model_label (LLaMA/Gemini), status
-        (``valid``; ``error`` for lines without a REAL/SYNTHETIC verdict; ``invalid`` for a verdict with a
-        confidence outside 0-100), invalid_reason, run_id (file stem), source_file and line_no. Rows keep file
-        and line order. ``predicted_label``, ``correct`` and ``confidence`` are None unless valid.
+        (``valid``; ``error`` for lines without a REAL/SYNTHETIC verdict, e.g. the paper's quota errors;
+        ``invalid`` for a confidence outside 0-100), invalid_reason, run_id (file stem), source_file and
+        line_no, in file and line order. ``predicted_label``, ``correct`` and ``confidence`` are None unless valid.
     """
     rows: list[dict[str, Any]] = []
     for path in _expand(path_or_paths):
@@ -169,10 +159,8 @@ def trials_from_cell_counts(counts: pd.DataFrame | Path | str | None = None) -> 
             correct_real, correct_syn, Avg_conf), a path to it, or None for the reference file.
 
     Returns:
-        One valid trial per counted trial: N_real real samples of which correct_real are labelled REAL, N_syn
-        synthetic ones of which correct_syn are labelled SYNTHETIC; ``confidence`` is the cell's mean
-        confidence (only the mean is known); ``effective_n`` cannot be rebuilt (no answers), so
-        ``prompt_hash`` and ``reasoning`` are left empty.
+        One valid trial per counted trial, with the counted confusion matrix; ``confidence`` is the cell's mean
+        (only the mean is known); ``prompt_hash`` and ``reasoning`` are empty, so ``effective_n`` is unknown.
     """
     if not isinstance(counts, pd.DataFrame):
         counts = load_cell_counts(counts)

@@ -12,9 +12,8 @@ One convention for every instrument, table, figure and the audit:
   (n₁ + n₂ + 1)/(12 n₁ n₂)). It depends only on the AUC and the two sizes, and never has zero width: at 5 units a
   side a perfect split reads AUC 1 [0.64, 1], not [1, 1] (DeLong's interval collapses at 0 and 1).
 
-What a reading could have detected: :func:`minimum_detectable_separation` (80 % power at a family's α). What a
-gate at threshold X can promise: :func:`pass_probability_at_chance` and :func:`fail_probability` — the chance a
-release at chance passes, and the chance a release at a given D fails, both from the same interval.
+What a reading could have detected: :func:`minimum_detectable_separation`; what a gate at threshold X can
+promise: :func:`pass_probability_at_chance` and :func:`fail_probability`, both from the same interval.
 """
 
 from __future__ import annotations
@@ -52,9 +51,7 @@ def auc_interval(auc: float, n1: float, n2: float, confidence: float = 0.95) -> 
     """The score interval of an AUC (module docstring).
 
     Args:
-        auc: the observed AUC in [0, 1].
         n1, n2: units of the two classes (may be fractional: effective sizes of samples that share rows).
-        confidence: two-sided level.
 
     Returns:
         ``(low, high)`` in [0, 1], never of zero width for n₁, n₂ ≥ 1; ``(nan, nan)`` when the AUC is NaN or a

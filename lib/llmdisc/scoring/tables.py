@@ -36,15 +36,12 @@ def cell_table(trials: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     """First per-cell look at a run: counts, p_REAL, p_SYN and DRS = min(p_REAL, p_SYN) per cell.
 
     Args:
-        trials: trial records (:func:`llmdisc.discrimination.runner.load_trials`).
         seed: base seed of the DRS bootstrap (:func:`llmdisc.scoring.metrics.score_cells`).
 
     Returns:
-        One row per cell (:data:`CELL_KEY`: the protocol and the configuration included) with ``n_total, n_valid_real, n_valid_syn, p_real, p_syn, drs,
-        drs_ci_low, drs_ci_high, n_invalid, n_error``. p_REAL = share of valid real samples called REAL,
-        p_SYN = share of valid synthetic samples called SYNTHETIC; DRS 0 = no balanced discrimination,
-        0.5 = chance-level balanced guessing, 1 = every sample told apart; NaN when a class has no valid
-        trial.
+        One row per cell (:data:`CELL_KEY`: the protocol and the configuration included) with ``n_total,
+        n_valid_real, n_valid_syn, p_real, p_syn, drs, drs_ci_low, drs_ci_high, n_invalid, n_error``; rates are
+        fractions (:data:`llmdisc.scoring.metrics.SCORES`), NaN when a class has no valid trial.
     """
     columns = ["n_total", "n_valid_real", "n_valid_syn", "p_real", "p_syn", "drs", "drs_ci_low",
                "drs_ci_high", "n_invalid", "n_error"]
@@ -65,10 +62,12 @@ def write_table(df: pd.DataFrame, name: str, directory: Path | str | None = None
     """Write ``df`` as ``<name>.csv`` and ``<name>.tex`` (booktabs tabular) and return both paths.
 
     Args:
-        df: a tidy table.
         name: file stem, letters, digits, ``_`` and ``-`` only (e.g. ``paper_model_table``).
         directory: target folder (default ``results/tables``), created if missing.
         float_format: printf format of floats in the LaTeX file (the CSV keeps full precision).
+
+    Raises:
+        ConfigError: ``name`` has other characters.
     """
     if not name or not all(ch.isalnum() or ch in "_-" for ch in name):
         raise ConfigError(f"table name {name!r} must be letters, digits, '_' or '-'; fix: e.g. 'paper_model_table'")
@@ -128,9 +127,7 @@ def reproduction_table(ours: pd.DataFrame, paper: pd.DataFrame,
     """Side by side: our per-cell N/DRS/accuracy (percent) against the paper's printed values.
 
     Args:
-        ours: :func:`paper_cell_table` output.
         paper: :func:`llmdisc.scoring.reference.paper_reported_cells` output (paper_n, paper_drs, paper_accuracy).
-        keys: join columns.
         tolerance: allowed |difference| in percentage points (the paper printed 1 decimal).
 
     Returns:

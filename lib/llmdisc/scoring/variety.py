@@ -1,19 +1,10 @@
 """A sample's variety, and the joint-structure contrast with the variety taken out.
 
-The joint contrast C compares a sample with its values recombined within its rows. A column whose 20 values are
-all alike recombines into itself, so it adds nothing to C; a release whose modes collapsed therefore reads "less
-structured" without having lost a dependence, and a more varied one "more structured". Reading C therefore needs
-each group's variety beside it:
-
-* :func:`sample_variety` — the mean over columns of (distinct values − 1) / (rows − 1): 0 = every column holds one
-  value, 1 = every value in every column is different (unitless, 0–1).
-* :func:`with_variety` — each joint record's variety, its sample rebuilt from its source table and ``row_ids``.
-* :func:`variety_adjusted` — C minus what its variety predicts, the prediction a least-squares line of C on variety
-  fitted on each cell's real holdout *reference* samples only (the group no comparison reads), so the adjusted score
-  stays label-free and the real test samples stay out of the fit. A cell is adjusted only where the line's slope is
-  told apart from 0 (its 95 % interval excludes 0): where C does not detectably follow variety, subtracting the
-  fitted line would move every reading by the fit's noise. Read with the same AUC as C
-  (:func:`llmdisc.scoring.joint.joint_table` with ``score="contrast_adjusted"``).
+A column whose 20 values are all alike recombines into itself and adds nothing to the joint contrast C, so a
+release whose modes collapsed reads "less structured" without having lost a dependence (and a more varied one
+"more structured"). Reading C therefore needs each group's variety beside it: :func:`sample_variety`,
+:func:`with_variety` (per joint record) and :func:`variety_adjusted` (C minus what a line of C on variety, fitted
+on each cell's real reference samples, predicts; read with ``joint_table(score="contrast_adjusted")``).
 """
 
 from __future__ import annotations
@@ -36,9 +27,6 @@ SLOPE_COLUMNS = ("variety_slope", "variety_slope_low", "variety_slope_high", "va
 def sample_variety(sample: pd.DataFrame) -> float:
     """Mean over columns of (distinct values − 1) / (rows − 1); missing values count as one value.
 
-    Args:
-        sample: The sample's rows (at least 2).
-
     Returns:
         Variety in [0, 1]: 0 = every column constant, 1 = no value repeated within any column.
 
@@ -57,7 +45,7 @@ def with_variety(records: pd.DataFrame, load_tables: Callable[[str, list[str]], 
     """``records`` with a ``variety`` column (:func:`sample_variety` of each record's rows).
 
     Args:
-        records: Joint records (:func:`~llmdisc.discrimination.likelihood.records.load_joint`): ``dataset_key``,
+        records: joint records (:func:`~llmdisc.discrimination.likelihood.records.load_joint`): ``dataset_key``,
             ``source``, ``row_ids`` (positions in the source table).
         load_tables: ``load_tables(dataset_key, sources)`` → ``{source: table}``, the tables the run drew from
             (:func:`llmdisc.discrimination.likelihood.runs.load_likelihood_tables` with the run's seed).
@@ -89,9 +77,11 @@ def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: s
     (b, nats per unit of variety) with its ``level`` interval ``variety_slope_low`` / ``variety_slope_high``
     (Student t, n − 2 degrees of freedom) and ``variety_r`` (Pearson r of C and variety over the reference samples).
 
-    Only a cell whose slope interval excludes 0 is adjusted. A cell with fewer than 3 reference samples, with
-    reference samples all of one variety, or whose slope interval covers 0 keeps a NaN adjusted score
-    (:func:`adjusted_records` leaves it out); the fit's columns are filled wherever a line could be fitted.
+    Fitted on the reference samples only (the group no comparison reads), so the adjusted score stays label-free
+    and the real test samples stay out of the fit. Only a cell whose slope interval excludes 0 is adjusted: where
+    C does not detectably follow variety, subtracting the line would move every reading by the fit's noise. A cell
+    with fewer than 3 reference samples or all of one variety keeps a NaN adjusted score too (:func:`adjusted_records`
+    leaves it out); the fit's columns are filled wherever a line could be fitted.
 
     Raises:
         DataError: no ``variety`` column (:func:`with_variety` first).

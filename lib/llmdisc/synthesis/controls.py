@@ -1,11 +1,8 @@
 """Control releases: pseudo-releases whose answer is known, so a discriminator's power can be checked.
 
-A *positive control* keeps every real column's marginal distribution but shuffles each column
-independently, so all joint structure (age vs. education, relationship vs. sex) is destroyed while every
-single value is real. A discriminator with any power over cross-column structure must tell it apart from
-real rows; one that cannot (AUC near 0.5 on this control) cannot vouch for a release either.
-The *negative control* needs no table of its own: it is real holdout rows labelled as the "synthetic" class
-(see :func:`llmdisc.discrimination.samples.build_trial_queue`), which any discriminator must score at chance.
+The *positive control* (:func:`shuffled_columns_table`) keeps every real marginal but destroys all joint structure;
+a discriminator that cannot tell it from real rows (AUC near 0.5) cannot vouch for a release either. The *negative
+control* is real holdout rows labelled as the synthetic class, which any discriminator must score at chance.
 """
 
 from __future__ import annotations
@@ -23,17 +20,8 @@ CONTROLS = (POSITIVE_CONTROL, NEGATIVE_CONTROL)
 
 
 def shuffled_columns_table(table: pd.DataFrame, *, seed: int) -> pd.DataFrame:
-    """Return ``table`` with every column permuted independently (marginals kept, joint structure destroyed).
-
-    Args:
-        table: a real table (e.g. the train split), at least 2 rows and 2 columns.
-        seed: seed of the permutations; column ``j`` is permuted by ``default_rng([seed, j])``, so the
-            result does not depend on the column order of other columns.
-
-    Returns:
-        A new DataFrame with the same columns, dtypes and row count; each column holds exactly the values
-        of the input column (same multiset), in an order independent of every other column. The index is
-        reset to ``0..n-1``.
+    """Return a new ``table`` (index ``0..n-1``, same dtypes) with column ``j`` permuted by
+    ``default_rng([seed, j])``: marginals kept, joint structure destroyed.
 
     Raises:
         DataError: fewer than 2 rows or 2 columns (nothing to shuffle apart).

@@ -1,12 +1,8 @@
 """Fit and sample one SDV single-table synthesizer, seeded, on one torch thread by default.
 
-This is the part of stage 02 that touches SDV (2.x) and torch; :mod:`llmdisc.synthesis.releases` wraps it with
-validation, caching and manifests. SDV 2 takes and returns ``{table_name: DataFrame}`` dicts, and its
-``sample`` draws from a fixed internal seed (``FIXED_RNG_SEED``) unless ``_set_random_state`` is
-called: we seed NumPy, ``random`` and torch around ``fit`` and ``sample`` and set the model's own
-random state from our seed before sampling, so a seed fully determines the table. CTGAN and TVAE train with
-fused Adam (:func:`fused_adam`) and, in the pipeline, with the kernels' instruction set pinned
-(:mod:`llmdisc.determinism`), so the table does not depend on the CPU either.
+The part of stage 02 that touches SDV 2 and torch (:mod:`llmdisc.synthesis.releases` adds validation, caching and
+manifests). Entry point: :func:`fit_and_sample`; a seed fully determines the table, and fused Adam plus the pinned
+kernels (:mod:`llmdisc.determinism`) keep it independent of the CPU.
 """
 
 from __future__ import annotations
@@ -56,11 +52,8 @@ def check_metadata_mode(metadata_mode: str) -> str:
 
 
 def torch_threads() -> int:
-    """Number of torch threads for fitting: ``LLMDISC_TORCH_THREADS`` or 1.
-
-    One thread is the default because on shared 2-core machines torch with 2 threads ran CTGAN/TVAE
-    4–50× slower under any other load (FEASIBILITY.md, "SDV and torch").
-    """
+    """Number of torch threads for fitting: ``LLMDISC_TORCH_THREADS`` or 1 (two threads ran CTGAN/TVAE many times
+    slower on a shared 2-core machine: docs/measurements.md)."""
     raw = os.environ.get(TORCH_THREADS_ENV, "1")
     try:
         value = int(raw)
@@ -73,11 +66,8 @@ def torch_threads() -> int:
 
 @contextlib.contextmanager
 def seeded(seed: int) -> Iterator[None]:
-    """Seed ``random``, NumPy's global generator and torch for the block, then restore their states.
-
-    SDV, RDT and ctgan draw from these global generators during fitting (shuffles, mixture
-    initialisation, network weights, dropout); restoring them keeps the caller's state untouched.
-    """
+    """Seed ``random``, NumPy's global generator and torch for the block (SDV, RDT and ctgan draw from them),
+    then restore their states."""
     import torch
 
     py_state, np_state, torch_state = random.getstate(), np.random.get_state(), torch.get_rng_state()
@@ -109,12 +99,8 @@ def torch_thread_limit(threads: int) -> Iterator[None]:
 def fused_adam() -> Iterator[None]:
     """CTGAN and TVAE train with torch's fused Adam for the block: the same update, in one ATen kernel.
 
-    Why: ctgan's default (per-tensor) Adam takes its square roots through MKL's vector math library, whose kernel
-    on AMD CPUs refines the approximate ``rsqrtps`` instruction, whose last bits are the hardware's; the fused
-    kernel takes exact vectorised square roots. Measured (docs/measurements.md, "Kernels' instruction set"): a
-    5-epoch CTGAN and TVAE fit on an AVX-512 CPU with the kernels pinned to AVX2 and under QEMU emulating an
-    AVX2-only AMD EPYC give the same release bit for bit with fused Adam (the emulation computes ``rsqrtps``
-    exactly, so it cannot stand in for a real CPU without it). Cost: none measured (4.4 against 4.3 CPU-s).
+    Why: ctgan's default Adam takes square roots through MKL, whose AMD kernel refines the approximate ``rsqrtps``
+    (last bits are the hardware's); the fused kernel's are exact (docs/measurements.md, "Kernels' instruction set").
     """
     import ctgan.synthesizers.tvae as tvae_module
     import torch.optim
@@ -136,17 +122,10 @@ def fused_adam() -> Iterator[None]:
 def build_metadata(
     table: pd.DataFrame, metadata_mode: str, column_kinds: dict[str, str] | None
 ) -> Any:
-    """Return SDV ``Metadata`` for ``table``.
+    """Return SDV ``Metadata`` for ``table`` (one table named :data:`TABLE_NAME`).
 
-    Args:
-        table: the (real) training table.
-        metadata_mode: ``declared`` maps ``column_kinds`` to sdtypes (integer codes declared
-            categorical stay codes); ``detected`` runs ``Metadata.detect_from_dataframes`` as the paper did
-            (integer codes with more than 10 distinct values become ``numerical``, so codes are invented).
-        column_kinds: ``{column: "categorical"|"numerical"}``; required for ``declared``.
-
-    Returns:
-        An ``sdv.metadata.Metadata`` with one table named :data:`TABLE_NAME`.
+    ``declared`` maps ``column_kinds`` (required then) to sdtypes; ``detected`` runs SDV's detection as the paper
+    did (integer codes with more than 10 distinct values become ``numerical``, so codes are invented).
     """
     from sdv.metadata import Metadata
 
@@ -195,14 +174,10 @@ def fit_and_sample(
     """Fit ``synthesizer`` on ``train`` and sample ``num_rows`` rows, every random draw from ``seed``.
 
     Args:
-        train: the table to fit (already subsampled if requested).
-        synthesizer: one of :data:`SYNTHESIZERS`.
         seed: seeds fitting (global generators) and sampling (the model's own random state).
         epochs: training epochs for ``ctgan``/``tvae`` (None: SDV's default, 300); ignored by
             ``gaussian_copula``.
-        metadata_mode: ``declared`` or ``detected`` (see :func:`build_metadata`).
-        column_kinds: column kinds for ``declared`` metadata.
-        num_rows: rows to sample.
+        metadata_mode, column_kinds: see :func:`build_metadata`.
         show_progress: show a stage bar (metadata, fit, sample) and ctgan's per-epoch bar (with losses).
 
     Returns:
@@ -211,7 +186,6 @@ def fit_and_sample(
     import joblib
     from tqdm import tqdm  # plain text bars, like ctgan's own, so executed notebooks keep them
 
-    # A stage bar (metadata, fit, sample) for every synthesizer; CTGAN/TVAE add ctgan's per-epoch bar.
     with tqdm(total=3, desc=f"{synthesizer}: metadata", disable=not show_progress, leave=True) as stages:
         metadata = build_metadata(train, metadata_mode, column_kinds)
         with warnings.catch_warnings():
@@ -220,9 +194,8 @@ def fit_and_sample(
             model = _make_synthesizer(synthesizer, metadata, epochs, verbose=show_progress)
         stages.update()
         stages.set_description(f"{synthesizer}: fit")
-        # ctgan transforms tables of >= 500 rows with joblib's default (loky) processes: on 2 shared cores
-        # their start-up took 55 of 92 s of a 5,000-row CTGAN fit, and worker processes do not share our
-        # seeded generators. In-process sequential execution is faster here and keeps the fit seeded.
+        # joblib's default (loky) worker processes do not share our seeded generators and were slow to start
+        # (docs/measurements.md); sequential in-process execution keeps the fit seeded.
         with torch_thread_limit(torch_threads()), joblib.parallel_config(backend="sequential"), fused_adam():
             logger.info("fitting %s on %d rows x %d columns (seed %d, epochs %s, metadata %s)",
                         synthesizer, len(train), train.shape[1], seed, epochs, metadata_mode)

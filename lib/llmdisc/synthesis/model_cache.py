@@ -1,14 +1,9 @@
 """Cache of fitted synthesizers and their sampled tables, keyed by everything that changes them.
 
-An entry is a folder ``<cache_root>/<dataset_key>/cache/<synthesizer>-<key16>/`` holding
-``synthesizer.pkl`` (the fitted SDV model, cloudpickle), ``synthetic.parquet`` (the sampled table) and
-``manifest.json``. The key is the sha256 of the canonical JSON of :func:`cache_key_payload`: the
-training table's content hash, synthesizer, epochs, seed, metadata mode, column kinds, row counts,
-the versions of SDV and the libraries under it, and the instruction set torch's kernels run at
-(:func:`llmdisc.determinism.arithmetic_key`: a fit at another one is another release). An entry is used
-only when its manifest records this exact key and both files still have their recorded sha256; anything
-else (a stale or edited manifest, a truncated file) is reported with an
-:class:`~llmdisc.errors.LlmdiscWarning`, removed and refitted.
+An entry (:func:`entry_dir`) holds ``synthesizer.pkl``, ``synthetic.parquet`` and ``manifest.json``; its key is
+the sha256 of :func:`cache_key_payload`. An entry is used only when its manifest records this exact key and both
+files their recorded sha256; anything else is reported with an :class:`~llmdisc.errors.LlmdiscWarning`, removed
+and refitted.
 """
 
 from __future__ import annotations
@@ -29,18 +24,14 @@ from llmdisc.manifest import read_manifest, sha256_file, sha256_json, write_mani
 
 logger = logging.getLogger(__name__)
 
-CACHE_FORMAT = 3  # bump when the entry layout or the fit/sampling procedure changes (2: in-process joblib;
-# 3: fused Adam, llmdisc.synthesis.fit.fused_adam)
+CACHE_FORMAT = 3  # bump when the entry layout or the fit/sampling procedure changes
 MODEL_FILE = "synthesizer.pkl"
 TABLE_FILE = "synthetic.parquet"
 _KEYED_VERSIONS = ("sdv", "rdt", "ctgan", "copulas", "torch", "numpy", "pandas", "scikit-learn", "scipy")
 
 
 def table_sha256(table: pd.DataFrame) -> str:
-    """Return a sha256 of a table's content, column names and dtypes (row order matters, index does not).
-
-    Uses ``pandas.util.hash_pandas_object`` (stable across runs and processes) per column.
-    """
+    """Return a sha256 of a table's content, column names and dtypes (row order matters, index does not)."""
     digest = hashlib.sha256()
     digest.update(sha256_json([[str(c), str(t)] for c, t in table.dtypes.items()]).encode())
     for column in table.columns:
@@ -61,8 +52,8 @@ def library_versions() -> dict[str, str]:
 
 
 def cache_key_payload(parameters: dict[str, Any], train_sha256: str) -> dict[str, Any]:
-    """Everything that changes a release: its parameters, the training data's hash, library versions, the
-    kernels' instruction set."""
+    """Everything that changes a release: its parameters, the training data's hash, library versions, and the
+    kernels' instruction set (:func:`llmdisc.determinism.arithmetic_key`: a fit at another is another release)."""
     return {"format": CACHE_FORMAT, "parameters": parameters, "train_sha256": train_sha256,
             "versions": library_versions(), "kernels": arithmetic_key()}
 
@@ -87,9 +78,7 @@ def _discard(directory: Path, problem: str) -> None:
 def load_entry(directory: Path, key: str, num_rows: int) -> tuple[pd.DataFrame, dict[str, Any]] | None:
     """Return ``(table, manifest)`` of a valid cache entry, or None (with a warning if it was invalid).
 
-    Valid means: ``manifest.json`` readable and recording ``key``; ``synthesizer.pkl`` and
-    ``synthetic.parquet`` present with their recorded sha256; the table readable with ``num_rows`` rows.
-    The pickle is verified but not unpickled (the table is all a caller needs).
+    Besides the hashes, the table must have ``num_rows`` rows; the pickle is verified but not unpickled.
     """
     directory = Path(directory)
     if not directory.exists():
@@ -132,11 +121,8 @@ def store_entry(
     metrics: dict[str, Any],
     extra: dict[str, Any],
 ) -> dict[str, Any]:
-    """Write the model pickle, the table and the manifest of one entry; return the manifest.
-
-    Files are written to temporary names and renamed, so an interrupted write never looks valid
-    (and if it did, the sha256 check in :func:`load_entry` would still catch it).
-    """
+    """Write the model pickle, the table and the manifest of one entry (each via a temporary name, so an
+    interrupted write never looks valid); return the manifest."""
     directory = Path(directory)
     if directory.exists():
         shutil.rmtree(directory)

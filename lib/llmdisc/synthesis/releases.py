@@ -6,9 +6,7 @@ Typical use::
     publish_release(release)              # data/synthetic/adult/ctgan.parquet (+ ctgan.manifest.json)
     synthetic = load_synthetic("adult", "ctgan")
 
-Fitting is on the real *train* split only; the synthetic table has as many rows as the train split
-unless ``num_rows`` says otherwise. The same parameters (and library versions) give the same table:
-the second call loads it from the cache (:mod:`llmdisc.synthesis.model_cache`) without fitting.
+The same parameters and library versions give the same table, loaded from the cache the second time.
 """
 
 from __future__ import annotations
@@ -50,7 +48,6 @@ __all__ = ["SYNTHESIZERS", "METADATA_MODES", "SyntheticRelease", "synthesize", "
            "check_release", "quality_report", "resolve_column_kinds"]
 
 PAPER_RELEASE_KEYS = ("census-codes",)
-"""Dataset keys in the encoding of the paper's Census files (the integer codes of its extract)."""
 
 logger = logging.getLogger(__name__)
 
@@ -60,15 +57,11 @@ class SyntheticRelease:
     """One synthetic table and where it came from.
 
     Attributes:
-        table: the synthetic rows (same columns as the training table).
-        synthesizer: ``gaussian_copula``, ``ctgan`` or ``tvae``.
-        dataset_key: ``adult``, ``census-codes``, ``census-labels`` (or a user's own key).
         cache_key: full sha256 hex of everything that determines the table.
         cache_hit: True when the table was loaded from the cache and no fit ran.
-        fit_seconds: wall-clock seconds of ``fit`` (with SDV's preprocessing); None on a cache hit.
-        sample_seconds: wall-clock seconds of ``sample``; None on a cache hit.
-        path: the cached ``synthetic.parquet``.
-        manifest: the cache entry's manifest (parameters, versions, hashes, timings, OOV report).
+        fit_seconds, sample_seconds: wall-clock seconds of ``fit`` (with SDV's preprocessing) and ``sample``;
+            None on a cache hit.
+        path: the cached ``synthetic.parquet``; ``manifest``: its cache entry's manifest.
     """
 
     table: pd.DataFrame
@@ -91,18 +84,11 @@ def resolve_column_kinds(train: pd.DataFrame, dataset_key: str,
                          column_kinds: dict[str, str] | None) -> dict[str, str]:
     """Return validated ``{column: "categorical"|"numerical"}`` for every column of ``train``.
 
-    Args:
-        train: the training table.
-        dataset_key: used to look up the declared kinds in :mod:`llmdisc.data.datasets` when ``column_kinds``
-            is None (Census code columns are declared categorical there).
-        column_kinds: explicit kinds; wins when given.
-
-    Returns:
-        Kinds in ``train``'s column order. Without explicit kinds and without a data-layer entry for
-        the key, numeric dtypes are ``numerical`` and everything else ``categorical``.
+    Explicit ``column_kinds`` win; else the kinds :mod:`llmdisc.data.datasets` declares for ``dataset_key``;
+    else numeric dtypes are ``numerical`` and everything else ``categorical``.
 
     Raises:
-        ConfigError: a kind is not one of ``categorical``/``numerical`` or a column has no kind.
+        ConfigError: a kind is unknown or a column has no kind.
     """
     kinds = column_kinds
     if kinds is None:
@@ -154,23 +140,17 @@ def synthesize(
     Args:
         train: the real *train* split (never the holdout).
         dataset_key: names the cache folder and the published file (``adult``, ``census-codes``, …).
-        synthesizer: ``gaussian_copula``, ``ctgan`` or ``tvae``.
         seed: seeds the fit subsample, model fitting (NumPy, ``random``, torch) and sampling.
         epochs: training epochs for ``ctgan``/``tvae`` (None: SDV's default of 300, the paper scale);
             not used by ``gaussian_copula`` (and not part of its cache key).
         metadata_mode: ``declared`` (column kinds → sdtypes; integer codes stay categorical) or
             ``detected`` (SDV's auto-detection, as the paper; invents codes).
         column_kinds: kinds for ``declared``; None looks them up via :func:`resolve_column_kinds`.
-        num_rows: rows to sample; None means ``len(train)``.
-        fit_rows: fit on a seeded subsample of this many train rows (quick runs); None fits all.
-        cache_root: folder replacing ``data/synthetic`` for the cache (tests use a temporary one).
-        show_progress: show the per-epoch progress bar of CTGAN/TVAE.
-
-    Returns:
-        A :class:`SyntheticRelease`; ``cache_hit`` says whether a fit ran.
+        num_rows: rows to sample (None: ``len(train)``); ``fit_rows``: fit on a seeded subsample (None: all).
+        cache_root: folder replacing ``data/synthetic`` for the cache.
 
     Raises:
-        ConfigError: unknown synthesizer or metadata mode, bad row counts, epochs or column kinds.
+        ConfigError: unknown synthesizer or metadata mode, bad row counts, epochs, seed or column kinds.
         DataError: ``train`` is empty.
     """
     check_synthesizer(synthesizer)
@@ -243,14 +223,12 @@ def out_of_vocabulary(real: pd.DataFrame, synthetic: pd.DataFrame, columns: list
 
     Args:
         real: the real table (the full train split).
-        synthetic: the synthetic table.
         columns: columns to check; default all columns the two tables share, in ``real``'s order.
 
     Returns:
         One row per column (index ``column``) with ``n_synthetic_values_not_in_real`` (distinct
         invented values), ``n_distinct_synthetic``, ``n_distinct_real`` and ``share_rows_oov`` (share of
-        synthetic rows holding an invented value: 0 = none, 1 = every row). For continuous columns
-        (Adult's ``fnlwgt``) new values are expected; for codes and categories they are artefacts.
+        synthetic rows holding an invented value, 0–1). New values are expected in continuous columns.
     """
     if columns is None:
         columns = [c for c in real.columns if c in synthetic.columns]
@@ -292,11 +270,8 @@ def _published_manifest_path(key: str, synthesizer: str) -> Path:
 
 
 def publish_release(release: SyntheticRelease) -> Path:
-    """Write ``release.table`` to :func:`synthetic_path` with its manifest; return the parquet path.
-
-    The manifest repeats the cache entry's parameters, timings, versions and OOV report, and names
-    the entry it came from (root-relative), so later stages can check what they read.
-    """
+    """Write ``release.table`` to :func:`synthetic_path` with a manifest copied from its cache entry (and naming
+    it); return the parquet path."""
     path = synthetic_path(release.dataset_key, release.synthesizer)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".parquet.tmp")
@@ -331,13 +306,9 @@ def paper_releases_for(dataset_key: str) -> list[str]:
 def publish_paper_release(dataset_key: str, name: str, train: pd.DataFrame) -> Path:
     """Publish the paper's own release ``name`` (``paper_ctgan`` …) as a cell of ``dataset_key``.
 
-    It is read from the reference folder (header-checked; a file that differs from the paper's pinned bytes loads
-    with a warning), checked against our train split's columns and dtypes, and written like one of ours to
-    :func:`synthetic_path` with a manifest naming its source file and sha256 and stating that the paper fitted it
-    on every real row (our holdout included: distance-based tests against the holdout are not valid on it).
-
-    Returns:
-        The parquet path.
+    Read from the reference folder, checked against ``train``'s columns and dtypes, and written to
+    :func:`synthetic_path`; its manifest states that the paper fitted it on every real row (our holdout included:
+    distance-based tests against the holdout are not valid on it). Returns the parquet path.
 
     Raises:
         ConfigError: ``name`` is not a paper release, or ``dataset_key`` is not in the paper's encoding.
@@ -380,8 +351,7 @@ def load_synthetic(key: str, synthesizer: str) -> pd.DataFrame:
     """Read a published release, checking it against its manifest.
 
     Raises:
-        DataError: the release was never published (the message gives the command that makes it).
-        ChecksumError: the file differs from the sha256 its manifest recorded.
+        DataError: the release was never published. ChecksumError: the file differs from its manifest.
     """
     path = synthetic_path(key, synthesizer)
     fix = (f"fix: run `llmdisc synth --dataset-key {key} --synthesizers {synthesizer}` "
@@ -402,24 +372,13 @@ def load_synthetic(key: str, synthesizer: str) -> pd.DataFrame:
 
 
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, column_kinds: dict[str, str]) -> dict[str, Any]:
-    """SDMetrics ``QualityReport`` of a release: overall score, worst column shapes, worst pair trends.
-
-    Args:
-        real: the real train table.
-        synthetic: the synthetic table.
-        column_kinds: ``{column: "categorical"|"numerical"}`` (how SDMetrics compares each column).
-
-    Returns:
-        ``{"score": float, "properties": DataFrame, "column_shapes": DataFrame, "column_pair_trends":
-        DataFrame}``; scores lie in [0, 1] where 1 means the synthetic marginals (column shapes: KS or
-        TV complement) and pairwise trends (correlation / contingency similarity) match the real ones
-        exactly and 0 means they share nothing; detail tables are sorted worst first.
-    """
+    """SDMetrics ``QualityReport`` of a release against the real train table, columns compared by
+    ``column_kinds``: ``{"score": float, "properties", "column_shapes", "column_pair_trends": DataFrame}``; scores
+    in [0, 1] (1: marginals and pairwise trends match exactly); detail tables sorted worst first."""
     import warnings
 
     with warnings.catch_warnings():
-        # sdmetrics 0.32 marks the single-table report deprecated in favour of the unified (multi-table)
-        # one; the single-table one is still the documented single-table report and keeps its output shape.
+        # sdmetrics 0.32 marks the single-table report deprecated; it is still the documented one.
         warnings.simplefilter("ignore", FutureWarning)
         from sdmetrics.reports.single_table import QualityReport
 

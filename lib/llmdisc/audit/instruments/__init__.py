@@ -1,14 +1,8 @@
 """The audit's instruments: discriminators with their own controls, behind one interface (:mod:`.base`).
 
-==============  ==========================================================================================
-``c2st``        classifier two-sample test on rows (:mod:`.rows`)
-``distances``   distance to the closest real record, copies and near-copies (:mod:`.rows`)
-``joint``       joint structure: rows against their values recombined, embedded model (:mod:`.samples`)
-``likelihood``  table likelihood of 20-row samples, embedded model (:mod:`.samples`)
-``llm``         the LLM's verdict, per condition (:mod:`.llm`); default only with a fast provider or ``--llm``
-==============  ==========================================================================================
-
-Each one is one class; :func:`build_instruments` makes the audit's list from their names.
+``c2st`` and ``distances`` read rows (:mod:`.rows`); ``joint`` and ``likelihood`` read 20-row samples with the
+embedded model (:mod:`.samples`); ``llm`` is the LLM's verdict per condition (:mod:`.llm`), in the default only with
+a fast provider or ``--llm``. :func:`build_instruments` makes the audit's list from their names.
 """
 
 from __future__ import annotations

@@ -1,45 +1,11 @@
 """The one interface every audit instrument implements, and the gate statistic they all share.
 
-An *instrument* is a discriminator with its own controls. Each one reads the same four groups of real and
-synthetic data (:class:`AuditData`) and compares the **real class** against three others:
-
-- ``release`` — the synthetic release under audit;
-- ``shuffled_columns`` — the *positive control*: real rows with every column shuffled independently (each
-  column's values stay real, their combinations are destroyed). An instrument that cannot tell these from
-  real rows cannot vouch for a release;
-- ``real_holdout`` — the *negative control*: other real rows in the synthetic class (with ``--holdout`` the real
-  class is the holdout and these are training rows: :mod:`llmdisc.audit.data`). An instrument that tells these
-  from real rows is biased and cannot vouch either.
-
-Every comparison is summarised the same way (:class:`Comparison`): an AUC with its 95 % interval and p-value,
-and the **separation** D = 2·|AUC − 0.5| with its interval folded from the AUC's
-(:mod:`llmdisc.scoring.separation`). D reads the same for every instrument: 0 = indistinguishable from real data,
-1 = every sample (or row) told apart, in either direction (a release that is *too* regular is told apart as
-surely as one that is too odd), the direction said in words. No interval is narrower than the AUC's score
-interval at the comparison's units, so a perfect split of a few units is never read as D = 1 [1, 1].
-``--fail-above`` bounds the 95 % upper bound of D.
-
-The control rule (:func:`control_status`), with the effect it needs = the smallest D the release comparison could
-detect (80 % power, α 0.05, :func:`~llmdisc.scoring.separation.minimum_detectable_separation`):
-
-- the **positive control passes** when it is separated *in the instrument's expected direction*
-  (:attr:`Instrument.expected_direction`) and, unless the release is told apart, with D's lower bound above that
-  effect — an instrument whose control shows less than a release would need to be seen cannot say a release was
-  not seen (a release it does tell apart needs only that it sees its control, and is unbiased);
-- the **negative control passes** by an equivalence test: the 90 % interval of D (two one-sided tests at 5 %)
-  lies below the margin :func:`negative_margin` — the larger of that effect and of what the release itself reads
-  (D's lower bound), never below :data:`NEGATIVE_MARGIN_FLOOR`: an instrument that might read real against real as
-  far apart as the release could not tell the release from real data; separated from real data (D's 95 % lower
-  bound above 0) it *fails* (biased);
-- a control not measured, measured on fewer than :data:`MIN_UNITS` units a side, or whose equivalence cannot be
-  shown is **unjudged**, never passed.
-
-Only instruments that pass both controls decide the audit (:mod:`llmdisc.audit.decision`).
-
-To add an instrument: subclass :class:`Instrument` (``name``, ``title``, ``unit``, ``plan``, ``run``; optionally
-``probe`` and ``section``) and list it in :data:`llmdisc.audit.instruments.INSTRUMENTS`. Nothing else in the
-audit changes. A section is plain data (:class:`Table`, :class:`Bullets`, :class:`Paragraph`), never HTML: the
-report's template (:mod:`llmdisc.audit.report`) lays it out and escapes every text in it.
+An :class:`Instrument` compares the real class of :class:`AuditData` with the release, the positive control (real
+rows, every column shuffled) and the negative control (other real rows). Each :class:`Comparison` is an AUC with its
+95 % interval and the separation D = 2·|AUC − 0.5| in [0, 1] (0 = indistinguishable, 1 = every unit told apart,
+either direction). Only instruments that pass both controls (:func:`control_status`) decide the audit. To add one:
+subclass :class:`Instrument` and register it in :func:`~llmdisc.audit.instruments.build_instruments`. Sections are
+plain data (:class:`Table`, :class:`Bullets`, :class:`Paragraph`), never HTML: the report's template escapes them.
 """
 
 from __future__ import annotations
@@ -84,19 +50,9 @@ def finite_or_none(value: Any) -> float | None:
 
 def discrimination(auc: float | None, low: float | None, high: float | None, *,
                    one_sided: bool = False) -> tuple[float | None, ...]:
-    """D = 2·|AUC − 0.5| and its 95 % interval folded from the AUC's
-    (:func:`llmdisc.scoring.separation.separation`).
-
-    Args:
-        auc, low, high: the AUC and its 95 % interval (None or NaN: undefined).
-        one_sided: the score can only separate upwards (a trained classifier's held-out probability: an AUC
-            below 0.5 is no finding but the known negative bias of cross-validation under no difference), so
-            D = 2·max(AUC − 0.5, 0), and likewise each bound.
-
-    Returns:
-        ``(D, low, high)`` in [0, 1]: 0 = indistinguishable, 1 = every unit told apart in either direction
-        (upwards only when ``one_sided``). All None when the AUC is undefined; the bounds None when the interval
-        is.
+    """``(D, low, high)`` in [0, 1]: D = 2·|AUC − 0.5| and its 95 % interval folded from the AUC's ``low``–``high``
+    (:func:`llmdisc.scoring.separation.separation`); None where undefined. ``one_sided``: D = 2·max(AUC − 0.5, 0),
+    for a classifier's held-out probability, where an AUC below 0.5 is cross-validation's known bias, no finding.
     """
     auc, low, high = finite_or_none(auc), finite_or_none(low), finite_or_none(high)
     if auc is None:
@@ -112,17 +68,14 @@ class Comparison:
     """The real class against one group, as one instrument reads it.
 
     Attributes:
-        group: one of :data:`GROUPS`.
         auc: AUC of the instrument's score for the group against the real class (0.5 = no separation; below
             0.5 = the group scores *lower*, e.g. less probable), with its 95 % interval ``auc_low``–``auc_high``.
         p_value: two-sided p-value of no separation (None where the instrument has none).
-        n_real, n_other: units (rows or samples) behind the AUC.
         extra: instrument-specific figures (a DRS, exact-copy rates, ...), JSON-friendly.
         one_sided: only an AUC above 0.5 is a finding (see :func:`discrimination`).
-        effective: ``(real, other)``, what the units are worth as independent units when they are not (20-row
-            samples drawn from a small table share rows:
-            :func:`~llmdisc.audit.instruments.samples.effective_samples`); None = they are independent. The
-            interval is then already widened to them, and :attr:`enough` and the gate read them.
+        effective: ``(real, other)`` independent units the units are worth when samples share rows
+            (:func:`~llmdisc.audit.instruments.samples.effective_samples`); None = independent. The interval,
+            :attr:`enough` and the gate read them.
     """
 
     group: str
@@ -161,19 +114,16 @@ class Comparison:
         return min(self.units) >= MIN_UNITS
 
     def words(self, lower: str, higher: str) -> str:
-        """``D 0.39 [0.03, 0.65], <lower>`` (or ``<higher>``): the separation with its direction in words, or
-        ``…, not told apart`` when its interval reaches 0 (or the units are too few to tell)."""
+        """``D 0.39 [0.03, 0.65], <lower>`` (or ``<higher>``), or ``…, not told apart`` when not :attr:`separated`."""
         d, low, high = self.discrimination
         if d is None:
             return "D undefined"
-        # a direction only where the interval shows one: D 0.01 [0.00, 0.04] is not told apart, either way
         way = ", not told apart" if not self.separated else f", {higher if self.auc > 0.5 else lower}"
         return f"D {d:.2f}" + ("" if low is None else f" [{low:.2f}, {high:.2f}]") + way
 
     @property
     def separated(self) -> bool:
-        """True when the AUC's 95 % interval excludes 0.5 (the instrument tells the group from real data) on
-        enough units (:attr:`enough`)."""
+        """True when the AUC's 95 % interval excludes 0.5 on :attr:`enough` units: told apart from real data."""
         low = self.discrimination[1]
         return self.enough and low is not None and low > 0
 
@@ -193,11 +143,8 @@ class Reading:
     """What one instrument measured.
 
     Attributes:
-        instrument, title, unit: the instrument's name, its title in the report, and what one unit is
-            (``rows`` or ``20-row samples``).
+        unit: what one unit is (``rows`` or ``20-row samples``).
         status: one of :data:`STATUSES`; ``reason`` says why when not ``measured``.
-        comparisons: ``{group: Comparison}`` for the groups it measured.
-        seconds: wall time of :meth:`Instrument.run`.
         findings: plain sentences on what gives the release away (columns, column pairs, copies).
         details: everything else, JSON-friendly (written into ``audit.json``).
     """
@@ -228,8 +175,7 @@ class Reading:
 
 
 def effect_needed(reading: Reading) -> float | None:
-    """The smallest D the release comparison could detect (80 % power, α 0.05): the effect a positive control
-    must exceed and within which the negative control must be shown. The positive control's own units stand in
+    """The smallest D the release comparison could detect (80 % power, α 0.05), on the positive control's units
     when no release was measured; None when neither was."""
     for group in (RELEASE, POSITIVE):
         comparison = reading.comparisons.get(group)
@@ -262,8 +208,14 @@ def _equivalent(comparison: Comparison, margin: float) -> bool:
 
 
 def control_status(reading: Reading) -> tuple[str, list[str]]:
-    """``("passed" | "failed" | "unjudged", reasons)`` by the control rule of the module docstring: one sentence
-    per control that did not pass, with its D, the effect needed and the units."""
+    """``("passed" | "failed" | "unjudged", reasons)``: one sentence per control that did not pass.
+
+    The positive control passes when separated in :attr:`Instrument.expected_direction` with D's lower bound above
+    :func:`effect_needed` (waived when the release is told apart: that needs only that the control is seen). The
+    negative control passes by an equivalence test within :func:`negative_margin`: an instrument that might read
+    real against real as far apart as the release cannot tell the release from real data; separated, it fails
+    (biased). A control not measured or on fewer than :data:`MIN_UNITS` units a side is unjudged, never passed.
+    """
     if reading.status not in ("measured", "stopped"):
         return "unjudged", [f"{reading.title}: {reading.status}" + (f" ({reading.reason})" if reading.reason else "")]
     failed, unjudged = [], []
@@ -339,17 +291,11 @@ class AuditData:
     Attributes:
         real: the real class (rows read from ``--real``, less the negative-control and reference rows).
         groups: ``{"release", "shuffled_columns", "real_holdout"}`` tables, same columns as ``real``.
-        reference: real rows no group holds (the sample instruments show them as context; may be empty).
-        text: the same tables as the language models see them (dates as text), keys ``real``, the groups and
-            ``reference``.
-        kinds: column kinds of the row-level tables (``numerical``/``categorical``).
-        seed: the run seed (every draw derives from it).
+        reference: real rows no group holds (the sample instruments' context; may be empty).
+        text: the same tables (and ``reference``) as the language models see them, dates as text.
         cache_dir: the audit's cache folder (the user's rows never reach the project's cache).
-        notes: where each group came from, in words.
-        training: the rows the generator saw (row view): what the distance and copy checks measure against (the
-            real class when no holdout was given).
-        fresh: real rows the generator never saw, or, without a holdout, real rows outside the real class: the
-            distance checks' reference of how close a new real record sits (row view).
+        training: the rows the generator saw, what the distance and copy checks measure against (default: ``real``).
+        fresh: real rows the generator never saw (default: the negative control): how close a new real record sits.
     """
 
     real: pd.DataFrame
@@ -375,9 +321,7 @@ class Table:
     """A table of the report, as data: its template writes and escapes every header and cell.
 
     Attributes:
-        header: the column names.
-        rows: the cells, row by row: a number (written with 2 decimals when a float) or None (``n/a``) is
-            right-aligned; any other value is written as ``str(value)``.
+        rows: a number (2 decimals when a float) or None (``n/a``) is right-aligned; anything else is ``str(value)``.
         numeric: columns right-aligned whatever their cells hold (figures written as text, with intervals).
     """
 
@@ -408,19 +352,15 @@ Block = Union[Table, Bullets, Paragraph]
 
 
 class Instrument(abc.ABC):
-    """A discriminator with its controls (see the module docstring).
-
-    Subclasses set ``name`` (the ``--instruments`` key), ``title``, ``unit`` and ``description`` (one
-    sentence for the plan and the report), and implement :meth:`plan` and :meth:`run`.
-    """
+    """A discriminator with its controls. Subclasses set ``name`` (the ``--instruments`` key), ``title``, ``unit``
+    and ``description`` (one sentence for the plan and the report), and implement :meth:`plan` and :meth:`run`."""
 
     name: ClassVar[str]
     title: ClassVar[str]
     unit: ClassVar[str]
     description: ClassVar[str]
     expected_direction: ClassVar[str] = "higher"
-    """Which way the positive control must be told apart: ``higher`` (the shuffled rows score above real ones)
-    or ``lower``. A control separated the other way does not pass."""
+    """Which way the positive control must be told apart (``higher``: shuffled rows score above real ones)."""
     directions: ClassVar[tuple[str, str]] = ("scores lower", "scores higher")
     """What scoring lower / higher than real data means for this instrument, in words."""
 
@@ -434,9 +374,8 @@ class Instrument(abc.ABC):
         ``stopped``, the figures of what was done)."""
 
     def section(self, reading: Reading) -> list[Block]:
-        """The instrument's part of ``report.html``, as plain data (:data:`Block`: tables, lists, paragraphs of
-        text) that the report's template lays out and escapes. Default: the comparisons' table, the findings and
-        the notes in :attr:`Reading.details` ``notes``."""
+        """The instrument's part of ``report.html`` as :data:`Block` data. Default: the comparisons' table, the
+        findings and the ``notes`` in :attr:`Reading.details`."""
         return [block for block in (comparison_table(reading), findings_list(reading)) if block is not None]
 
     def reading(self, **kwargs: Any) -> Reading:
@@ -450,8 +389,7 @@ def _f(value: float | None, digits: int = 2) -> str:
 
 
 def comparison_table(reading: Reading) -> Table | None:
-    """The comparisons' table: one row per group with D, the AUC and their intervals, p and n (None without a
-    comparison)."""
+    """One row per group with D, the AUC and their intervals, p and n (None without a comparison)."""
     rows = []
     for group in GROUPS:
         c = reading.comparisons.get(group)

@@ -1,16 +1,9 @@
-"""The LLM's verdict as an instrument: the study's own discriminator, per condition.
+"""The LLM's verdict as an instrument: the study's own discriminator, one :class:`LLMInstrument` per condition.
 
-An LLM is shown 20-row samples (fresh, seeded; REAL samples shared by the release and the controls, so the
-response cache answers the repeats) under C1 (table only) and/or C2 (table + metadata) and says REAL or
-SYNTHETIC (:mod:`llmdisc.audit.llm`, :mod:`llmdisc.audit.scores`). Its score is ``p_synthetic``, the probability
-it gives SYNTHETIC over REAL as the answer's first value (``--scoring probability`` or ``both``), or the verdict
-itself (SYNTHETIC = 1; ``--scoring verdict``), whose AUC is the balanced accuracy. Each condition is one
-:class:`LLMInstrument`; the trials of every condition run once (:class:`LLMTrials`), on the first instrument that
-needs them.
-
-Not in the default audit with the embedded local model: a 20-row prompt is ~1,300–2,600 tokens, 4–30 s a trial
-on 2 cores, and the 135M model misses its positive control. It is in the default with a provider that answers
-fast (a remote service, or a local server with ``--concurrency``), and on request (``--llm``).
+An LLM is shown 20-row samples and says REAL or SYNTHETIC (:mod:`llmdisc.audit.llm`); its score is ``p_synthetic``
+(the probability of SYNTHETIC over REAL as the answer's first value) or, under ``--scoring verdict``, the verdict
+itself. The trials of every condition run once (:class:`LLMTrials`). Not in the default audit with the embedded
+model (seconds a trial on 2 cores, and the 135M model misses its positive control): docs/audit.md, the LLM's verdicts.
 """
 
 from __future__ import annotations
@@ -43,15 +36,10 @@ SECONDS_PER_TRIAL = {"local": 8.0, "ollama": 3.0, "openai": 2.0, "gemini": 4.0, 
 class LLMTrials:
     """The audit's LLM trials, run once for every condition (shared by the per-condition instruments).
 
+    The arguments not listed are the ``llmdisc audit`` options of the same name.
+
     Args:
         provider: an opened provider (:func:`llmdisc.audit.options.open_checked_provider`).
-        provider_name: its registry name (``local``, ``gemini``, ...).
-        trials_per_label: trials per true label per condition per cell.
-        conditions: the conditions run.
-        scoring: ``verdict``, ``probability`` or ``both``.
-        metadata_source: what C2's metadata describes.
-        concurrency: provider calls in flight.
-        cache_mode: the response cache's mode.
         out_dir: the audit folder (``trials/`` and ``cache/`` go there).
         data_digest: digest of the rows read (keys the trial file).
         parameters: written into the trial records' run parameters.

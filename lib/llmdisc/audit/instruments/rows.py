@@ -1,21 +1,10 @@
 """The row-level instruments: a classifier two-sample test (C2ST) and distances to the closest real record.
 
-Both read the rows, not 20-row samples, so their intervals are narrow and they run in seconds to a minute.
-
-- :class:`C2STInstrument` — gradient-boosted trees (``hist_gb``, :func:`llmdisc.baselines.c2st.c2st`) learn to
-  tell the group's rows from the real class's, 5-fold stratified cross-validation on at most
-  :data:`C2ST_ROWS` rows per side; the AUC of the out-of-fold probabilities with its fold-corrected 95 %
-  interval. Trees see every combination of values, so they detect the shuffled-columns control. Its D is
-  one-sided (:func:`~llmdisc.audit.instruments.base.discrimination`): a held-out AUC below 0.5 is no finding
-  but cross-validation's small negative bias when the two sides do not differ.
-  Categorical columns keep their :data:`MAX_LEVELS` most frequent real levels, the rest become one level
-  ``(other)``: a 4,000-value text column would otherwise cost minutes and say nothing a copy check does not.
-- :class:`DistanceInstrument` — every record's distance to its closest record of the real class (Gower-like,
-  :func:`llmdisc.baselines.distances.gower_dcr`: 0 = an identical real record exists), for the group against
-  *fresh* real rows that are not in the real class (half of the negative-control rows; the other half is the
-  negative control). AUC of closeness: above 0.5 the group sits closer to the real rows than fresh real rows
-  do (copies, memorisation); below 0.5 further away (less faithful). Also exact copies and near-copies (closer
-  than the 1st percentile of the fresh rows' distances) of real rows.
+:class:`C2STInstrument`: gradient-boosted trees (:func:`llmdisc.baselines.c2st.c2st`) learn to tell the group's rows
+from the real class's, 5-fold cross-validation on at most :data:`C2ST_ROWS` rows a side; one-sided AUC of the
+out-of-fold probabilities. :class:`DistanceInstrument`: each record's Gower-like distance to its closest training
+record (:func:`llmdisc.baselines.distances.gower_dcr`) against fresh real rows': AUC above 0.5 = closer (copies,
+memorisation), below = further (less faithful); also exact and near-copy rates.
 """
 
 from __future__ import annotations
@@ -41,11 +30,11 @@ from llmdisc.scoring.separation import auc_p_value
 C2ST_ROWS = 3000
 """Rows per side of each C2ST."""
 MAX_LEVELS = 50
-"""Levels kept per categorical column in the C2ST (the rest: ``(other)``)."""
+"""Levels kept per categorical column in the C2ST (the rest: ``(other)``): a 4,000-value text column would otherwise
+cost minutes and say nothing a copy check does not."""
 C2ST_THREADS = 1
-"""OpenMP threads of the C2ST's gradient-boosted trees. One: on 2 cores that other processes also use (a shared CI
-runner), scikit-learn's default of one thread per core made one 3,000 + 3,000-row comparison take 53 s instead
-of 2 s (its threads wait for each other by spinning); on small folds a second thread gains little when idle."""
+"""OpenMP threads of the C2ST's gradient-boosted trees: one, since on a shared CI runner scikit-learn's spinning
+threads made a comparison many times slower (docs/audit.md, the fast path)."""
 MIN_ROWS = 20
 """Fewer rows per side than this: no C2ST (5 folds of at least 4 rows)."""
 DCR_ROWS = 2000
@@ -63,10 +52,8 @@ class C2STInstrument(Instrument):
                    "cross-validation); AUC of the held-out predictions")
     directions = ("not told apart", "told apart by the classifier")  # one-sided: below 0.5 is no finding
     seconds_per_fit_row = 0.0004
-    """Seconds per row of one comparison (both sides, 5 folds, native categorical splits, :data:`C2ST_THREADS`),
-    measured on Adult on 2 cores shared with other work (load average about 4): 6.6–6.9 s for the three
-    3,000 + 3,000-row comparisons, 0.00037 s a row; idle, about half. The plan scales it by the number of columns
-    over 15."""
+    """Seconds per row of one comparison (both sides, 5 folds), measured on Adult (15 columns) on 2 busy cores
+    (docs/audit.md, reading memory and planning figures); the plan scales it by the number of columns over 15."""
 
     def __init__(self, max_rows: int = C2ST_ROWS) -> None:
         self.max_rows = max_rows
@@ -145,8 +132,7 @@ class DistanceInstrument(Instrument):
     expected_direction = "lower"  # rows with shuffled columns sit further from every real record
     directions = ("further from the real records", "closer to the real records")
     seconds_per_query = 0.00015
-    """Seconds per query record against 5,000 real rows, measured on Adult on 2 cores shared with other work (load
-    average about 4): 1.0–1.3 s for the 10,000 queries of a default run against 4,980 rows."""
+    """Seconds per query against 5,000 real rows of 15 columns, measured on Adult on 2 busy cores (docs/audit.md)."""
 
     def __init__(self, max_rows: int = DCR_ROWS) -> None:
         self.max_rows = max_rows

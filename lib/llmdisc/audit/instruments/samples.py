@@ -1,27 +1,11 @@
 """The sample instruments: what the embedded language model finds probable in 20-row samples.
 
-Both read the same forward passes (:class:`SamplePasses`, run once per audit): for each 20-row sample of every
-group, the table (as :data:`SERIALISATION`) of :data:`~llmdisc.audit.data.REFERENCE_ROWS` real reference rows
-followed by the sample's rows is scored by the embedded model (SmolLM2-135M through transformers, no network), only the
-sample's tokens counted, and so are ``k`` seeded within-sample permutations of it (every column permuted
-independently within the same 20 rows; :mod:`llmdisc.discrimination.likelihood.joint`).
-
-- :class:`LikelihoodInstrument` — the table's mean token log-likelihood (nats per token; higher = more probable).
-  It reads *values*: odd numbers, invented codes, collapsed categories. It is blind to whether a row's values
-  belong together, and its positive control says so.
-- :class:`JointInstrument` — the joint-structure contrast C = log P(sample) − mean log P(permutations): how much
-  more probable the model finds the rows' own combinations of values than the same values recombined. Every
-  column's values are exactly the same in both terms, so marginal artefacts cancel; a release that lost the
-  dependences real rows have (a Husband who is Male, Bachelors with education_num 13) has C near 0, real rows
-  well above. Its positive control (columns shuffled) is what it is built to detect.
-
-The real class is :data:`~.base.RELEASE`'s counterpart: samples of the real-class rows. Units are samples, so
-the intervals are wider than the row instruments'; ``--samples`` sets how many per group. A group's samples are
-disjoint blocks of one seeded permutation of its rows as long as the rows last (independent samples); past that a
-new permutation starts and samples share rows: they then count for what they are worth as independent samples
-(:func:`effective_samples`; 215 real rows give about 4 a group), their intervals are the score interval at that
-worth (:func:`shared_rows_comparison`, coverage checked by simulation in the tests), and a control worth fewer
-than :data:`~.base.MIN_UNITS` a side is not judged.
+Both read the same forward passes (:class:`SamplePasses`, once per audit): each 20-row sample of every group, after
+the reference rows, and ``k`` seeded within-sample permutations of it (:mod:`llmdisc.discrimination.likelihood.joint`).
+:class:`LikelihoodInstrument` reads the mean token log-likelihood (nats per token): *values*, blind to whether they
+belong together. :class:`JointInstrument` reads C = log P(sample) − mean log P(permutations) (nats): the same values
+in both terms, so only lost dependences between columns show. Samples that share rows count for what they are worth
+(:func:`effective_samples`).
 """
 
 from __future__ import annotations
@@ -38,11 +22,8 @@ import pandas as pd
 from llmdisc.errors import DataError
 
 SERIALISATION = "csv"
-"""How the sample instruments write a table: CSV, unpadded, so a sample costs about half the Markdown table's
-tokens (Adult) and the reference rows' text, the same for every sample, runs once (Markdown pads each column to the
-widest value of the whole table, so a sample with a longer value changes it). On Adult it separated the positive
-control as Markdown did (``results/tables/joint_design.csv``); at 20 samples a group Census codes read 0.70 against
-Markdown's 0.67."""
+"""How the sample instruments write a table: unpadded CSV costs about half Markdown's tokens and keeps the reference
+rows' text one prefix for every sample (Markdown vs CSV: docs/results.md, joint-structure design)."""
 from llmdisc.audit.instruments.base import (
     GROUP_NAMES,
     GROUPS,
@@ -60,8 +41,7 @@ from llmdisc.audit.instruments.base import (
 PERMUTATIONS = 2
 """Within-sample permutations per sample (k): each costs one more pass of the sample's rows."""
 PROBE_SAMPLES = (("real", 0), (RELEASE, 0), ("real", 1), (POSITIVE, 0))
-"""The timing probe's samples (group, index): a warm-up, then three timed; the plan reads their median. They are
-samples the run scores, so it reuses them."""
+"""The timing probe's samples (group, index): a warm-up, then three timed (their median); the run reuses them."""
 MIN_CONTROL_SAMPLES = 10
 """Fewest samples a control gets (unless ``samples`` itself is smaller)."""
 TOP_COLUMNS = 3
@@ -74,11 +54,9 @@ def effective_samples(samples: int, pool_rows: int, n_rows: int) -> float:
     """How many independent samples ``samples`` draws of ``n_rows`` rows from one pool of ``pool_rows`` rows are
     worth, for a group mean of a score that adds up over rows (C and log P nearly do).
 
-    The samples of a group share the pool's rows, so the group's mean varies with the pool (a random set of
-    ``pool_rows`` rows) as well as with the draws: its variance is σ²·n_rows·(f + (1 − f)/samples), f = n_rows /
-    pool_rows, against σ²·n_rows/samples for independent samples. Hence 1 / (f + (1 − f) / samples): ≈ ``samples``
-    for a large pool, never more than ``pool_rows / n_rows`` (97 rows give at most 4.85 samples' worth whatever
-    the number drawn), 1 when a sample is the whole pool.
+    The group's mean varies with the pool as well as with the draws: variance σ²·n_rows·(f + (1 − f)/samples),
+    f = n_rows / pool_rows, against σ²·n_rows/samples for independent ones. Hence 1 / (f + (1 − f) / samples):
+    ≈ ``samples`` for a large pool, never more than ``pool_rows / n_rows``, 1 when a sample is the whole pool.
 
     Raises:
         DataError: a count below 1.
@@ -105,12 +83,9 @@ def shared_rows_note(effective: dict[str, tuple[float, float]], pools: dict[str,
 
 
 def shared_rows_comparison(comparison: Comparison, real_pool: int, other_pool: int, n_rows: int) -> Comparison:
-    """``comparison`` as its samples are worth when they share rows (:func:`effective_samples`): its AUC interval
-    the score interval at the effective sizes (:func:`llmdisc.scoring.separation.auc_interval`; under no difference
-    it covers 0.5 at least 95 % of the time in the tests' simulation of overlapping draws), its p-value the normal
-    one of the AUC's standard error under no difference at those sizes (label permutations assume independent
-    samples), :attr:`~.base.Comparison.effective` set. Unchanged when both groups are worth at least
-    :data:`SHARED_ROWS_TOLERANCE` of their number."""
+    """``comparison`` at what its samples are worth (:func:`effective_samples`): the AUC's score interval and a normal
+    p-value at the effective sizes (label permutations assume independent samples), :attr:`~.base.Comparison.effective`
+    set; unchanged when both groups are worth at least :data:`SHARED_ROWS_TOLERANCE` of their number."""
     from scipy import stats
 
     from llmdisc.scoring.separation import auc_interval, null_standard_error
@@ -130,10 +105,8 @@ def shared_rows_comparison(comparison: Comparison, real_pool: int, other_pool: i
 
 def account_for_shared_rows(reading: Reading, data: AuditData, n_rows: int, samples: int,
                             disjoint: dict[str, bool] | None = None) -> None:
-    """Replace each of ``reading``'s comparisons by :func:`shared_rows_comparison` (pools: the rows of the real
-    class and of the group in ``data.text``) and, where any changed, add :func:`shared_rows_note` to its notes.
-    ``samples`` = the samples drawn per group (for the note's fix); ``disjoint`` = the groups whose samples share
-    no row (a comparison of two such groups is left as it is: its samples are independent)."""
+    """Replace ``reading``'s comparisons by :func:`shared_rows_comparison`, except between two ``disjoint`` groups,
+    and add :func:`shared_rows_note` to its notes where any changed."""
     pools = {g: len(data.text[g]) for g in ("real",) + GROUPS}
     disjoint = disjoint or {}
     for group, comparison in reading.comparisons.items():
@@ -153,7 +126,6 @@ class SamplePasses:
             half as many, but at least ``min(samples, MIN_CONTROL_SAMPLES)`` (a control's effect is large or nil:
             fewer samples decide it).
         k: within-sample permutations per sample (0: the likelihood alone, one pass per sample).
-        n_rows: rows per sample.
     """
 
     def __init__(self, samples: int, *, k: int = PERMUTATIONS, n_rows: int = 20) -> None:
@@ -187,9 +159,8 @@ class SamplePasses:
         return (self.k + 1) * sum(self.counts.values())
 
     def fit(self, seconds: float, *, fewest: int = MIN_CONTROL_SAMPLES) -> int:
-        """Shrink ``samples`` (never grow it, never below ``fewest``) so that the passes take at most ``seconds``
-        at the probe's speed; returns the new ``samples``. Samples are drawn by index, so the smaller run's
-        samples are the first ones of the larger run's: sizing changes n, never which samples are read."""
+        """Shrink ``samples`` (never below ``fewest``) so the passes take at most ``seconds`` at the probe's speed;
+        returns it. Sizing changes n, never which samples are read: a smaller run's are a larger run's first."""
         if self.probe_seconds is None:
             return self.samples
         size = self.samples
@@ -202,8 +173,7 @@ class SamplePasses:
         return self.samples
 
     def work_plan(self, description: str, *, fixed_seconds: float = 0.0) -> WorkPlan:
-        """The passes still to run at the probe's speed (after :meth:`plan` has probed; the samples it scored
-        are in the cache already)."""
+        """The passes still to run at the probe's speed (the samples :meth:`plan` scored are cached already)."""
         left = self.passes - (self.k + 1) * sum(min(n, self.counts[g]) for g, n in self.probed.items())
         return WorkPlan(units=left, what="model passes", seconds_per_unit=self.probe_seconds or 0.0,
                         description=description, fixed_seconds=fixed_seconds)
@@ -211,9 +181,8 @@ class SamplePasses:
     def draws(self, data: AuditData) -> dict[str, list[tuple[int, pd.DataFrame]]]:
         """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group.
 
-        Sample i of a group is block i of a seeded permutation of the group's rows (``derive_seed(seed, "audit",
-        "samples", group, round)``), a new permutation each time the rows run out: the first ``rows // n_rows``
-        samples share no row. Sample i is the same whatever the number drawn. Sets :attr:`disjoint`."""
+        Sample i of a group is block i of a seeded permutation of its rows, a new permutation each time the rows
+        run out (so the first ``rows // n_rows`` share no row), whatever the number drawn. Sets :attr:`disjoint`."""
         from llmdisc.discrimination.samples import derive_seed
 
         out = {}
@@ -237,11 +206,9 @@ class SamplePasses:
         return out
 
     def plan(self, data: AuditData) -> WorkPlan:
-        """Time :data:`PROBE_SAMPLES` (the first samples of the real class, the release and the positive control,
-        whose lengths differ) after a warm-up sample (which loads the model and the reference rows' shared prefix,
-        reused by every later pass), scored as the run scores them (``k + 1`` passes in one call) and cached, so
-        the run does not score them again; plan the passes still to run at their median speed (one sample slowed
-        by a transient load does not size the audit)."""
+        """Time :data:`PROBE_SAMPLES` after a warm-up sample (it loads the model and the reference rows' shared
+        prefix), scored and cached as the run scores them, and plan the passes still to run at their median speed
+        (one sample slowed by a transient load does not size the audit)."""
         try:
             scorer = self._open(data)
             draws = self.draws(data)
@@ -462,7 +429,6 @@ class JointInstrument(_SampleInstrument):
                  f"for real samples ({release.words(*self.directions)})."]
         real_variety, other_variety = release.extra.get("variety_real"), release.extra.get("variety_other")
         if real_variety is not None and np.isfinite([real_variety, other_variety]).all():
-            # a column whose values are all alike recombines into itself: C also follows the sample's variety
             lines.append(f"Variety (distinct values per column, 0–1) is {other_variety:.2f} in the release's samples "
                          f"against {real_variety:.2f} in real ones; C tends to rise with variety (a column of "
                          "alike values adds nothing to it), so "
@@ -473,8 +439,6 @@ class JointInstrument(_SampleInstrument):
         deltas = column_deltas(records["real"], records[RELEASE], "column_contrast")
         for column, delta in deltas.head(TOP_COLUMNS).items():
             if delta < 0:
-                # the model reads left to right: a tie between two columns is credited to the later one, so this
-                # says where the contrast fell, not which column lost its partner
                 lines.append(f"{column!r} is {-delta:.1f} nats per sample less predictable from the columns before "
                              "it than in real data (the model reads each row left to right, so a lost dependence "
                              "shows at the later of the two columns).")

@@ -1,19 +1,10 @@
 """``llmdisc bench audit``: the fast path beside the default audit on a 30,000 × 15 table: seconds, ratio, memory.
 
-Writes UCI Adult (30,162 rows × 15 columns, the whole processed table) as the real file and one release of it (SDV
-GaussianCopula by default, fitted on it, seeded, the same number of rows, cached by the synthesis stage;
-``--synthetic`` audits a release file of yours instead) as CSV into a temporary folder, then runs, each in a fresh
-process (so its peak resident memory is its own, read with ``os.wait4``):
-
-1. the **fast path**: ``llmdisc audit --instruments c2st distances`` (the personal-information check always runs),
-   against its target of :data:`FAST_TARGET_SECONDS`;
-2. the **default audit** (the embedded model's instruments too), against its budget of :data:`TARGET_SECONDS`.
-
-Prints the machine (usable CPUs, load average before and after: other processes on the same cores slow both
-audits), each audit's plan, exit status, headline, seconds per stage (from ``audit.json``), its caps on rows
-(:mod:`llmdisc.audit.caps`), wall time and peak RSS, and the ratio of the two wall times. ``--holdout-fraction
-0.2`` splits a holdout off first (both audits then get ``--holdout`` and run Anonymeter, and the real file has
-24,129 rows). Nothing is asserted: the figures are printed.
+Writes UCI Adult (the whole processed table) and one seeded release of it (``--synthetic``: a file of yours) as CSV,
+then runs each audit in a fresh process, so its peak RSS (``os.wait4``) is its own: the **fast path**
+(``--instruments c2st distances``) against :data:`FAST_TARGET_SECONDS` and the **default audit** against
+:data:`TARGET_SECONDS`. Prints the machine's load (other processes slow both), each audit's plan, stage seconds, caps,
+wall time and peak RSS, and the ratio of the two wall times. Nothing is asserted. Figures: docs/audit.md.
 """
 
 from __future__ import annotations
@@ -58,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def adult_files(folder: Path, *, synthesizer: str, epochs: int | None, seed: int, synthetic: str | None,
                 holdout_fraction: float = 0.0) -> tuple[Path, Path | None, Path]:
     """Write ``real.csv`` (Adult, or its train split with ``holdout_fraction``), ``holdout.csv`` (only then) and
-    ``synthetic.csv`` into ``folder``; return their paths (holdout None without one)."""
+    the release into ``folder``; return their paths (holdout None without one)."""
     from llmdisc.data.datasets import load_dataset, train_holdout_split
     from llmdisc.synthesis.releases import synthesize
 

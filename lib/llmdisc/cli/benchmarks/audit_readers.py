@@ -1,14 +1,9 @@
 """``llmdisc bench audit-readers``: seconds and peak memory of the audit's readers on a 1-million-row table.
 
-The benchmark writes, to a temporary folder, a CSV and a Parquet file of each ``--rows`` size (default
-250,000 and 1,000,000) drawn with replacement from the real UCI Adult rows (seeded), in chunks so the
-writer stays small; a reader whose memory is bounded adds about the same at both sizes.
-Each measurement runs in a fresh Python process, whose peak resident memory (``ru_maxrss``) is the
-figure, beside the resident size right after the imports (the baseline; importing pandas and pyarrow
-peaks higher than it), after counting rows, reading ``--max-rows`` rows at seeded
-positions and inferring the schema — the audit's whole input path. For contrast the same process size is
-measured for a plain ``pandas.read_csv`` / ``read_parquet`` of the whole file (``--no-full-read`` skips it).
-Nothing is asserted; "memory stays bounded" is printed only beside the measured numbers.
+Writes a CSV and a Parquet file of each ``--rows`` size, resampled (seeded) from UCI Adult; a reader whose memory is
+bounded adds about the same at both sizes. Each measurement runs in a fresh process: its peak RSS after counting
+rows, reading ``--max-rows`` rows at seeded positions and inferring the schema (the audit's input path), beside
+the RSS right after the imports, and, for contrast, a whole-file pandas read. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -74,11 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def write_tables(folder: Path, rows: int, seed: int, chunk_rows: int = 100_000) -> tuple[Path, Path]:
-    """Write ``rows`` Adult rows resampled with replacement (seeded) as CSV and Parquet, chunk by chunk.
-
-    Returns:
-        ``(csv path, parquet path)``; the Parquet file has one row group per chunk.
-    """
+    """Write ``rows`` Adult rows resampled with replacement (seeded) as CSV and Parquet (one row group per chunk);
+    return ``(csv path, parquet path)``."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -1,11 +1,8 @@
 """``llmdisc bench baselines``: DCR and C2ST, the full Adult train table against a same-size synthetic one.
 
-Prints wall seconds and peak memory (target from issue 5: under 60 s and 2 GB on 2 cores) and the load
-average, since the cores are often shared. The synthetic table is the published release
-``data/synthetic/adult/<synthesizer>.parquet`` when it exists (resampled with replacement up to the train
-size if it is smaller); otherwise a seeded stand-in, said so in the output: rows drawn with replacement from
-the real holdout, numeric columns jittered by Gaussian noise (5 % of each column's SD, rounded to integers).
-Nothing is asserted.
+Prints wall seconds and peak memory (target: under 60 s and 2 GB on 2 cores) and the load average. The synthetic
+table is the release ``data/synthetic/adult/<synthesizer>.parquet`` (resampled up to the train size) when it
+exists, else a seeded stand-in (:func:`noisy_resample`, said so in the output). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -35,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def noisy_resample(holdout: pd.DataFrame, n: int, numerical: list[str], seed: int) -> pd.DataFrame:
-    """A seeded stand-in synthetic table: ``n`` holdout rows drawn with replacement, numerics jittered."""
+    """A seeded stand-in synthetic table: ``n`` holdout rows drawn with replacement, numerics jittered by Gaussian
+    noise (5 % of each column's SD, rounded to integers)."""
     rng = np.random.default_rng(seed)
     table = holdout.iloc[rng.integers(0, len(holdout), n)].reset_index(drop=True).copy()
     for col in numerical:

@@ -1,15 +1,9 @@
 """``llmdisc bench embedded``: the embedded model's speed on prompts built like the real ones.
 
-Each trial is a real Adult C1 prompt (``paper`` variant, 20 freshly sampled rows, ~1,600 tokens; C2 with
-``--condition C2``). For each thread count it loads the model (load seconds printed), then runs the
-same trials twice: with llama.cpp's prompt cache on, then off. With the cache on, consecutive trials
-share the system prompt (and the template's opening), so only the rest of the prompt is evaluated;
-it also reports whether the answers differ between the two runs (the cache can change them).
-
-Printed per setting: seconds per verdict, trials per minute, prompt tokens/s (evaluated tokens over
-prompt time), generation tokens/s, mean cached prompt tokens, share of schema-valid answers
-(:func:`llmdisc.discrimination.answers.parse_answer`). Then the gain of the prompt cache (prompt seconds and seconds
-per verdict, off/on). Nothing is asserted; figures vary with the load of the machine.
+Each trial is a real Adult C1 prompt (``paper`` variant, 20 fresh rows; ``--condition C2``). For each thread count
+it loads the model, then runs the same trials with llama.cpp's prompt cache on, then off, and reports whether the
+answers differ (the cache can change them). Printed per setting: seconds per verdict, trials/min, prompt and
+generation tokens/s, cached prompt tokens, share of schema-valid answers; then the cache's gain. Nothing is asserted.
 """
 
 from __future__ import annotations

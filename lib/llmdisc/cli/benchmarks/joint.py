@@ -1,21 +1,11 @@
 """``llmdisc bench joint``: the joint-structure contrast's cost per sample against its k + 1 table passes.
 
-For each number of reference rows m (``--reference-rows``, default 0 and 20: none, and the default run's) and each
-way of running the k + 1 variants (``batch``: one right-padded batch after the shared prefix cache; ``sequential``:
-one after another after it), in a fresh child process (its own peak memory, an empty prefix cache): real Adult
-holdout samples (a generated table when ``data/processed/adult`` is absent) scored by
-:func:`~llmdisc.discrimination.likelihood.joint.joint_contrast` with k permutations, the table alone as CSV (the
-default run's serialisation; ``--serialisation``), at the precision the default run resolves on this CPU
-(``--dtype auto``). The first sample pays for the shared prefix (header
-and reference rows); the next ones reuse it. In the same child, the last sample and its k permutations are each
-run whole (reference rows, then the table) as one plain forward pass, with no shared prefix and no batch: what the
-contrast would cost without reuse, and, from the median tokens/s of those passes, the machine's prompt-processing
-speed.
-
-Printed per row: samples/min; seconds per sample (all samples, and after the first); the k + 1 table passes (the
-sum of those plain passes, measured) and the prefill limit (their tokens ÷ the median tokens/s), and the ratio of
-seconds per sample (after the first) to that limit (issue 26 asks <= 1.2); tokens run per sample; peak RSS in MiB.
-Nothing is asserted; figures vary with the machine's load.
+For each number of reference rows m and each way of running the k + 1 variants (``batch`` or ``sequential``
+after the shared prefix cache), in a fresh child process: Adult holdout samples scored by
+:func:`~llmdisc.discrimination.likelihood.joint.joint_contrast`. The first sample pays for the shared prefix; the
+next reuse it. The last sample's k + 1 tables are also run as plain forward passes, which give the prefill limit
+(tokens ÷ median tokens/s). Printed per row: samples/min, seconds per sample, the ratio of seconds per sample (after
+the first) to the prefill limit (target <= 1.2), tokens per sample, peak RSS (MiB). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -68,9 +58,8 @@ def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, s
         seconds.append(time.perf_counter() - begin)
         tokens_run.append(scores.tokens_run)
         prompt.append(scores.prompt_tokens)
-    # The last sample's k + 1 tables (itself and its permutations), each run whole as one plain forward pass
-    # (no shared prefix, no batch): what the contrast would cost without reuse. Their median tokens/s is the
-    # machine's prompt-processing speed for the prefill limit.
+    # The last sample's k + 1 tables as plain forward passes (no shared prefix, no batch): the cost without reuse,
+    # and, from their median tokens/s, the prefill limit.
     variants = [sample] + [permute_within(sample, s) for s in permutation_seeds(seed + samples - 1, k)]
     torch.set_num_threads(threads)
     plain, plain_tokens = [], []

@@ -1,18 +1,10 @@
 """``llmdisc bench joint-calibration``: is the joint contrast's per-sample p-value uniform where it must be?
 
-Under column independence a sample and its within-sample permutations are exchangeable, so the randomised
-permutation p-value of a shuffled-columns sample is exactly Uniform(0, 1) and the rank of log P(sample) among its
-k + 1 tables is uniform on 0..k. The default run checks this on its 20 shuffled-columns samples a dataset (a KS
-test, ``joint_cells.csv``); this bench checks it on many fresh ones (``--seed`` other than the run's 0), in the
-default run's design (k = 2, 20 reference rows, CSV, the embedded model in float32 as the default run, or
-``--dtype``), with
-:func:`~llmdisc.discrimination.likelihood.joint_runs.run_joint`. Records go to
-``results/likelihood/joint/calibration/`` (resumable). Needs the processed tables (``llmdisc run --only 01``).
-
-Printed per dataset: samples; mean C (nats) with its standard error and a one-sample t-test of mean 0; the KS test
-of the randomised p-values against Uniform(0, 1); the counts of samples by how many of their k permutations
-scored below them (0 = the sample least probable), expected equal, with a chi-square test; seconds per sample.
-Minutes per dataset: left out of ``llmdisc bench all``.
+Under column independence a shuffled-columns sample and its permutations are exchangeable, so its randomised
+p-value is Uniform(0, 1) and its rank among its k + 1 tables uniform on 0..k. This checks that on many fresh samples
+(``--seed`` other than the run's 0) in the default run's design. Records go to ``results/likelihood/joint/calibration/``
+(resumable); needs the processed tables (``llmdisc run --only 01``). Printed per dataset: mean C (nats) with its SE
+and t-test, the KS test of the p-values, the rank counts with a chi-square test.
 """
 
 from __future__ import annotations
@@ -86,10 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_calibration_table(folder, k: int, reference_rows: int):  # noqa: ANN001, ANN201 - a Path in, a Path out
-    """Pool every calibration record file of this design in ``folder`` (one per dataset, sample count, seed and
-    backend; the default precision's backend only, so precisions never mix) into
-    ``results/tables/joint_calibration.csv`` (:func:`llmdisc.scoring.joint.calibration_table`); None when there is
-    none."""
+    """Pool every calibration record file of this design in ``folder`` (one backend only, so precisions never mix)
+    into ``results/tables/joint_calibration.csv``; return its path, None when there is none."""
     import re
 
     from llmdisc.discrimination.likelihood.records import load_joint

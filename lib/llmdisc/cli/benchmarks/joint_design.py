@@ -1,12 +1,9 @@
-"""``llmdisc bench joint-design``: the joint-structure contrast's power per design, measured (issue 26, item 3).
+"""``llmdisc bench joint-design``: the joint-structure contrast's power per design, measured.
 
-Runs :func:`llmdisc.scoring.joint_design.joint_design_study` with the embedded model (in float32, as the default
-run and the audit on every CPU; ``--model`` names an installed opt-in model instead) on the processed tables of
-``--datasets`` (run ``llmdisc run --only 01`` first): for each design, real holdout samples against
-shuffled-columns samples (must separate) and, for the base design, against real train samples (must not), with the
-seconds and tokens each sample cost. Writes the rows of that model and those dataset keys into
-``results/tables/joint_design.csv`` (other rows kept) and prints them. Minutes per dataset: it is left out of
-``llmdisc bench all``.
+Runs :func:`llmdisc.scoring.joint_design.joint_design_study` with the embedded model (``--model``: an installed
+opt-in one) on the processed tables of ``--datasets``: per design, real holdout against shuffled-columns samples
+(must separate) and, for the base design, against real train samples (must not), with seconds and tokens a sample.
+Merges its rows into ``results/tables/joint_design.csv`` (other rows kept) and prints them.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """``llmdisc bench likelihood``: the likelihood scorers' speed and peak memory, per packaged model and backend.
 
-For each model of :data:`llmdisc.discrimination.likelihood.LIKELIHOOD_MODELS` that is installed (the embedded
-SmolLM2 and the opt-in Qwen2.5-Coder models whose parts are installed, ``requirements-optin.txt``; ``--models``
-picks some) and each backend
-(``transformers``: one forward pass; ``llamacpp``: forced tokens, one decoding step each), in a fresh child
-process (so the peak resident memory is that backend's alone): load seconds, then C1 prompts of real Adult holdout
-samples (a generated table when ``data/processed/adult`` is absent) scored as notebook 09 scores them. llama.cpp
-scores ``--llamacpp-rows``-row samples (a 20-row table costs it one step per token, tens of minutes here);
-its samples per minute are extrapolated to the 20-row table from its tokens per second.
-
-Printed per row: load s, samples/min (20-row C1 samples), scored tokens/s (table tokens; for transformers every
-prompt token passes the model: prompt tok/s), the model's prompt-processing limit on this machine (llama.cpp's
-own ``prompt_per_second`` on the same prompt, a plain completion of one token), and peak RSS in MiB. Nothing is
-asserted; figures vary with the load of the machine.
+For each installed model of :data:`llmdisc.discrimination.likelihood.LIKELIHOOD_MODELS` and each backend
+(``transformers``: one forward pass; ``llamacpp``: forced tokens, one decoding step each), in a fresh child process
+(its own peak RSS): load seconds, then C1 prompts of Adult holdout samples scored as notebook 09 scores them.
+llama.cpp scores ``--llamacpp-rows``-row samples (20 rows would take tens of minutes), extrapolated to 20 rows.
+Printed per row: load s, samples/min, scored tokens/s, llama.cpp's prompt-processing limit, peak RSS (MiB).
+Nothing is asserted.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """``llmdisc bench probability``: label scoring against verdict generation, and against the prefill limit.
 
-Each trial is a real Adult prompt (neutral variant, 20 freshly sampled rows; ``--condition C2`` adds the
-metadata block). For every prompt the embedded model is asked three times, in this order: a generated verdict
-(:meth:`~llmdisc.discrimination.providers.base.Provider.complete`, the study's reading, llama.cpp), the label
-scores by llama.cpp forced tokens (``label_backend="llamacpp"``) and the label scores by one transformers forward
-pass (the default, which also gives the prompt tokens' log-probabilities). The verdict call's own timings give
-llama.cpp's prompt-processing speed on this machine (evaluated prompt tokens over prompt milliseconds), hence the
-**prefill limit**: the seconds that evaluating the prompt alone takes in llama.cpp, ``prompt tokens / prompt
-tokens per second``, the least any llama.cpp scoring of that prompt can cost. The transformers route reports its
-own forward pass too (its limit).
-
-Printed: per reading, median seconds per trial and trials per minute; the ratio ``label-score seconds / prefill
-limit`` (target: at most 1.5) and the speed-up over verdicts. Nothing is asserted; figures vary with the machine's
-load (the load average is printed).
+Each trial is a real Adult prompt (neutral variant, 20 fresh rows; ``--condition C2``), read three ways by the
+embedded model: a generated verdict (llama.cpp), label scores by llama.cpp forced tokens, and label scores by one
+transformers forward pass (the default). The verdict call's timings give the **prefill limit** (prompt tokens ÷
+llama.cpp's prompt tokens/s), the least any llama.cpp scoring of that prompt can cost. Printed per reading: median
+seconds per trial, trials/min, the ratio to the prefill limit (target at most 1.5) and the speed-up over verdicts.
+Nothing is asserted.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """``llmdisc bench scoring``: time to score 100,000 trial records and to run the paper's analyses.
 
-Synthetic trial records (seeded) stand in for real ones: 2 datasets × 3 synthesizers × 2 conditions ×
-``--models`` models, labels balanced, answers correct with a per-cell probability. Figures are medians over
+Seeded synthetic trial records (:func:`synthetic_trials`) stand in for real ones. Figures are medians over
 ``--repeats`` runs, in seconds; nothing is asserted.
 """
 

@@ -1,21 +1,9 @@
 """``llmdisc bench stages``: each notebook's and each stage's wall time and share of a finished run.
 
-Reads the executed notebooks of one configuration (``reports/executed/<config>/*.ipynb``, written by ``llmdisc
-run``): papermill stores each one's ``duration``, ``start_time`` and ``end_time`` (seconds, ISO 8601 UTC) in
-``metadata.papermill``. A notebook without them (killed before papermill wrote them) falls back to the seconds of
-its run record (``runs.json``) and has no interval. Nothing is run: the figures are those of the run that wrote
-the copies, so the next cut is chosen from measured time, not from estimates.
-
-Two shares, because the pipeline runs notebooks side by side (``workers``):
-
-* **share of notebook time**: a notebook's (or a stage's summed) seconds over the sum of all notebooks' seconds —
-  where the computing goes;
-* **share of the run**: the wall-clock time during which at least one of the stage's notebooks ran (the union of
-  their intervals) over the run's span, first start to last end — how much of the wait a stage is present in.
-  The stages' shares of the run add up to more than 100 % when stages overlap.
-
-A notebook the run skipped (inputs unchanged) keeps the executed copy of an earlier run: its interval lies outside
-the span of the others, so the span printed (first start, last end) shows it.
+Reads papermill's timings from ``reports/executed/<config>/*.ipynb``; nothing is run. Two shares, because notebooks
+run side by side: of the summed notebook seconds (where the computing goes) and of the run's span (how much of the
+wait a stage is present in; over 100 % in all when stages overlap). A skipped notebook keeps an earlier run's copy,
+whose interval then widens the printed span.
 """
 
 from __future__ import annotations
@@ -121,8 +109,7 @@ def run_span(notebooks: list[NotebookTime]) -> float | None:
 
 
 def stage_times(notebooks: list[NotebookTime]) -> list[StageTime]:
-    """Per stage, in stage order: summed seconds and their share of all notebooks' seconds; the union of its
-    notebooks' intervals and its share of :func:`run_span` (None where an interval is missing)."""
+    """Per stage, in stage order, its :class:`StageTime`."""
     total = sum(n.seconds for n in notebooks) or 1.0
     span = run_span(notebooks)
     stages = []

@@ -1,14 +1,8 @@
 """``llmdisc bench synth``: speed and memory of stage 02 on the Adult train split.
 
-Prints GaussianCopula fit and sample seconds; CTGAN and TVAE set-up seconds and seconds per epoch; the
-peak resident memory of the process; and the time to load a release from the cache.
-
-Seconds per epoch are read from ctgan's own per-epoch progress bar (its final rate, ``s/it`` or
-``it/s``, captured from stderr during one real fit), and ``set_up = fit - epochs * per_epoch`` (SDV/RDT
-preprocessing plus ctgan's data transformer, one Bayesian Gaussian mixture per numeric column). A
-single fit is used on purpose: on a shared machine the difference of two fits with different epoch
-counts is swamped by load changes (it came out negative here). Every fit goes to a temporary cache that
-is deleted afterwards. Timings on a shared machine are upper bounds.
+Prints fit and sample seconds, CTGAN/TVAE set-up seconds and seconds per epoch, peak RSS, and the cache's load time.
+Seconds per epoch come from ctgan's progress bar during one fit, and ``set_up = fit - epochs * per_epoch``: the
+difference of two fits with different epoch counts is swamped by load changes on a shared machine.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Benchmark ``trials``: the runner's concurrency against a loopback OpenAI-compatible server.
 
-The server (:func:`_loopback_server`, stdlib ``http.server``) answers every chat completion with a fixed
-valid verdict after ``--latency`` seconds; the real ``openai`` provider talks to it over HTTP.
-The same trials run at concurrency 1 and at ``--concurrency`` (each into a fresh file, no cache), and
-the wall times and their ratio are printed (target: >= 5x for 100 trials at 8 vs 1 with 0.5 s latency).
+The server answers every chat completion with a fixed valid verdict after ``--latency`` seconds; the real
+``openai`` provider talks to it over HTTP. The same trials run at concurrency 1 and at ``--concurrency``; wall times
+and their ratio are printed (target: >= 5x for 100 trials at 8 vs 1 with 0.5 s latency).
 """
 
 from __future__ import annotations

@@ -4,20 +4,10 @@ Example::
 
     llmdisc audit --real real.csv --synthetic release.parquet --holdout holdout.csv --out audit/ --fail-above 0.5
 
-Runs the offline instruments (a classifier two-sample test, distances to the closest real record, and the
-instruments that read 20-row samples with the embedded language model), each beside its own positive control
-(real rows with every column shuffled) and negative control (real rows against real rows); decides from the
-instruments that pass their controls; writes ``DIR/audit.json`` and a self-contained ``DIR/report.html``.
-The LLM's verdicts join with ``--llm`` (default with a remote or server provider).
-
-The gate statistic is D = 2·|AUC − 0.5| of each instrument: 0 = indistinguishable from real data, 1 = every
-sample told apart. ``--fail-above X`` fails the release when the largest 95 % upper bound of D over the
-instruments that passed their controls exceeds X (example: 0.5).
-
-Exit statuses (``llmdisc.audit.errors.EXIT_STATUSES``, printed by ``--help`` and written into ``audit.json``): 0
-pass (or conclusive without a gate), 1 gate failed (and nothing else), 2 usage error, 3 inconclusive (no
-instrument passed its controls, or none can vouch at ``--fail-above``; never a pass), 4–7 input errors, 8–10
-provider errors, 70 an unexpected internal error (its traceback in ``DIR/traceback.txt``), 130 interrupted.
+Runs the offline instruments, each beside its positive and negative control, decides from those that pass their
+controls, and writes ``DIR/audit.json`` and ``DIR/report.html``. ``--fail-above X`` fails the release when the
+largest 95 % upper bound of D = 2·|AUC − 0.5| over the deciding instruments exceeds X. Exit statuses:
+``llmdisc.audit.errors.EXIT_STATUSES`` (printed by ``--help``). Reference: docs/audit.md.
 """
 
 from __future__ import annotations
@@ -120,9 +110,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Run the audit; return its exit status (:data:`llmdisc.audit.errors.EXIT_STATUSES`): 0 (pass/conclusive),
-    1 (gate failed) or 3 (inconclusive); an llmdisc error is raised with its ``exit_status`` set (2, 4–10; printed
-    by :func:`llmdisc.cli.main.main`); any other exception is a bug: 70, with its traceback in the audit folder."""
+    """Run the audit; return its exit status: 0 (pass/conclusive), 1 (gate failed) or 3 (inconclusive).
+
+    Raises:
+        LlmdiscError: with its ``exit_status`` set (2, 4–10), printed by :func:`llmdisc.cli.main.main`. Any other
+            exception is a bug: 70, with its traceback in the audit folder.
+    """
     from llmdisc.audit import run_audit
     from llmdisc.audit.errors import EXIT_GATE, EXIT_INCONCLUSIVE, exit_status_for
     from llmdisc.errors import LlmdiscError

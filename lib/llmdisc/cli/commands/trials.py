@@ -1,12 +1,8 @@
 """``llmdisc trials run ...`` (notebook 04's parameters as flags) and ``llmdisc trials show RUN.jsonl``.
 
-``trials run --config configs/default.yaml`` runs a configuration's stage 04 as ``llmdisc run`` does: every
-dataset × model × protocol of its ``trials`` section, with its synthesizers and seed; a flag given beside
-``--config`` overrides that value for every run, except ``--provider``, which picks the configuration's models of
-that provider (a run calls one provider: a configuration listing several, ``configs/paper.yaml``, needs it).
-Before the first call it prints the provider calls, tokens, cost and time of the runs; ``--plan`` prints only
-that (no key, no network). List flags (``--synthesizers``, ``--conditions``) take space- or comma-separated items
-(``--conditions C1 C2`` = ``--conditions C1,C2``).
+``trials run --config FILE`` runs a configuration's stage 04 as ``llmdisc run`` does; a flag beside ``--config``
+overrides that value for every run, except ``--provider``, which picks the configuration's models of that provider.
+``--plan`` prints only the calls, tokens, cost and time (no key, no network).
 """
 
 from __future__ import annotations
@@ -105,8 +101,8 @@ def _from_config(path: str, dataset_key: str | None = None, provider: str | None
 def _settings_and_costs(args: argparse.Namespace) -> tuple[list[Any], dict[tuple[str, str, str], Any]]:
     """Each run's ``TrialRunConfig`` (a flag given, then the ``--config`` value, then the default) and call costs.
 
-    With ``--config``, ``--provider`` picks that provider's models when the configuration has any, else it overrides
-    every run's provider. ConfigError for a value outside its vocabulary, or ``--out`` with more than one run.
+    Raises:
+        ConfigError: a value outside its vocabulary, or ``--out`` with more than one run.
     """
     from llmdisc.discrimination.trial_runs import TrialRunConfig
     from llmdisc.errors import ConfigError

@@ -1,28 +1,10 @@
-"""Likelihood discriminator (issue 15): how probable a causal LM finds a sample's rows, real holdout vs synthetic.
+"""Likelihood discriminator: how probable a causal LM finds a sample's rows, real holdout vs synthetic.
 
-* :mod:`~.base` — the interface :class:`LikelihoodScorer` (token ids, character offsets, per-token log-probs of a
-  text) and the packaged models; :mod:`~.transformers_backend` and :mod:`~.llamacpp_backend` — its two
-  implementations.
-* :mod:`~.serialise` — the sample as text (the Markdown table exactly as the prompt shows it, or GReaT-style
-  ``column is value`` lines) with the character span of every cell, placed inside the C1 prompt or alone.
-* :mod:`~.sample_scores` — a sample's scores from its tokens: mean token log-likelihood, Min-K %, and the split by
-  column and by row (parts that add up to the total).
-* :mod:`~.records` and :mod:`~.runs` — per-sample records written as JSONL; the plan of samples and the resumable
-  loop, with the content-addressed score cache (:class:`~llmdisc.discrimination.cache.ScoreCache`).
-  :mod:`~.configured` — one configured run
-  (notebook 09).
-* :mod:`~.joint` — the joint-structure contrast (issue 26): C = log P(sample) − mean log P(within-sample
-  permutations), its exact and randomised permutation p-values, its split by column and C_j; the shared beginning
-  (prompt, header, reference rows) runs once as a KV cache (``TransformersScorer.score_variants``).
-  :mod:`~.joint_runs` — its resumable run (:class:`~.records.JointRecord` per sample, JSONL, cached).
-
-Default implementation: transformers, chosen by speed (faster than llama.cpp's prompt processing on this
-project's CPUs, at ~3x its memory; the two agree per token within 0.39 nats). What was measured:
-``docs/measurements.md``, "The likelihood scorer: transformers or llama.cpp".
-
-Opt-in models (:data:`~.base.OPT_IN_MODELS`, not installed by ``make setup``): Qwen2.5-Coder 0.5B and 1.5B, read
-from hash-pinned chunk packages by :mod:`~.opt_in`. How to install them, and their memory: ``docs/install.md``,
-"Opt-in likelihood models".
+Scorers (:mod:`~.base`, two backends), the sample as text (:mod:`~.serialise`), its scores (:mod:`~.sample_scores`:
+mean token log-likelihood, Min-K %, per column and row), runs and records (:mod:`~.runs`, :mod:`~.records`,
+:mod:`~.configured` for notebook 09), and the joint-structure contrast (:mod:`~.joint`, :mod:`~.joint_runs`).
+The default backend, transformers, was chosen by speed (docs/measurements.md, "The likelihood scorer:
+transformers or llama.cpp"); opt-in models: docs/install.md, "Opt-in likelihood models".
 """
 
 from llmdisc.discrimination.likelihood.base import (

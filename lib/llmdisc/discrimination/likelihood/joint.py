@@ -1,37 +1,12 @@
-"""Joint structure (issue 26): does the model find a sample's combinations of values more probable than the same
-values recombined within the same rows?
+"""Joint structure: does the model find a sample's combinations of values more probable than the same values
+recombined within the same rows?
 
-For a sample S (n rows) and k seeded *within-sample permutations* π_1 … π_k (:func:`permute_within`: every column
-permuted independently inside the same n rows, so every column keeps exactly its values and every marginal
-artefact is in both terms), the contrast is
+    C(S) = log P(S) − mean_j log P(π_j(S))    (nats over S's row lines; π_j: :func:`permute_within`, marginals kept)
 
-    C(S) = log P(S) − mean_j log P(π_j(S))          (nats; log P = sum of the log-probabilities of S's tokens)
-
-C > 0: the model finds the rows' actual combinations more probable than recombined ones (real rows, whose
-columns go together); C ≈ 0: the columns look independent to the model (the shuffled-columns control, or a release
-that lost the dependences the model knows); C < 0 is rare. Under column independence the sample and its
-permutations are exchangeable, so the rank of log P(S) among the k + 1 values gives an exact Monte Carlo p-value,
-p = (1 + #{j: log P(π_j) >= log P(S)}) / (k + 1), and the randomised p-value
-(#{>} + U·(1 + #{=})) / (k + 1), U ~ Uniform(0, 1) seeded, is exactly Uniform(0, 1) (the calibration KS test).
-
-What is scored: the sample's row lines only (from the first character of its first row to the end of its last
-row, layout included); the header, any reference rows and any prompt text before them condition the sample but
-are not summed. ``reference``: m real rows shown *before* the sample in the same table (one header, reference
-rows then sample rows), identical for the sample and its permutations, so the model can copy the real
-combinations it has just read. With :class:`~.transformers_backend.TransformersScorer` the shared beginning
-(prompt, header, reference rows) runs once and stays as a KV cache across the permutations and the samples of a
-run (:meth:`~.transformers_backend.TransformersScorer.score_variants`).
-
-C splits by column for free (the same passes): each scored token goes to the cell it begins in
-(:func:`~.sample_scores.token_owner`), so ``column_contrast`` (sample minus permutation mean, per column) plus
-``header_contrast`` and ``layout_contrast`` add up to C. :func:`column_contrasts` measures, at the cost of
-n_columns × k passes, C_j = log P(S) − mean log P(S with only column j permuted): which column's ties to the others
-the model knows.
-
-Bad input: fewer than 2 rows, or fewer than 2 columns that take more than one value in the sample, raise
-:class:`~llmdisc.errors.DataError` (its permutations could only reorder whole rows); a constant column is kept (it
-contributes nothing to C; its C_j is 0 without a pass). A text longer than the model's context with reference rows
-raises :class:`~.base.ContextOverflowError` naming how many reference rows fit.
+C > 0: the rows' real combinations are more probable; C ≈ 0: the columns look independent to the model; the rank
+of log P(S) among its permutations gives an exact p-value. Header, ``reference`` rows (real rows shown before the
+sample) and prompt condition the sample but are not summed. Entry points: :func:`joint_contrast`,
+:func:`column_contrasts` (one column permuted at a time).
 """
 
 from __future__ import annotations
@@ -59,16 +34,9 @@ def permutation_seeds(seed: int, k: int) -> list[int]:
 
 
 def permute_within(sample: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """Every column permuted independently within the same rows (each column's multiset unchanged).
+    """Every column permuted independently within the same rows: column j by ``default_rng([seed, j])``.
 
-    Column at position j is reordered by ``numpy.random.default_rng([seed, j]).permutation(n)``.
-
-    Args:
-        sample: The rows (any index; the result has ``0..n-1``).
-        seed: Seed of the permutation (store it with the result).
-
-    Returns:
-        A new DataFrame, same columns and dtypes; column j holds the values of ``sample``'s column j.
+    Returns a new DataFrame (index ``0..n-1``, same columns and dtypes, each column's multiset unchanged).
     """
     n = len(sample)
     return pd.DataFrame({column: sample[column].to_numpy()[np.random.default_rng([seed, j]).permutation(n)]
@@ -97,8 +65,7 @@ def constant_columns(sample: pd.DataFrame) -> list[str]:
 
 
 def check_permutable(sample: pd.DataFrame) -> None:
-    """Raise :class:`DataError` when within-sample permutations cannot recombine values: fewer than 2 rows or
-    fewer than 2 columns that vary inside the sample."""
+    """Raise :class:`DataError` for fewer than 2 rows or fewer than 2 columns that vary (nothing to recombine)."""
     varying = sample.shape[1] - len(constant_columns(sample))
     if len(sample) < 2 or varying < 2:
         raise DataError(f"the sample has {len(sample)} row(s) and {varying} column(s) that vary within it; "
@@ -109,15 +76,13 @@ def check_permutable(sample: pd.DataFrame) -> None:
 
 @dataclass(frozen=True)
 class JointText:
-    """A table (reference rows, then the sample) placed in its context, and the characters of the sample's rows."""
+    """A table (reference rows, then the sample) placed in its context; ``start``/``end`` delimit the characters
+    of the sample's rows (the scored span), ``reference_start`` the first reference row (== ``start`` without)."""
 
     placed: PlacedText
     start: int
-    """First character of the sample's first row in :attr:`text` (tokens beginning here or later are scored)."""
     end: int
-    """One past the sample's last character."""
     reference_start: int
-    """First character of the first reference row (== :attr:`start` without reference rows)."""
     reference_rows: int
 
     @property
@@ -199,14 +164,11 @@ def score_tables(scorer: LikelihoodScorer, tables: Sequence[pd.DataFrame], *, se
     """Score the sample rows of several tables (a sample and its permutations) in one call of the scorer.
 
     Returns:
-        ``(scores, cost)``: one :class:`TableScore` per table; ``cost`` = ``prompt_tokens`` (tokens of the first
-        text up to the sample's end), ``prefix_tokens`` (shared beginning), ``prefix_run`` (of those, run in
-        this call: 0 when kept from the previous call), ``tokens_run`` (tokens through the model in this call,
-        prefix included; the texts' total without a scorer that shares), ``seconds``.
+        ``(scores, cost)``: one :class:`TableScore` per table; ``cost``: ``prompt_tokens``, ``prefix_tokens``
+        (shared beginning), ``prefix_run`` (of those, run now), ``tokens_run`` (through the model), ``seconds``.
 
     Raises:
-        ContextOverflowError: the text is longer than the context; with reference rows the message says how many
-            fit.
+        ContextOverflowError: the text is longer than the context; with reference rows it says how many fit.
     """
     begin = time.perf_counter()
     texts = [joint_text(scorer, t, serialisation=serialisation, context=context, reference=reference,
@@ -230,7 +192,6 @@ def score_tables(scorer: LikelihoodScorer, tables: Sequence[pd.DataFrame], *, se
 
 
 def _overflow(scorer: LikelihoodScorer, jt: JointText) -> ContextOverflowError:
-    """The overflow error with how many reference rows fit (from the tokens per reference row of this text)."""
     _, offsets = scorer.tokenize(jt.text)
     total = sum(1 for s, _ in offsets if s < jt.end)
     ref_tokens = sum(1 for s, _ in offsets if jt.reference_start <= s < jt.start)
@@ -247,15 +208,13 @@ def contrast_statistics(observed: float, permuted: Sequence[float], *, uniform: 
 
     Args:
         observed: log P(sample) (nats).
-        permuted: log P of each of the k permutations (k >= 1).
-        uniform: A Uniform(0, 1) draw (seeded by the caller) that breaks ties and the discreteness.
+        permuted: log P of each of the k permutations (nats, k >= 1).
+        uniform: A seeded Uniform(0, 1) draw that breaks ties and the discreteness.
 
     Returns:
-        ``contrast`` = observed − mean(permuted); ``contrast_std`` = contrast / sd(permuted) (sample sd, ddof 1):
-        NaN when k = 1 or the permutations' scores are all equal (no spread to scale by; C itself stands);
-        ``p_value`` = (1 + #{permuted >= observed}) / (k + 1), exact under exchangeability (small = the sample
-        more probable than its recombinations); ``p_randomised`` = (#{permuted > observed} + uniform ·
-        (1 + #{permuted == observed})) / (k + 1), exactly Uniform(0, 1) under exchangeability.
+        ``contrast`` = observed − mean(permuted) (nats); ``contrast_std`` = contrast / sd(permuted, ddof 1), NaN
+        when k = 1 or no spread; ``p_value`` = (1 + #{permuted >= observed}) / (k + 1), exact under
+        exchangeability; ``p_randomised`` = (#{>} + uniform · (1 + #{==})) / (k + 1), exactly Uniform(0, 1) then.
 
     Raises:
         ConfigError: no permutation, a non-finite score, or ``uniform`` outside [0, 1).
@@ -287,7 +246,6 @@ class JointScores:
     permutation_seeds: list[int]
     uniform: float
     logprob: float
-    """log P(sample): sum over the tokens of the sample's rows."""
     permuted_logprobs: list[float]
     contrast: float
     contrast_std: float
@@ -301,8 +259,7 @@ class JointScores:
     permuted_header_logprob: list[float]
     permuted_layout_logprob: list[float]
     column_contrast: dict[str, float]
-    """Per column: the sample's sum over that column's tokens minus the permutations' mean (with
-    ``header_contrast`` and ``layout_contrast`` these add up to ``contrast``)."""
+    """Per column: sample minus permutations' mean; with ``header_contrast`` and ``layout_contrast`` sums to C."""
     header_contrast: float
     layout_contrast: float
     constant_columns: list[str]
@@ -315,9 +272,8 @@ class JointScores:
     extras: dict = field(default_factory=dict)
 
     def restrict(self, k: int) -> "JointScores":
-        """The scores a run with only the first ``k`` permutations gives (the same seeds and texts: exact).
-        ``tokens_run`` and ``seconds`` are scaled as the prefix plus (k + 1)/(self.k + 1) of the rest (an
-        estimate of that run's cost)."""
+        """The scores of a run with only the first ``k`` permutations (exact); ``tokens_run`` and ``seconds``
+        are estimated as the prefix plus (k + 1)/(self.k + 1) of the rest."""
         if not 1 <= k <= self.k:
             raise ConfigError(f"k={k} must lie in 1..{self.k}; fix: restrict to fewer permutations than were run")
         stats = contrast_statistics(self.logprob, self.permuted_logprobs[:k], uniform=self.uniform)
@@ -347,19 +303,11 @@ def joint_contrast(scorer: LikelihoodScorer, sample: pd.DataFrame, *, k: int, se
     """The joint-structure contrast of one sample against k seeded within-sample permutations.
 
     Args:
-        scorer: A likelihood scorer (the embedded SmolLM2 through ``TransformersScorer`` by default).
         sample: The rows (>= 2 rows, >= 2 columns that vary within it).
         k: Permutations (>= 1; the p-value's resolution is 1/(k + 1)).
-        seed: The sample's joint seed (permutation seeds and the uniform derive from it; stored).
-        serialisation: ``markdown``, ``great`` or ``csv``.
-        context: ``none`` (the table alone) or ``c1_prompt`` (inside the C1 prompt).
-        reference: Real rows shown before the sample in the same table (same columns), fixed across the
-            permutations; None = no reference rows.
-        variant, n_total: Of the C1 prompt (``c1_prompt`` only).
-
-    Returns:
-        :class:`JointScores` (every permutation's seed and log P, C, standardised C, both p-values, the split by
-        column, the cost).
+        seed: The sample's joint seed (permutation seeds and the uniform derive from it).
+        serialisation, context, variant, n_total: as :func:`~.serialise.serialise` and :func:`~.serialise.place`.
+        reference: Real rows shown before the sample, same columns, fixed across the permutations.
 
     Raises:
         DataError: the sample cannot be recombined (:func:`check_permutable`), or the reference's columns differ.
@@ -390,10 +338,8 @@ def joint_contrast(scorer: LikelihoodScorer, sample: pd.DataFrame, *, k: int, se
 
 @dataclass
 class ColumnContrasts:
-    """C_j per column: log P(sample) − mean log P(sample with only column j permuted) (nats).
-
-    C_j > 0: the model ties column j's values to the other columns of their rows; ≈ 0: it does not (or the
-    column is constant: ``constant`` lists those, C_j = 0 without a pass)."""
+    """C_j per column: log P(sample) − mean log P(sample with only column j permuted) (nats); C_j = 0 without a
+    pass for the ``constant`` columns."""
 
     k: int
     logprob: float
@@ -413,12 +359,8 @@ def column_contrasts(scorer: LikelihoodScorer, sample: pd.DataFrame, *, k: int, 
     """C_j for every column (n_varying_columns × k passes, each column's k permutations in one batch).
 
     Args:
-        logprob: log P(sample) when already scored with the same text settings (e.g.
-            :attr:`JointScores.logprob`); None scores the sample once more.
-        Others: as :func:`joint_contrast`.
-
-    Raises:
-        As :func:`joint_contrast`.
+        logprob: log P(sample) if already scored with the same settings; None scores it. Others and errors: as
+            :func:`joint_contrast`.
     """
     if k < 1:
         raise ConfigError(f"k={k} permutations per column; fix: use k >= 1")

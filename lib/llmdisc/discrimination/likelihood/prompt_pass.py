@@ -1,25 +1,11 @@
 """One forward pass of a trial's prompt: both labels' scores and the log-probability of every prompt token.
 
-The ``local`` provider's label scores (:mod:`llmdisc.discrimination.providers.embedded`, ``label_backend=
-"transformers"``) come from here. The text is the model's own chat template with the assistant's turn opened and
-the answer opened as :data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX` (``{"verdict": "``):
-
-1. one forward pass over that text gives the hidden state of every position and the KV cache;
-2. the last position's next-token distribution scores each label's first token (and the two labels' mass there);
-   each label's remaining tokens are run on top of the cache (a few decode steps, the cache cropped back after
-   each label), so every label is scored as its full in-context token sequence;
-3. the hidden states of the prompt's own positions give ``log P(t_i | t_<i)`` for every prompt token — the
-   likelihood of the shown table inside its prompt (issue 15), at the cost of the output layer only, in chunks
-   (the logits of all ~2,000 positions at once would take ~400 MB).
-
-The prompt's token log-probabilities are stored in the :class:`~llmdisc.discrimination.cache.TokenCache` under the
-prompt's text, so a likelihood run over the same C1 prompts (notebook 09) reads them instead of running the model
-again.
-
-Why transformers and not llama.cpp for this: llama.cpp's server cannot return prompt-token probabilities at all,
-and this pass gives them with the label scores, at about the speed of llama.cpp's prompt processing; its label
-scores agree with llama.cpp's forced-token ones within 0.03-0.23 nats (the Q4_1 arithmetic). What was measured:
-``docs/measurements.md``, "The likelihood scorer: transformers or llama.cpp".
+The ``local`` provider's label scores (``label_backend="transformers"``) come from :func:`prompt_pass`: one pass
+over the chat-templated prompt with the answer opened as ``{"verdict": "`` gives each label's first token; each
+label's remaining tokens run on the KV cache (cropped back after each), and the hidden states of the prompt's own
+positions give ``log P(t_i | t_<i)`` for every prompt token at the cost of the output layer only. Those go to the
+:class:`~llmdisc.discrimination.cache.TokenCache`, so notebook 09's likelihood run need not run the model again.
+Transformers because llama.cpp's server cannot return prompt-token probabilities (docs/measurements.md).
 """
 
 from __future__ import annotations
@@ -53,21 +39,16 @@ class PromptPass:
     """What one forward pass gave.
 
     Attributes:
-        label_logprobs: ``{label: log P(label tokens | prompt, prefix)}`` summed over the label's tokens (nats);
-            empty when :attr:`invalid_reason` is set.
-        label_token_ids: Each label's token ids in context (after the prefix).
-        first_token_logprobs: Log-probability of each label's first token at the first answer position.
+        label_logprobs: ``{label: log P(label tokens | prompt, prefix)}`` in nats; empty when
+            :attr:`invalid_reason` is set.
+        first_token_logprobs: Log-probability (nats) of each label's first token at the first answer position.
         label_mass: Probability (0-1) the two labels' first tokens hold at that position.
         top_tokens: ``[[token, logprob], ...]``: the :data:`TOP_K` most probable tokens there.
-        prompt_text: The prompt as the chat template renders it, without the assistant's turn (what a
-            likelihood run scores: :meth:`TransformersScorer.chat_text`).
-        prompt_token_ids: Its tokens.
-        prompt_logprobs: ``log P(t_i | t_<i)`` of each (NaN for the first); empty when the opened text does not
-            begin with the prompt's own tokens (then nothing can be shared with a likelihood run).
+        prompt_text: The prompt without the assistant's turn (what a likelihood run scores).
+        prompt_logprobs: ``log P(t_i | t_<i)`` of each prompt token (NaN for the first); empty when the opened
+            text does not begin with the prompt's own tokens.
         context_tokens: Tokens of the scored context (prompt, assistant opening and prefix).
-        seconds: Wall-clock seconds (tokenising, forward pass, label steps, prompt scoring).
-        invalid_reason: Why the labels could not be scored (a label that merges with the prefix, non-finite
-            values), else None.
+        invalid_reason: Why the labels could not be scored, else None.
     """
 
     label_logprobs: dict[str, float]
@@ -131,17 +112,8 @@ def prompt_pass(scorer: "TransformersScorer", system: str, user: str, *, labels:
                 prefix: str = ANSWER_PREFIX, score_prompt: bool = True) -> PromptPass:
     """Score ``labels`` as the answer's first value and (``score_prompt``) every prompt token, in one pass.
 
-    Args:
-        scorer: A loaded :class:`~.transformers_backend.TransformersScorer`.
-        system: System message.
-        user: User message (the trial's prompt: instructions, the table, for C2 the metadata).
-        labels: Label texts, scored after ``prefix``.
-        prefix: The answer opened up to its first value.
-        score_prompt: Also return the prompt tokens' log-probabilities (the output layer over every prompt
-            position: ~15 % of the pass for a 2,000-token prompt of SmolLM2-135M).
-
-    Returns:
-        :class:`PromptPass` (labels that cannot be scored give ``invalid_reason``, never an exception).
+    ``prefix`` opens the answer up to its first value; ``score_prompt`` costs about 15 % of the pass. Labels that
+    cannot be scored give :attr:`PromptPass.invalid_reason`, never an exception.
 
     Raises:
         PrefillNotContinuedError: the chat template does not continue an opened assistant turn.

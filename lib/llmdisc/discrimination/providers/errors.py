@@ -1,7 +1,6 @@
-"""How providers report failures; :mod:`llmdisc.discrimination.runner` decides what to retry from these types.
+"""How providers report failures; :mod:`llmdisc.discrimination.retries` decides what to retry from these types.
 
-A malformed *answer* is not an error: it is a :class:`~llmdisc.discrimination.providers.base.Completion` whose text
-the parser marks invalid with a reason.
+A malformed *answer* is not an error: the parser marks its text invalid with a reason.
 """
 
 from __future__ import annotations
@@ -53,11 +52,8 @@ def redact(text: str, secret: str | None) -> str:
 
 
 def parse_retry_after(value: str | None) -> float | None:
-    """Read an HTTP ``Retry-After`` header: delta seconds (``"7"``, ``"1.5"``) or an HTTP date.
-
-    Returns:
-        Seconds to wait (>= 0), or None when the header is absent or unreadable.
-    """
+    """Read an HTTP ``Retry-After`` header (delta seconds or an HTTP date) as seconds to wait (>= 0), or None when
+    absent or unreadable."""
     if value is None or not str(value).strip():
         return None
     text = str(value).strip()
@@ -102,10 +98,7 @@ def error_for_status(
     408 and 5xx ⇒ :class:`TransientProviderError`; any other 4xx ⇒ :class:`ProviderRequestError`.
 
     Args:
-        status: HTTP status code.
         detail: The service's error message (already free of secrets).
-        provider: Registry name, for the message.
-        model: Model id asked for, for the message.
         retry_after: Seconds the service asked to wait (Retry-After header or RetryInfo), if any.
         key_env: Environment variable holding the key, named in auth errors.
     """

@@ -1,29 +1,15 @@
 """``gemini``: Google's Gemini API through ``google-genai`` (async client, API version ``v1beta``).
 
-The request is ``POST /v1beta/models/{model}:generateContent`` with ``systemInstruction``, ``contents``
-and ``generationConfig`` (``temperature``, ``seed``, ``maxOutputTokens``, ``responseMimeType:
-application/json`` and ``responseJsonSchema`` = the answer's plain JSON Schema). The model version the
-response reports (``modelVersion``) is recorded. The model asked for is the only one ever called: the
-paper's code silently retried failures on another model and logged them as the first (docs/protocol.md §8
-row 6); here a failure is an error for the trial runner to retry on the *same* model or record.
+``generateContent`` with ``responseJsonSchema`` = the answer's JSON Schema; the reported ``modelVersion`` is
+recorded. The model asked for is the only one ever called (the paper's code silently fell back to another model,
+docs/protocol.md §8 row 6).
 
-``max_tokens`` caps the *answer*. Gemini 2.5 models think by default and count the thinking tokens
-against ``maxOutputTokens``, so an answer-sized cap alone can end answers empty or cut (finish reason
-``MAX_TOKENS``). The request therefore adds :data:`THINKING_HEADROOM_TOKENS` on top, the documented cap
-of 2.5 Flash's default ("dynamic") thinking; the model keeps its default thinking, as the paper ran it.
-The thinking tokens used are recorded (``metadata["thoughts_tokens"]``).
+Gemini 2.5 models count thinking against ``maxOutputTokens``, so the request adds
+:data:`THINKING_HEADROOM_TOKENS`. The SDK gets no retry options (one attempt); the client is kept on the provider
+(a temporary one is closed by garbage collection mid-call).
 
-The SDK is given no retry options (it then makes one attempt). The client object is kept on the
-provider: a temporary client is closed by garbage collection mid-call (FEASIBILITY).
-
-Label scores (:meth:`GeminiProvider.label_scores`): the same request with ``responseLogprobs: true`` and
-``logprobs`` = :data:`LABEL_TOP_LOGPROBS` (Gemini's maximum, 20), the answer capped at
-:data:`LABEL_ANSWER_TOKENS` (plus the thinking headroom). Gemini takes no prefill, so the label position
-is found in the answer's ``logprobsResult.chosenCandidates`` and scored from that step's
-``topCandidates``: the *first-token mass* of each label (summed probability of the top-20 tokens that
-begin it; :mod:`~llmdisc.discrimination.providers.label_positions`). Models without log-probabilities
-answer HTTP 400 "Logprobs is not enabled for models/…": :meth:`GeminiProvider.check_label_scores` sends
-one small request and turns that into an error naming the model and the fix (``scoring: verdict``).
+Label scores: Gemini takes no prefill, so the label position is found in the answer's chosen candidates and each
+label scored by its *first-token mass* among the top-20 (:mod:`~llmdisc.discrimination.providers.label_positions`).
 """
 
 from __future__ import annotations
@@ -68,10 +54,8 @@ class GeminiProvider(Provider):
     """Gemini ``generateContent``.
 
     Args:
-        model: Model id (``gemini-2.5-flash`` in the paper).
         base_url: API root (default Google's; tests point it at a loopback server).
         timeout_s: Seconds before one call is abandoned (then a retryable error).
-        max_connections: Concurrent calls the trial runner may make.
     """
 
     name = "gemini"
@@ -214,7 +198,7 @@ class GeminiProvider(Provider):
             raise self._no_logprobs("the answer holds no logprobsResult")
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
-        """Score both labels from the answer's top-20 candidates (see the module docstring for what is summed)."""
+        """Score both labels from the answer's top-20 candidates (first-token masses)."""
         from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
 
         response, latency = await self._generate(request, temperature=0.0, seed=config.seed,

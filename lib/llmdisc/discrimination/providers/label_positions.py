@@ -1,26 +1,14 @@
 """Label scores from the top-k token lists a service returns (Ollama, Gemini, OpenAI-compatible servers).
 
-Services that return only the *top-k* alternatives of each generated token (k <= 20) cannot score a
-label's full token sequence: beyond the first answer position they report only the tokens the model
-actually generated. What these providers score is therefore exactly this:
+Services that return only the *top-k* alternatives of each generated token (k <= 20) cannot score a label's full
+token sequence, so these providers score its first-token mass:
 
     log P(label) = log of the summed probability of the top-k tokens, at the label's first position,
     whose text begins the label ("S", "SY", "SYN" … for SYNTHETIC; "R", "RE", "REAL" for REAL).
 
-That is the first-token mass of the label (a token that already holds the whole label and its closing
-quote, ``REAL"``, counts too). ``n_tokens`` is 1 for every label: one position is scored.
-``label_mass`` is the sum over both labels: near 1 means the model answers with a label there.
-
-The label's first position is found in the generated tokens by reading their text against
-:data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX` (whitespace between JSON tokens is ignored;
-``{"verdict":"REAL"`` and ``{ "verdict": "REAL"`` both open it). When the service was given the prefix
-as an assistant prefill, the first generated token is that position. A token that straddles the
-opening quote and the label (``"SY``) is handled: the part that belongs to the prefix (the *overlap*)
-is removed from every alternative at that position before it is compared with the labels.
-
-What is never computed: a score from a list that is empty, holds a NaN/inf, or lacks a label; an answer
-that does not open with the prefix. Each gives a :class:`LabelScores` with ``invalid_reason`` and NaN
-log-probabilities (never 0).
+``n_tokens`` is 1 for every label. The position is found by reading the generated text against ``ANSWER_PREFIX``
+(whitespace ignored); a token straddling the opening quote and the label (``"SY``) has the prefix's part (the
+*overlap*) removed from every alternative first. Entry point: :func:`scores_from_positions`.
 """
 
 from __future__ import annotations
@@ -33,10 +21,9 @@ from llmdisc import LABELS
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, LabelScores
 
 SCORED_FIRST_TOKEN_MASS = "first-token mass: summed probability of the top-k tokens that begin the label"
-"""``LabelScores.metadata["scored"]`` of the top-k providers (see the module docstring)."""
+"""``LabelScores.metadata["scored"]`` of the top-k providers."""
 
 _PREFIX_CHARS = "".join(ANSWER_PREFIX.split())
-"""The prefix without whitespace: ``{"verdict":"``."""
 
 
 @dataclass(frozen=True)
@@ -76,25 +63,18 @@ def common_prefix_length(left: Sequence[int], right: Sequence[int]) -> int:
 
 
 def positions_from_entries(entries: Iterable[Any]) -> list[TokenPosition]:
-    """Answer positions from a service's per-token entries: objects with ``token``, ``logprob`` and
-    ``top_logprobs`` (a list of objects with ``token`` and ``logprob``), the shape both the Ollama SDK and the
-    OpenAI SDK return."""
+    """Answer positions from the per-token entries the Ollama and OpenAI SDKs return (``token``, ``logprob``,
+    ``top_logprobs``)."""
     return [TokenPosition(TokenChoice(str(entry.token), float(entry.logprob)),
                           tuple(TokenChoice(str(t.token), float(t.logprob)) for t in entry.top_logprobs or ()))
             for entry in entries or ()]
 
 
 def locate_label_position(positions: list[TokenPosition], *, prefilled: bool) -> LabelPosition | str:
-    """Find the label's first position, or return the reason it cannot be found.
+    """Find the label's first :class:`LabelPosition`, or return the reason (a sentence) it cannot be found.
 
-    Args:
-        positions: The generated tokens in order.
-        prefilled: True when the service continued :data:`ANSWER_PREFIX` given as an assistant prefill
-            (the first generated token is the label's).
-
-    Returns:
-        A :class:`LabelPosition`, or a sentence (an invalid reason) when the answer does not open with
-        the prefix or ends before its first value.
+    ``prefilled``: the service continued :data:`ANSWER_PREFIX` given as an assistant prefill (the first generated
+    token is the label's).
     """
     if not positions:
         return "the service returned no token log-probabilities for the answer (an empty logprobs list)"
@@ -130,13 +110,8 @@ def _begins(label: str, rest: str) -> bool:
 def first_token_masses(candidates: Iterable[TokenChoice], overlap: str = "") -> tuple[dict[str, float], list[str]]:
     """Sum, per label, the probabilities of the candidates whose text (after ``overlap``) begins it.
 
-    Args:
-        candidates: The top-k list of the label position (duplicates by text are counted once).
-        overlap: Text of the prefix that the position's tokens still carry (see :class:`LabelPosition`).
-
-    Returns:
-        ``({label: probability mass 0-1}, [problems])``; a label no candidate begins has mass 0 here (the
-        caller turns that into an invalid reason). Problems name non-finite log-probabilities.
+    Duplicates by text count once. Returns ``({label: probability mass 0-1}, [problems])``; a label no candidate
+    begins has mass 0 here (the caller turns that into an invalid reason). Problems name non-finite values.
     """
     masses = dict.fromkeys(LABELS, 0.0)
     problems: list[str] = []
@@ -160,17 +135,9 @@ def first_token_masses(candidates: Iterable[TokenChoice], overlap: str = "") -> 
 def scores_from_positions(positions: list[TokenPosition], *, prefilled: bool, top_k: int, model: str,
                           model_version: str | None = None, prompt_tokens: int | None = None,
                           latency_s: float | None = None, metadata: dict[str, Any] | None = None) -> LabelScores:
-    """Label scores from the top-k lists of a generated answer (see the module docstring for what is summed).
+    """Label scores (first-token masses) from the top-k lists of a generated answer, or NaN scores with the reason.
 
-    Args:
-        positions: The generated tokens with their top-k lists, in order.
-        prefilled: True when the service continued the prefix given as an assistant prefill.
-        top_k: How many alternatives were asked for (named in the reasons).
-        model, model_version, prompt_tokens, latency_s: Copied into the :class:`LabelScores`.
-        metadata: Provider extras, merged into the result's metadata.
-
-    Returns:
-        Valid scores (``invalid_reason`` None, finite log-probabilities), or NaN scores with the reason.
+    ``top_k`` (alternatives asked for) is named in the reasons; ``metadata`` is merged into the result's.
     """
     extra = {"scored": SCORED_FIRST_TOKEN_MASS, "top_k": top_k, "prefilled": prefilled, **(metadata or {})}
 

@@ -1,20 +1,11 @@
 """``ollama``: a local or remote Ollama server through the official ``ollama`` async client.
 
-The request is ``POST /api/chat`` with ``stream: false``, ``format`` = the answer's JSON schema and
-``options`` ``temperature``, ``seed``, ``num_predict`` (and ``num_ctx`` when set). The model digest
-comes from ``GET /api/tags`` (read by :meth:`OllamaProvider.check`, and lazily by the first call)
-so each record names the exact weights that answered. The ``ollama`` client has no retries.
+``POST /api/chat`` with ``format`` = the answer's JSON schema; the model digest from ``GET /api/tags`` names the
+exact weights that answered. The ``ollama`` client has no retries.
 
-Label scores (:meth:`OllamaProvider.label_scores`): the same ``/api/chat`` request with ``logprobs: true``,
-``top_logprobs`` = :data:`LABEL_TOP_LOGPROBS` (Ollama's maximum, 20) and ``num_predict`` =
-:data:`LABEL_ANSWER_TOKENS`: a short answer constrained by the schema, whose verdict is its first value.
-What is scored is the *first-token mass* of each label at the verdict's first position (summed
-probability of the top-20 tokens that begin the label; :mod:`~llmdisc.discrimination.providers.label_positions`),
-not the full sequence: Ollama reports alternatives only for the positions it generated. Ollama's
-``generate`` with ``raw: true`` would allow a prefill, but only with the model's chat template written out
-by the caller (Ollama templates are Go templates the client cannot render); the chat request keeps the
-model's own template. Numbers are Ollama's own (llama.cpp logits). A server too old to return
-``logprobs`` fails :meth:`OllamaProvider.check_label_scores` with the fix.
+Label scores: a short schema-constrained answer with ``logprobs``, scored by each label's *first-token mass*
+(:mod:`~llmdisc.discrimination.providers.label_positions`). No prefill: ``generate`` with ``raw: true`` would
+need the model's chat template written out by the caller (Ollama's Go templates cannot be rendered client-side).
 """
 
 from __future__ import annotations
@@ -62,12 +53,10 @@ class OllamaProvider(Provider):
     """Chat through Ollama's REST API.
 
     Args:
-        model: Model tag (``llama3.1:8b`` in the paper's configuration).
         host: Server URL; default ``$OLLAMA_HOST`` or ``http://127.0.0.1:11434``.
-        num_ctx: Context window in tokens sent as ``options.num_ctx`` (None: the server's default; Ollama's
-            default of 2048–4096 can truncate a C2 prompt, so configs set 8192).
+        num_ctx: Context window in tokens (None: the server's default, whose 2048–4096 can truncate a C2 prompt,
+            so configs set 8192).
         timeout_s: Seconds before one call is abandoned (then a retryable error).
-        max_connections: Concurrent calls the trial runner may make (Ollama queues beyond ``OLLAMA_NUM_PARALLEL``).
     """
 
     name = "ollama"
@@ -191,9 +180,8 @@ class OllamaProvider(Provider):
         """The server returns token log-probabilities for this model (one 1-token request).
 
         Raises:
-            ProviderConfigError: the answer carries no ``logprobs`` (an Ollama release without logprobs
-                ignores the option);
-                the message names the fix (upgrade Ollama, or ``scoring: verdict``).
+            ProviderConfigError: the answer carries no ``logprobs`` (an older Ollama ignores the option); the
+                message names the fix (upgrade Ollama, or ``scoring: verdict``).
         """
         response, _ = await self._label_chat(PromptRequest(system="", user="Say OK."), GenerateConfig(),
                                              num_predict=1)
@@ -204,7 +192,7 @@ class OllamaProvider(Provider):
                                       "or use scoring: verdict")
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
-        """Score both labels from a short answer's top-20 lists (see the module docstring for what is summed)."""
+        """Score both labels from a short answer's top-20 lists (first-token masses)."""
         from llmdisc.discrimination.providers.label_positions import positions_from_entries, scores_from_positions
 
         response, latency = await self._label_chat(request, config, num_predict=LABEL_ANSWER_TOKENS)

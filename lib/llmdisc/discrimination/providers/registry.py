@@ -3,17 +3,7 @@
 >>> provider = get_provider("openai", "llama-3.1-8b-instant",
 ...                         base_url="https://api.groq.com/openai/v1", api_key_env="GROQ_API_KEY")
 
-Options per provider (keyword arguments of each class):
-
-- ``local``: ``gguf_path``, ``sha256``, ``threads``, ``n_ctx``, ``cache_prompt``, ``label_backend``,
-  ``token_cache_dir``
-  (:class:`~llmdisc.discrimination.providers.embedded.EmbeddedProvider`);
-- ``ollama``: ``host``, ``num_ctx``, ``timeout_s``, ``max_connections``
-  (:class:`~llmdisc.discrimination.providers.ollama.OllamaProvider`);
-- ``gemini``: ``base_url``, ``timeout_s``, ``max_connections`` (:class:`~llmdisc.discrimination.providers.gemini.GeminiProvider`);
-- ``openai``: ``base_url``, ``api_key_env``, ``timeout_s``, ``max_connections``, ``response_format``,
-  ``label_prefill`` (:class:`~llmdisc.discrimination.providers.openai_compat.OpenAICompatibleProvider`);
-- ``replay``: ``path``, ``pick``, ``max_connections`` (:class:`~llmdisc.discrimination.providers.replay.ReplayProvider`).
+The options of each provider are its class's keyword arguments (:func:`provider_options`).
 """
 
 from __future__ import annotations
@@ -42,11 +32,7 @@ _CLASSES = {
 
 
 def provider_class(name: str) -> type[Provider]:
-    """Return the class registered as ``name``.
-
-    Raises:
-        ConfigError: unknown name; the message lists :data:`PROVIDERS`.
-    """
+    """Return the class registered as ``name``; ConfigError (listing :data:`PROVIDERS`) for an unknown name."""
     if name not in _CLASSES:
         raise ConfigError(f"unknown provider {name!r}; fix: use one of {', '.join(PROVIDERS)}")
     module_name, class_name = _CLASSES[name]

@@ -1,20 +1,9 @@
 """``replay``: answer from recorded trials, so a run can be reproduced without a key, a server or a model.
 
-The source is a trials JSONL file (``results/trials/<run>.jsonl``, one TrialRecord per line) or a folder
-of them. A record answers a request when its ``prompt_hash`` equals
-:func:`~llmdisc.discrimination.providers.base.request_hash` of the request (and its ``model`` equals the provider's
-model, when one is given) and it holds an answer (``raw_text`` not null: ``error`` trials have none).
-A request without a match raises :class:`~llmdisc.errors.CacheMissError` naming the hash and the files.
-
-Several records for one prompt (replicates, or the paper's repeated prompt) are served by ``pick``:
-``first`` (default) always returns the first in file order; ``cycle`` returns them in turn, which
-replays a recorded run's answer distribution when the requests come in the recorded order.
-
-Label scores (:meth:`ReplayProvider.label_scores`) are served the same way from the records' score
-fields (``logprob_real``, ``logprob_synthetic``, ``label_mass``, ``label_n_tokens``, ``score_status``,
-``score_invalid_reason``): a record scored ``invalid`` is replayed invalid, with its reason and NaN
-log-probabilities. A prompt whose records carry no score fields (a run scored by verdict only) raises a
-:class:`~llmdisc.errors.CacheMissError` that says so.
+A record of a trials JSONL file (or folder) answers a request when its ``prompt_hash`` equals
+:func:`~llmdisc.discrimination.providers.base.request_hash` of the request (and its ``model`` the provider's, when
+given) and it holds an answer (``raw_text`` not null). Label scores are served the same way from the records'
+score fields; a record scored ``invalid`` is replayed invalid.
 """
 
 from __future__ import annotations
@@ -46,7 +35,11 @@ class ReplayProvider(Provider):
     Args:
         model: Only replay records of this model (None: any model).
         path: A trials ``.jsonl`` file or a folder searched recursively for ``*.jsonl``.
-        pick: ``first`` or ``cycle`` (see the module docstring).
+        pick: For several records of one prompt: ``first`` in file order, or ``cycle`` in turn (replays a run's
+            answer distribution when requests come in the recorded order).
+
+    Raises:
+        ProviderConfigError: no ``path``, or an unknown ``pick``.
     """
 
     name = "replay"
@@ -131,7 +124,7 @@ class ReplayProvider(Provider):
         return ", ".join(names) + more
 
     async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
-        """Return the recorded answer to this exact prompt; see :class:`~llmdisc.discrimination.providers.base.Provider`.
+        """Return the recorded answer to this exact prompt.
 
         Raises:
             CacheMissError: no record has this prompt hash (and model); names the hash and the files.

@@ -1,7 +1,5 @@
 """Browser labelling app for the human pilot (stage 06), and the label files it writes.
 
-``session`` holds the protocol as plain, tested functions (plan, samples, answer checks, the
-append-and-fsync CSV writer, resume); ``app`` is the Streamlit page only; ``schema`` is the label-file
-schema; ``label_files`` reads and checks label files (ours and the paper's) for :mod:`llmdisc.human.analysis`.
-Start the app with ``llmdisc label``.
+``session`` holds the protocol as plain, tested functions; ``app`` is the Streamlit page only; ``schema`` is the
+label-file schema; ``label_files`` reads and checks label files. Start the app with ``llmdisc label``.
 """

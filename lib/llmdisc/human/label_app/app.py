@@ -1,22 +1,8 @@
 """Streamlit page of the human pilot: one step at a time, each answer saved, results only at the end.
 
-Started by ``llmdisc label`` (``streamlit run app.py --server.address 127.0.0.1 -- <options>``); the
-protocol lives in :mod:`llmdisc.human.label_app.session`, this file only draws it. Streamlit re-runs this script
-on every click; the state is read back from the session CSV each time, so a reload, a closed tab or a
-crash resumes at the first unanswered step.
-
-The sample is an HTML table that fits the page (:mod:`llmdisc.human.label_app.table_view`): every column
-visible at once at laptop widths, as the LLM reads them, cell for cell the strings ``render_table`` gives the
-LLM (no re-formatting of numbers or of text such as ``<=50K``; not ``st.dataframe``, a canvas grid that
-scrolls sideways and lets the annotator sort and filter, which the LLM cannot). The exact Markdown stays
-one click away in an expander, for the record. The C2 metadata block is the one our default
-(``neutral``) LLM prompt carries, without the table's row count, shown as plain text whose long lines wrap.
-
-What the annotator sees of the protocol: the dataset and the step, never the release under test (no
-synthesizer name, not even inside the session id: the LLM is never told it either). After Save the next step
-opens scrolled to its top with a line saying which answer was saved; a tab whose step was answered meanwhile
-in another tab is told so and moved on (the file keeps the first answer only). Enter does not submit: only the
-Save button does, so the notes are never cut short.
+Started by ``llmdisc label``; the protocol lives in :mod:`llmdisc.human.label_app.session`, this file only draws
+it, re-reading the state from the session CSV on every Streamlit re-run. The sample is the HTML table of
+:mod:`llmdisc.human.label_app.table_view`, not ``st.dataframe`` (a grid that scrolls and sorts, which the LLM cannot).
 """
 
 from __future__ import annotations
@@ -122,7 +108,6 @@ def _save(config: protocol.SessionConfig, path: Path, index: int, pair: protocol
           row_ids: list[int]) -> None:
     """Callback of the Save button: write the answer of the step the tab showed, once.
 
-    Streamlit runs it before the next run of the script, with the form's values in ``st.session_state``.
     It leaves a notice (saved, or already answered in another tab) for the top of the next page, or the
     problems of an incomplete answer for the foot of the same step.
     """
@@ -153,8 +138,7 @@ def _show_summary(config: protocol.SessionConfig, answers: pd.DataFrame) -> None
     st.subheader("Summary per condition")
     st.caption("Rates are shares (0-1). DRS = min(p_REAL, p_SYN): 0.5 is chance-level, 1 means every sample "
                "was recognised. Mean confidence is 0-100.")
-    # st.table (plain HTML) rather than st.dataframe (a canvas grid): small, readable, and its text is
-    # accessible to screen readers and to the browser test.
+    # st.table (plain HTML), not st.dataframe: its text is readable by screen readers and the browser test.
     st.table(protocol.session_summary(answers, seed=config.seed).round(3).set_index("condition"))
     st.subheader("Your answers")
     st.table(answers[["pair_id", "condition", "true_label", "predicted_label", "correct", "confidence",
@@ -227,10 +211,9 @@ def main() -> None:
 
     step_key = f"{config.session_id}:{pair.pair_id}:{condition}"
     st.session_state.setdefault(f"shown:{step_key}", time.monotonic())
-    # enter_to_submit=False: Enter in the confidence box must not save before the notes are written. No
-    # min/max on the number box: Streamlit would silently refuse 150; check_answer names the range instead.
-    # The answer is saved by the button's callback, which carries the step this tab showed: by the next run
-    # another tab may have answered it, and the page would otherwise draw the next step and drop the click.
+    # enter_to_submit=False: Enter must not save before the notes are written. No min/max on the number box:
+    # Streamlit would silently refuse 150; check_answer names the range instead. The callback carries the step
+    # this tab showed, since another tab may have answered it by the next run.
     with st.form(key=f"form:{step_key}", enter_to_submit=False):
         st.radio("Verdict", ["REAL", "SYNTHETIC"], index=None, horizontal=True, key=f"verdict:{step_key}")
         st.number_input("Confidence, 0 (a pure guess) to 100 (certain)", value=None, step=1,

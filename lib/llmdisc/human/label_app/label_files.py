@@ -1,10 +1,8 @@
 """Label files of the human pilot: find them, check every row, rename annotators, de-duplicate answers.
 
-Used by :mod:`llmdisc.human.analysis`. Files may come from the paper's app or from ours (see
-:mod:`llmdisc.human.label_app.schema`); the paper's ``*_export-*`` summary exports are skipped. Bad input never
-stops the reading: each problem (missing or misspelt column, unknown label, out-of-range confidence,
-duplicate answer) is collected with its file and line, warned about (:class:`~llmdisc.errors.LlmdiscWarning`),
-and the rest is read.
+Entry point :func:`read_labels`, used by :mod:`llmdisc.human.analysis`. Bad input never stops the reading: each
+problem is collected with its file and line, warned about (:class:`~llmdisc.errors.LlmdiscWarning`), and the rest
+is read.
 """
 
 from __future__ import annotations
@@ -100,13 +98,8 @@ def _row_problems(raw: pd.DataFrame) -> pd.Series:
 
 
 def read_label_file(path: Path | str) -> tuple[pd.DataFrame, list[LabelProblem]]:
-    """Read and check one label file.
-
-    Returns:
-        ``(answers, problems)``: the valid rows with typed columns plus ``protocol`` (``paper``/``llmdisc``),
-        ``source_file`` and ``source_line``; and the problems found (bad rows are left out; a file with
-        missing columns gives no rows).
-    """
+    """Read and check one label file; return ``(answers, problems)``: the valid rows, typed, plus ``protocol``,
+    ``source_file`` and ``source_line`` (none when a column is missing), and the problems found."""
     path = Path(path)
     name = relative_to_root(path)
     try:
@@ -145,13 +138,16 @@ def read_labels(paths: Iterable[Path | str], *, annotator_map: Mapping[str, str]
 
     Args:
         paths: label files or folders.
-        annotator_map: renames of ``annotator_id`` into the ``annotator`` column (default: the paper's
-            ManelS → HA1, TK → HA2); ids not in the map keep their name.
+        annotator_map: renames of ``annotator_id`` into the ``annotator`` column (default
+            :data:`PAPER_ANNOTATOR_MAP`); ids not in the map keep their name.
         protocol: ``auto`` (from each file's columns), ``paper`` (C1 correctness shown before C2) or
             ``llmdisc`` (no feedback) for every file.
 
     Returns:
         ``(answers, problems, files)``; a duplicate answer keeps its first occurrence (files in path order).
+
+    Raises:
+        DataError: ``protocol`` is unknown, or a path does not exist.
     """
     if protocol not in ("auto", "paper", "llmdisc"):
         raise DataError(f"protocol={protocol!r}; fix: use 'auto', 'paper' or 'llmdisc'")

@@ -1,10 +1,8 @@
 """The label-file schema shared by the labelling app (writer) and :mod:`llmdisc.human.analysis` (reader).
 
-One CSV row is one answer of one annotator to one sample under one condition. The first 13 columns
-are the paper's (docs/protocol.md §7); the last four are ours and make each answer reproducible and auditable
-(which rows were shown, drawn with which seed, which metadata, how long the annotator looked).
-A file with the paper's columns only is a file of the paper's app, whose protocol differed (it told the
-annotator whether the C1 answer was right before C2); :func:`protocol_of_columns` tells them apart.
+One CSV row is one answer of one annotator to one sample under one condition: the paper's 13 columns
+(docs/protocol.md §7), then four of ours that make each answer reproducible. :func:`protocol_of_columns` tells
+the two apps' files apart.
 """
 
 from __future__ import annotations
@@ -19,8 +17,7 @@ PAPER_COLUMNS: tuple[str, ...] = (
 
 EXTRA_COLUMNS: tuple[str, ...] = ("sample_seed", "row_ids", "metadata_source", "elapsed_seconds")
 """Columns only llmdisc's app writes: the draw's seed, the positional row ids shown (JSON list), the C2
-metadata source (``source``/``real``/``sample``) and seconds from showing the step to the answer
-(counted from the step's latest display, so a reopened page restarts the clock)."""
+metadata source and seconds from the step's latest display to the answer (a reopened page restarts the clock)."""
 
 COLUMNS: tuple[str, ...] = PAPER_COLUMNS + EXTRA_COLUMNS
 """Every column of a label file written by llmdisc's app, in order."""
@@ -37,11 +34,8 @@ PROTOCOL_LLMDISC = "llmdisc"
 def protocol_of_columns(columns: Sequence[str]) -> str:
     """Tell which app wrote a label file from its header.
 
-    Args:
-        columns: the file's column names.
-
     Returns:
-        :data:`PROTOCOL_LLMDISC` when every one of :data:`EXTRA_COLUMNS` is present (only our app writes
-        them), else :data:`PROTOCOL_PAPER`.
+        :data:`PROTOCOL_LLMDISC` when every one of :data:`EXTRA_COLUMNS` is among ``columns``, else
+        :data:`PROTOCOL_PAPER`.
     """
     return PROTOCOL_LLMDISC if set(EXTRA_COLUMNS) <= set(columns) else PROTOCOL_PAPER

@@ -1,15 +1,8 @@
 """The labelling protocol as plain functions (docs/protocol.md §7, fixed as §8 row 4 asks); UI: ``app.py``.
 
-A session is ``n_pairs`` pairs, exactly half of them REAL and half SYNTHETIC, in a seeded order. Each
-pair is one fresh seeded 20-row sample, answered first as C1 (table only), then as C2 (table + metadata).
-Every answer is appended to ``data/human/<annotator>/<session_id>.csv`` and flushed to disk at once;
-the CSV is the session's only state, so reopening a session resumes at its first unanswered step.
-
-Differences from the paper's app (``human_labeling_app.py``): no feedback of any kind before the session
-ends (it showed "✅ correct"/"❌ wrong" for C1 before C2); an exactly balanced queue (it cut a shuffled
-list of 2n labels to n); seeds from :func:`llmdisc.discrimination.samples.derive_seed` (it used Python's ``hash()``,
-which differs per process); no preset confidence (its slider started at 50 and a 50 was saved silently);
-answers saved one by one (it wrote the CSV only at the end).
+A session is ``n_pairs`` pairs, half REAL and half SYNTHETIC in a seeded order, each one sample answered as C1
+then C2. Every answer is appended to ``data/human/<annotator>/<session_id>.csv`` at once; that CSV is the only
+state, so a reopened session resumes at its first unanswered step.
 """
 
 from __future__ import annotations
@@ -41,8 +34,6 @@ class SessionConfig:
 
     Attributes:
         annotator_id: who labels (letters, digits, ``_.-``; it names a folder).
-        dataset: dataset key of the tables (``adult``, ``census-codes``, ``census-labels``).
-        synthesizer: the release under test (``gaussian_copula``, ``ctgan``, ``tvae``).
         n_pairs: number of samples (each answered as C1 then C2); even, >= 2.
         seed: session seed; the order of labels and every sample seed derive from it.
         metadata_source: ``source``, ``real`` (default: no label leak) or ``sample``.
@@ -97,11 +88,9 @@ class PairPlan:
 
     Attributes:
         pair_id: 0-based position in the session.
-        true_label: ``REAL`` (sample of the real table) or ``SYNTHETIC`` (of the synthesizer's table).
         label_index: 0-based count of earlier pairs with the same label.
-        sample_seed: seed of the row draw, ``derive_seed(seed, dataset, synthesizer, true_label,
-            label_index)`` — the same seed :func:`llmdisc.discrimination.samples.build_trial_queue` gives LLM trial
-            ``index = label_index`` of a run with the same seed, so humans and LLMs can see the same samples.
+        sample_seed: seed of the row draw; the seed :func:`llmdisc.discrimination.samples.build_trial_queue` gives
+            LLM trial ``index = label_index`` of a run with the same seed, so humans and LLMs see the same samples.
     """
 
     pair_id: int
@@ -113,9 +102,8 @@ class PairPlan:
 def plan_session(config: SessionConfig) -> list[PairPlan]:
     """Return the session's pairs: exactly ``n_pairs / 2`` of each label, in a seeded random order.
 
-    The order is a permutation drawn by ``numpy.random.default_rng(derive_seed(seed, "human-order",
-    dataset, synthesizer))``; it does not depend on the annotator, so two annotators with the same seed
-    label the same samples (inter-annotator agreement is then measurable).
+    The order does not depend on the annotator, so two annotators with the same seed label the same samples
+    (inter-annotator agreement is then measurable).
     """
     import numpy as np
 
@@ -152,11 +140,7 @@ def read_table_file(path: str) -> pd.DataFrame:
 
 def draw_pair_sample(pair: PairPlan, real: pd.DataFrame, synthetic: pd.DataFrame,
                      n_rows: int) -> tuple[pd.DataFrame, list[int]]:
-    """Draw the pair's sample (shared by its C1 and C2 steps) from the table of its true label.
-
-    Returns:
-        ``(sample, row_ids)`` from :func:`llmdisc.discrimination.samples.sample_rows` with ``sampling="fresh"``.
-    """
+    """Draw the pair's ``(sample, row_ids)`` (shared by its C1 and C2 steps) from the table of its true label."""
     table = real if pair.true_label == "REAL" else synthetic
     return sample_rows(table, n_rows, seed=pair.sample_seed, sampling="fresh")
 
@@ -165,8 +149,10 @@ def metadata_table_kind(metadata_source: str, true_label: str) -> str:
     """Which table the C2 metadata describes, by :data:`METADATA_SOURCES` (the LLM trials' semantics).
 
     Returns:
-        ``"real"`` or ``"synthetic"`` (a whole table: ``source`` gives the sample's own table, which reveals
-        the label; ``real`` always the real one) or ``"sample"`` (the rows shown).
+        ``"real"`` or ``"synthetic"`` (a whole table) or ``"sample"`` (the rows shown).
+
+    Raises:
+        ConfigError: ``metadata_source`` is unknown.
     """
     if metadata_source == "source":
         return "real" if true_label == "REAL" else "synthetic"
@@ -177,15 +163,8 @@ def metadata_table_kind(metadata_source: str, true_label: str) -> str:
 
 
 def check_answer(predicted_label: str | None, confidence: float | None) -> list[str]:
-    """Say what is missing or wrong in an answer; an empty list means it can be saved.
-
-    Args:
-        predicted_label: the verdict chosen, None when the annotator chose nothing.
-        confidence: the confidence typed, 0-100, None when never set (there is no default value).
-
-    Returns:
-        Messages for the annotator, each naming the problem and what to do.
-    """
+    """Say what is missing or wrong in an answer (``confidence`` 0-100; None: not chosen, there is no default);
+    an empty list means it can be saved."""
     problems = []
     if predicted_label not in LABELS:
         problems.append("Choose a verdict: REAL or SYNTHETIC (nothing is pre-selected).")
@@ -242,8 +221,7 @@ def _drop_partial_tail(path: Path) -> None:
 def append_answer(path: Path, record: Mapping[str, Any]) -> None:
     """Append one answer to a session CSV and force it to disk (flush + fsync) before returning.
 
-    The header is written when the file is new or empty. A crash or a closed browser therefore loses at
-    most the answer being typed, never a submitted one.
+    A crash or a closed browser therefore loses at most the answer being typed, never a submitted one.
 
     Raises:
         DataError: ``record`` lacks a column of the schema or has one too many.
@@ -288,8 +266,7 @@ def resume_index(config: SessionConfig, plan: list[PairPlan], answers: pd.DataFr
     """Index in :func:`session_steps` of the first unanswered step (``2 * n_pairs`` when finished).
 
     Raises:
-        DataError: the file's answers do not belong to this plan (another seed, dataset or synthesizer
-            wrote it), so resuming would mix two sessions.
+        DataError: the file's answers belong to another plan, so resuming would mix two sessions.
     """
     by_pair = {p.pair_id: p for p in plan}
     for row_number, row in enumerate(answers.itertuples(index=False), start=2):
@@ -317,8 +294,10 @@ def session_summary(answers: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     """The end-of-session summary per condition (shown only once every step is answered).
 
     Returns:
-        One row per condition: n, accuracy, p_REAL, p_SYN, DRS (fractions 0-1; DRS 0.5 = chance-level
-        balanced discrimination, 1 = every sample recognised) and mean confidence (0-100).
+        One row per condition: n, accuracy, p_REAL, p_SYN, DRS (fractions 0-1) and mean confidence (0-100).
+
+    Raises:
+        DataError: no answers yet.
     """
     from llmdisc.scoring.metrics import score_cells
 

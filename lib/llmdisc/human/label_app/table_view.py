@@ -1,13 +1,9 @@
 """What the annotator sees: the sample and the C2 metadata block as HTML that fits the page width.
 
-The LLM reads every column of a sample at once, so the annotator must too (docs/protocol.md §7, §8 row 4): a
-monospaced code block of the Markdown is cut at the right edge of a laptop screen (at 1300 px, Adult showed
-6 of its 15 columns). Here the sample is an HTML table whose cells are the very strings of
-:func:`llmdisc.discrimination.prompts.render_table` (both come from ``tabulate``'s one formatting step on the
-same frame: same rows, column order, number formatting and text), sized to the page: headers wrap after
-``_``, text values wrap at their spaces and hyphens, and the font shrinks with the page width (CSS
-container units) so that the widest unbreakable word of every column fits. The metadata block stays
-plain text and wraps its long lines.
+The LLM reads every column of a sample at once, so the annotator must too (docs/protocol.md §7, §8 row 4); a
+monospaced Markdown block is cut at a laptop screen's edge. So the sample is an HTML table whose cells are the
+very strings of :func:`llmdisc.discrimination.prompts.render_table`, with a font that shrinks with the page width
+until every column's widest unbreakable word fits. Entry points: :func:`sample_table_html`, :func:`metadata_html`.
 """
 
 from __future__ import annotations
@@ -44,9 +40,8 @@ PAGE_CSS = f"""<style>
   font-size: 0.8rem; line-height: 1.35; padding: 0.75rem 1rem; border-radius: 0.5rem;
   background: rgba(128, 128, 128, 0.08); max-width: 100%; }}
 </style>"""
-"""The page's style sheet; inject it once per page (``st.html`` puts a lone style sheet out of the page
-flow). Besides the two blocks, it narrows Streamlit's side margins of the main column (5 rem each in the
-wide layout) to 2 rem: 96 px more for the table, so a larger font."""
+"""The page's style sheet; inject it once per page. It also narrows Streamlit's side margins (5 rem) to 2 rem,
+so the table gets a larger font."""
 
 _HEADER_CELL = re.compile(r"(<th[^>]*>)(.*?)(</th>)", re.DOTALL)
 _VALUE_BREAKS = re.compile(r"\s+|(?<=-)(?=[^\d\s-])")
@@ -63,8 +58,7 @@ _BOLD = 1.06
 def _char_em(char: str) -> float:
     """A generous width of one character of the page's proportional font (Source Sans), in em.
 
-    Overestimating only makes the font a little smaller than it could be; measured in Chromium, Adult's
-    narrowest layout is 65.5 em (a 20-row sample), which these widths put at 76 em.
+    Overestimating only makes the font a little smaller than it could be; underestimating would cut columns.
     """
     if char in "mwMW":
         return 0.85
@@ -78,19 +72,8 @@ def _longest_word_em(text: str, breaks: re.Pattern[str]) -> float:
 
 
 def sample_min_width_em(sample: pd.DataFrame) -> float:
-    """Estimate the narrowest width the sample table can take, in em of its font.
-
-    Each column is as wide as its longest unbreakable word (header or value, split where
-    :data:`_VALUE_BREAKS` / :data:`_HEADER_BREAKS` allow a line break) plus its padding.
-
-    Args:
-        sample: The rows shown, with their column names.
-
-    Returns:
-        The sum over columns, in em (a width / this = the largest font that fits that width); 0.0 for a
-        sample without columns. An overestimate by design (generous character widths from
-        :func:`_char_em`, values as ``str``, about as long as tabulate's rendering).
-    """
+    """The narrowest width the sample table can take, in em of its font: the sum over columns of the longest
+    unbreakable word plus padding (an overestimate by design); 0.0 for a sample without columns."""
     total = 0.0
     for column in sample.columns:
         value_em = max((_longest_word_em(value, _VALUE_BREAKS) for value in sample[column].astype(str)),
@@ -101,18 +84,8 @@ def sample_min_width_em(sample: pd.DataFrame) -> float:
 
 
 def sample_font_size(sample: pd.DataFrame) -> str:
-    """CSS font size of the sample table: as large as fits its box, between two bounds.
-
-    Args:
-        sample: The rows shown.
-
-    Returns:
-        ``clamp(0.6rem, calc(100cqi / W), 0.9rem)`` with ``W`` = :func:`sample_min_width_em`: ``100cqi`` is
-        the width of the table's box (the page's main column), so the font is the one at which the
-        table's narrowest layout just fits, never above :data:`LARGEST_FONT_REM` nor below
-        :data:`SMALLEST_FONT_REM`. Adult's 15 columns beside the sidebar get 12.0 px at 1280 px,
-        14.1 px at 1440 px.
-    """
+    """CSS font size of the sample table, ``clamp(0.6rem, calc(100cqi / W), 0.9rem)`` with ``W`` =
+    :func:`sample_min_width_em`: the font at which the narrowest layout just fits its box (``100cqi``)."""
     width_em = max(sample_min_width_em(sample), 1.0)
     return f"clamp({SMALLEST_FONT_REM}rem, calc(100cqi / {width_em}), {LARGEST_FONT_REM}rem)"
 
@@ -121,16 +94,12 @@ def sample_table_html(sample: pd.DataFrame) -> str:
     """Render a sample as the HTML table the annotator sees, cell for cell the Markdown the LLM receives.
 
     Args:
-        sample: The rows shown, with their column names, in the table's column order (as passed to
-            :func:`llmdisc.discrimination.prompts.render_table`).
+        sample: The rows shown, in the column order passed to :func:`llmdisc.discrimination.prompts.render_table`.
 
     Returns:
-        One ``<div class="llmdisc-sample">`` holding a ``<table>`` (font :func:`sample_font_size`): one
-        ``<th>`` per column and one ``<tr>`` per row, in the sample's order; each cell's text (white space
-        stripped) equals the corresponding cell of ``render_table(sample)``, HTML-escaped (``<=50K``
-        shows as ``<=50K``); numeric columns right-aligned as in the Markdown. Headers get a ``<wbr>`` (an
-        invisible line-break opportunity) after each ``_``. No newline inside (tabulate's line breaks
-        become spaces), so a Markdown renderer would keep it as one HTML block.
+        One ``<div class="llmdisc-sample">`` holding a ``<table>``; each cell's text (white space stripped)
+        equals the cell of ``render_table(sample)``, HTML-escaped. Headers get a ``<wbr>`` after each ``_``.
+        No newline inside, so a Markdown renderer keeps it as one HTML block.
     """
     # pandas' to_markdown is tabulate(df, headers="keys", tablefmt="pipe", showindex=False): the same call
     # with tablefmt="html" formats every cell identically (tabulate formats first, then lays out).
@@ -142,15 +111,6 @@ def sample_table_html(sample: pd.DataFrame) -> str:
 
 
 def metadata_html(text: str) -> str:
-    """Render the C2 metadata block (:func:`llmdisc.discrimination.metadata.metadata_block`) as wrapping text.
-
-    Args:
-        text: The block exactly as the LLM receives it.
-
-    Returns:
-        A ``<pre class="llmdisc-metadata">`` whose text is ``text`` (HTML-escaped; line breaks, blank
-        lines and indentation kept) with long lines wrapped at the page edge instead of scrolling
-        sideways. Newlines are written as ``&#10;`` so the HTML is one line (one Markdown HTML block even
-        where the text has blank lines).
-    """
+    """Render the C2 metadata block, as the LLM receives it, as a wrapping ``<pre class="llmdisc-metadata">``
+    (HTML-escaped; line breaks written ``&#10;`` so the HTML stays one Markdown HTML block)."""
     return f'<pre class="{METADATA_CLASS}">{html.escape(text).replace(chr(10), "&#10;")}</pre>'
