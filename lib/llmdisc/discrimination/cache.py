@@ -196,6 +196,7 @@ class ShardedJsonlStore:
         self._lock = threading.Lock()
 
     def shard_path(self, key: str) -> Path:
+        """The shard file that holds ``key``."""
         return self.path / f"{key[:2]}.jsonl"
 
     def _entries(self, name: str) -> dict[str, Any]:
@@ -337,6 +338,7 @@ class ResponseCache:
 
     @property
     def corrupt_lines(self) -> int:
+        """Number of unreadable lines skipped so far."""
         return self.stats.corrupt_lines
 
     def _lookup(self, key: str) -> dict[str, Any] | None:

@@ -64,9 +64,11 @@ class CallCount:
 
     @property
     def calls(self) -> int:
+        """Every provider call."""
         return self.verdict_calls + self.label_calls
 
     def add(self, other: "CallCount") -> None:
+        """Add another count to this one."""
         self.trials += other.trials
         self.verdict_calls += other.verdict_calls
         self.label_calls += other.label_calls
