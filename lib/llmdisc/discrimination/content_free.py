@@ -15,12 +15,13 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from llmdisc.discrimination.cache import ResponseCache, public_base_url, request_cache_key
+from llmdisc.discrimination.cache import ResponseCache, request_cache_key
 from llmdisc.discrimination.label_scores import score_fields
 from llmdisc.discrimination.metadata import metadata_block
 from llmdisc.discrimination.prompts import build_prompt
 from llmdisc.discrimination.providers.base import GenerateConfig, PromptRequest, Provider
 from llmdisc.discrimination.retries import RequestBudget, call_with_retries
+from llmdisc.discrimination.runner import public_identity
 
 CONTENT_FREE_VALUE = "N/A"
 
@@ -76,8 +77,7 @@ async def score_content_free(provider: Provider, real: pd.DataFrame, *, dataset_
     Returns one :class:`ContentFreeScore` per condition, in the order given.
     """
     if identity is None:  # keyed exactly as the runner keys trials: the base URL without credentials
-        identity = dict(provider.identity())
-        identity["base_url"] = public_base_url(identity.get("base_url"))
+        identity = public_identity(provider)
     out = []
     for condition in conditions:
         request = content_free_request(real, condition=condition, variant=variant,

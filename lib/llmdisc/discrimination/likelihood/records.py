@@ -16,10 +16,6 @@ import pandas as pd
 from llmdisc.discrimination.likelihood.sample_scores import SampleScores
 from llmdisc.discrimination.records import jsonl_files, read_by_id
 
-SAMPLE_ROLES = ("test", "reference", "control")
-"""``test``: the real (holdout) or synthetic class of the AUC and the DRS; ``reference``: separate real holdout
-samples that set the decision rule's band; ``control``: real train samples of the real-vs-real control."""
-
 
 @dataclass
 class _SampleIdentity:
@@ -34,6 +30,8 @@ class _SampleIdentity:
     source: str
     """Table the rows came from: ``holdout``, ``train``, a synthesizer, or ``shuffled_columns``."""
     role: str
+    """``test``: a class of the AUC and the DRS; ``reference``: real holdout samples that set the decision rule's
+    band; ``control``: real train samples of the real-vs-real control."""
     true_label: str
     """``REAL`` (holdout or train rows) or ``SYNTHETIC`` (a release or the positive control)."""
     index: int
