@@ -75,9 +75,24 @@ def _torch_capability() -> str | None:
         return None
 
 
+def _numpy_avx512() -> bool | None:
+    """Whether the loaded NumPy runs its AVX-512 kernels (None: NumPy not loaded or the query missing)."""
+    if "numpy" not in sys.modules:
+        return None
+    try:
+        from numpy.core._multiarray_umath import __cpu_features__  # NumPy 1.x
+    except ImportError:
+        try:
+            from numpy._core._multiarray_umath import __cpu_features__  # NumPy 2.x
+        except ImportError:
+            return None
+    return bool(__cpu_features__.get("AVX512F"))
+
+
 def kernel_record() -> dict[str, Any]:
     """What a manifest records of the arithmetic: the mode, the variables of :data:`RECORDED` (None: unset), the
-    loaded torch's capability, and ``pinned`` (every pin in the environment and, if loaded, torch at it)."""
+    loaded torch's capability, whether the loaded NumPy runs AVX-512, and ``pinned`` (every pin in the environment
+    and, where loaded, torch and NumPy at it: a library loaded before the pins were set computes unpinned)."""
     try:
         mode = pin_mode()
         pins = kernel_pins()
@@ -87,8 +102,11 @@ def kernel_record() -> dict[str, Any]:
     pinned = bool(pins) and all(os.environ.get(name) == value for name, value in pins.items())
     if capability is not None and "ATEN_CPU_CAPABILITY" in pins:
         pinned = pinned and capability.lower() == pins["ATEN_CPU_CAPABILITY"]
+    numpy_avx512 = _numpy_avx512()
+    if numpy_avx512 and "NPY_DISABLE_CPU_FEATURES" in pins:
+        pinned = False
     return {"mode": mode, "machine": platform.machine(), "pinned": pinned, "torch_cpu_capability": capability,
-            "variables": {name: os.environ.get(name) for name in RECORDED}}
+            "numpy_avx512": numpy_avx512, "variables": {name: os.environ.get(name) for name in RECORDED}}
 
 
 def arithmetic_key() -> dict[str, str | None]:

@@ -105,3 +105,37 @@ def test_a_fit_at_another_instruction_set_is_another_cache_entry(clean) -> None:
     assert payload["kernels"] == arithmetic_key()
     clean.setenv("MKL_CBWR", "COMPATIBLE")
     assert cache_key(cache_key_payload({"synthesizer": "ctgan"}, "train")) != cache_key(payload)
+
+
+@needs_x86
+def test_an_llmdisc_command_loads_numpy_at_the_pinned_instruction_set_and_its_manifest_says_so(clean,
+                                                                                                tmp_path) -> None:
+    # the audit's command module loads pandas and NumPy when the parser is built: the pins must come before that
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    for name in ("real", "release"):
+        pd.DataFrame({"x": rng.normal(size=200), "k": rng.choice(["a", "b"], size=200)}).to_csv(
+            tmp_path / f"{name}.csv", index=False)
+    done = subprocess.run([sys.executable, "-m", "llmdisc", "audit", "--real", str(tmp_path / "real.csv"),
+                           "--synthetic", str(tmp_path / "release.csv"), "--out", str(tmp_path / "out"),
+                           "--instruments", "distances", "--no-progress"], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert (tmp_path / "out" / "manifest.json").exists(), done.stderr[-3000:]
+    kernels = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))["kernels"]
+    assert kernels["variables"]["NPY_DISABLE_CPU_FEATURES"] == KERNEL_PINS["NPY_DISABLE_CPU_FEATURES"]
+    assert kernels["numpy_avx512"] is False and kernels["pinned"] is True
+
+
+def test_numpy_loaded_before_the_pins_is_recorded_as_unpinned(clean) -> None:
+    # this test process loaded NumPy unpinned; on a CPU with AVX-512 the record must not claim the pin
+    import numpy  # noqa: F401
+
+    from llmdisc.determinism import _numpy_avx512
+
+    with pinned_kernels() as added:
+        record = kernel_record()
+    if not added or not _numpy_avx512():
+        pytest.skip("nothing pinned here, or this CPU's NumPy has no AVX-512 to leave on")
+    assert record["numpy_avx512"] is True and record["pinned"] is False

@@ -1,8 +1,8 @@
 """``llmdisc`` command line: one sub-command per stage, discovered from :mod:`llmdisc.cli.commands`.
 
 Each module there defines ``add_parser(subparsers)``, which registers its sub-command with a ``func(args) ->
-exit status``. Heavy imports happen inside those functions, so ``--help`` is fast; a command runs with the kernels'
-instruction set pinned (:func:`llmdisc.determinism.pinned_kernels`) before its first torch import.
+exit status``. The kernels' instruction set is pinned (:func:`llmdisc.determinism.pinned_kernels`) before any
+command module is imported, so that NumPy and torch load at it.
 """
 
 from __future__ import annotations
@@ -38,14 +38,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (errors of llmdisc print one clear line, status 2)."""
+    # pinned before the commands' modules load NumPy (audit's does): the pins are read when a library loads
+    try:
+        with pinned_kernels():
+            return _run(argv)
+    except LlmdiscError as exc:  # only an unknown $LLMDISC_KERNEL_PINS gets here: _run reports its own errors
+        print(f"llmdisc: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
     try:
-        with pinned_kernels():
-            status = args.func(args)
+        status = args.func(args)
     except LlmdiscError as exc:
         print(f"llmdisc {args.command}: error: {exc}", file=sys.stderr)
         return int(getattr(exc, "exit_status", 2))
