@@ -20,8 +20,8 @@ THREAD_ENVS = ("LLMDISC_TORCH_THREADS", "LLMDISC_LLM_THREADS", "OMP_NUM_THREADS"
 def one_thread_per_kernel(workers: int) -> Iterator[None]:
     """With ``workers`` > 1, start every kernel with one CPU thread (variables a user set are kept).
 
-    Why: torch with two threads ran 4–50× slower when another process shared the two cores; two one-thread
-    kernels side by side keep both cores busy without contention.
+    Why: two one-thread kernels side by side keep both cores busy without contention (torch with two threads
+    beside another process: docs/measurements.md, "Fitting threads and processes").
     """
     if workers <= 1:
         yield
