@@ -324,7 +324,7 @@ def _anonymeter(result: dict[str, Any]) -> dict[str, Any]:
         return {"table": None, "status": attacks.get("status", "skipped"), "reason": attacks.get("reason") or ""}
     return {"table": Table(["attack", "risk [95 % CI]", "attack rate", "control rate", "attacks"],
                            [[a["attack"], _ci(a["risk"]), a["attack_rate"], a["control_rate"], a["n_attacks"]]
-                            for a in attacks["risks"]])}
+                            for a in attacks["risks"]]), "reason": attacks.get("reason") or ""}
 
 
 def _key_columns(result: dict[str, Any]) -> dict[str, Any] | None:

@@ -112,7 +112,8 @@ def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float, 
 def _anonymeter(row_tables: dict[str, pd.DataFrame], row_kinds: dict[str, str], *, seed: int,
                 n_attacks: int, has_holdout: bool) -> dict[str, Any]:
     """Anonymeter's attacks (:mod:`llmdisc.audit.checks`) as ``audit.json`` reports them: measured, skipped (no
-    holdout, or ``n_attacks`` 0) or unavailable (the error, the audit goes on)."""
+    holdout, or ``n_attacks`` 0) or unavailable (the error, the audit goes on); ``reason`` also names an attack
+    the table cannot support."""
     if not has_holdout:
         return {"status": "skipped", "reason": "no --holdout (Anonymeter needs one as control)"}
     if n_attacks <= 0:
@@ -121,11 +122,15 @@ def _anonymeter(row_tables: dict[str, pd.DataFrame], row_kinds: dict[str, str], 
     from llmdisc.discrimination.samples import derive_seed
 
     try:
-        return {"status": "measured", "risks": attack_checks(
-            row_tables["real"], row_tables["synthetic"], row_tables["holdout"], row_kinds,
-            seed=derive_seed(seed, "audit", "anonymeter"), n_attacks=n_attacks)}
+        risks = attack_checks(row_tables["real"], row_tables["synthetic"], row_tables["holdout"], row_kinds,
+                              seed=derive_seed(seed, "audit", "anonymeter"), n_attacks=n_attacks)
     except Exception as exc:  # noqa: BLE001 - reported, the audit goes on
         return {"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}
+    out: dict[str, Any] = {"status": "measured", "risks": risks}
+    if "linkability" not in {risk["attack"] for risk in risks}:
+        out["reason"] = ("linkability not run: it links two halves of the columns other than the secret (the "
+                         "last column), and this table has fewer than two such columns")
+    return out
 
 
 def _say(progress: bool, text: str) -> None:

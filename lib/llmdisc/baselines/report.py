@@ -34,8 +34,8 @@ def _row(baseline: str, variant: str, method: str, metric: str, value: float | E
 
 
 HIST_GB_MAX_LEVELS = 252
-"""Levels kept per categorical column in the gradient-boosted C2ST: with ``(other)`` and the missing-value level,
-the 254 categories a ``HistGradientBoostingClassifier`` splits natively."""
+"""Levels kept per categorical column in the gradient-boosted C2ST: with ``(other)`` and a missing-value level,
+254 categories, within the 255 a ``HistGradientBoostingClassifier`` splits natively (one to spare)."""
 
 
 def c2st_rows(train: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, max_rows: int | None,

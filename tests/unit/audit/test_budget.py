@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -137,6 +138,26 @@ def test_anonymeter_is_skipped_with_its_reason_without_a_holdout_or_attacks() ->
     assert zero == {"status": "skipped", "reason": "--n-attacks 0"}
     broken = _anonymeter({}, {}, seed=0, n_attacks=5, has_holdout=True)
     assert broken["status"] == "unavailable" and "KeyError" in broken["reason"]
+
+
+@pytest.mark.slow  # Anonymeter's neighbour search is compiled by numba on first use
+def test_anonymeter_says_why_linkability_is_missing_on_a_two_column_table() -> None:
+    from llmdisc.audit.report import _anonymeter as report_section
+    from llmdisc.audit.run import _anonymeter
+
+    rng = np.random.default_rng(0)
+    tables = {name: pd.DataFrame({"age": rng.integers(18, 80, 60).astype(float),
+                                  "job": rng.choice(["a", "b", "c"], 60)}) for name in ("real", "synthetic", "holdout")}
+    kinds = {"age": "numerical", "job": "categorical"}
+    two = _anonymeter(tables, kinds, seed=0, n_attacks=10, has_holdout=True)
+    assert two["status"] == "measured"
+    assert [r["attack"] for r in two["risks"]] == ["singling_out", "inference"]
+    assert two["reason"].startswith("linkability not run")
+    assert report_section({"anonymeter": two})["reason"] == two["reason"]
+    tables = {name: t.assign(hours=rng.integers(1, 60, 60).astype(float)) for name, t in tables.items()}
+    three = _anonymeter(tables, {**kinds, "hours": "numerical"}, seed=0, n_attacks=10, has_holdout=True)
+    assert [r["attack"] for r in three["risks"]] == ["singling_out", "linkability", "inference"]
+    assert "reason" not in three
 
 
 def test_the_probed_samples_are_read_back_but_not_counted_as_work(monkeypatch) -> None:
