@@ -70,3 +70,20 @@ def test_the_bench_prints_the_figures_and_names_the_fix_when_there_is_no_run(exe
     empty.mkdir()
     assert run(argparse.Namespace(dir=str(empty), config_name="default")) == 2
     assert "llmdisc run --config" in capsys.readouterr().out
+
+
+def test_the_least_span_is_the_longest_notebook_or_the_summed_time_over_the_workers(executed: Path,
+                                                                                    capsys: pytest.CaptureFixture) -> None:
+    from llmdisc.cli.benchmarks.stages import least_span
+
+    notebooks = read_executed(executed)  # 600 + 1800 + 600 + 120 + 300 = 3,420 s; longest 1,800
+    assert least_span(notebooks, 1) == 3420.0
+    assert least_span(notebooks, 2) == 1800.0  # the longest notebook: 1,710 s a worker would be less
+    assert least_span(notebooks, 4) == 1800.0
+    notebooks.append(notebooks[1])
+    assert least_span(notebooks, 2) == 2610.0  # now the summed time: 5,220 / 2
+    assert run(argparse.Namespace(dir=str(executed), config_name="default", workers=2)) == 0
+    assert "least span on 2 one-thread worker(s): 30 min 00 s (longest notebook 02_synthesis__census-codes" \
+        in capsys.readouterr().out
+    assert run(argparse.Namespace(dir=str(executed), config_name="default", workers=0)) == 2
+    assert "fix: pass 1 or more" in capsys.readouterr().out

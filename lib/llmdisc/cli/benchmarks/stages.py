@@ -131,8 +131,15 @@ def _duration(seconds: float | None) -> str:
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
-def format_report(notebooks: list[NotebookTime]) -> str:
-    """The printed figures: the run's span and summed notebook time, a stage table, then a notebook table."""
+def least_span(notebooks: list[NotebookTime], workers: int) -> float:
+    """Seconds no schedule of these notebooks on ``workers`` one-thread workers can beat: the longer of the longest
+    notebook and the summed notebook time over the workers (at the same arithmetic, with no notebook split)."""
+    return max(max(n.seconds for n in notebooks), sum(n.seconds for n in notebooks) / workers)
+
+
+def format_report(notebooks: list[NotebookTime], workers: int | None = None) -> str:
+    """The printed figures: the run's span and summed notebook time (with ``workers``, the least span this work
+    allows: :func:`least_span`), a stage table, then a notebook table."""
     total = sum(n.seconds for n in notebooks)
     span = run_span(notebooks)
     timed = [n for n in notebooks if n.start and n.end]
@@ -141,6 +148,11 @@ def format_report(notebooks: list[NotebookTime]) -> str:
         first, last = min(n.start for n in timed), max(n.end for n in timed)
         lines.append(f"run span {_duration(span)} ({span:.0f} s), {first:%Y-%m-%d %H:%M:%S} to "
                      f"{last:%Y-%m-%d %H:%M:%S} UTC; summed notebook time / span = {total / span:.2f}")
+    if workers:
+        longest = max(notebooks, key=lambda n: n.seconds)
+        lines.append(f"least span on {workers} one-thread worker(s): {_duration(least_span(notebooks, workers))} "
+                     f"(longest notebook {longest.run_id} {_duration(longest.seconds)}; summed time / {workers} "
+                     f"{_duration(total / workers)})")
     lines += ["", f"{'stage':<6}{'notebooks':>10}{'seconds':>10}{'share':>8}{'wall s':>9}{'of run':>8}"]
     for s in stage_times(notebooks):
         wall = f"{s.wall_seconds:9.0f}" if s.wall_seconds is not None else f"{'-':>9}"
@@ -158,6 +170,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config-name", default="default",
                         help="configuration name: reads reports/executed/<name>/ (default default)")
     parser.add_argument("--dir", default=None, help="a folder of executed notebooks instead (with its runs.json)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="notebooks side by side: also print the least span the work allows (default: the "
+                             "configuration's workers; none with --dir)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -166,11 +181,20 @@ def run(args: argparse.Namespace) -> int:
     from llmdisc.paths import project_root
 
     folder = Path(args.dir) if args.dir else project_root() / "reports" / "executed" / args.config_name
+    workers = getattr(args, "workers", None)
+    config_path = project_root() / "configs" / f"{args.config_name}.yaml"
+    if workers is None and not args.dir and config_path.is_file():
+        from llmdisc.pipeline.config import load_config
+
+        workers = load_config(config_path).workers
+    if workers is not None and workers < 1:
+        print(f"llmdisc bench stages: error: --workers {workers}; fix: pass 1 or more")
+        return 2
     try:
         notebooks = read_executed(folder)
     except DataError as exc:
         print(f"llmdisc bench stages: error: {exc}")
         return 2
     print(f"executed notebooks: {folder}")
-    print(format_report(notebooks))
+    print(format_report(notebooks, workers))
     return 0
