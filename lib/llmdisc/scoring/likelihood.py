@@ -237,10 +237,10 @@ def column_contributions(records: pd.DataFrame, *, seed: int = 0) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
+# no timing column: the records keep each sample's seconds, and a results table must read the same on every run
 SAMPLE_TABLE_COLUMNS = ("dataset_key", "backend", "model", "model_digest", "serialisation", "context", "source",
                         "role", "true_label", "index", "sample_seed", "n_rows", "prompt_tokens", "n_tokens",
-                        "total_logprob", "mean_logprob", "min_k_logprob", "header_logprob", "layout_logprob",
-                        "seconds")
+                        "total_logprob", "mean_logprob", "min_k_logprob", "header_logprob", "layout_logprob")
 
 
 def samples_table(records: pd.DataFrame) -> pd.DataFrame:

@@ -45,3 +45,19 @@ def test_score_distributions_and_column_contributions_draw_every_panel(tmp_path)
     assert [t.get_text() for t in fig2.axes[0].get_yticklabels()][-1] == "age"  # the shifted column on top
     paths = save_figure(fig, "likelihood_scores", tmp_path) + save_figure(fig2, "likelihood_columns", tmp_path)
     assert all(p.stat().st_size > 0 for p in paths)
+
+
+def test_the_default_runs_committed_tables_hold_no_timing_column():
+    """A results table must read the same on every run; seconds stay in the records (and in the bench tables)."""
+    import json
+
+    from llmdisc.paths import project_root
+
+    assert "seconds" in _records().columns and "seconds" not in samples_table(_records()).columns
+    tables = project_root() / "results" / "tables"
+    written = [name for manifest in tables.glob("*manifest.json")
+               for name in json.loads(manifest.read_text(encoding="utf-8"))["outputs"] if name.endswith(".csv")]
+    assert "results/tables/likelihood_samples.csv" in written
+    timed = {name: [c for c in pd.read_csv(project_root() / name, nrows=0).columns
+                    if "second" in c or "duration" in c or "elapsed" in c] for name in written}
+    assert {name: cols for name, cols in timed.items() if cols} == {}
