@@ -135,3 +135,20 @@ def test_notebooks_are_committed_without_outputs() -> None:
     for stem in STRING_FORMS:
         for cell in _cells(stem):
             assert cell["outputs"] == [] and cell["execution_count"] is None, stem
+
+
+def test_every_notebook_is_valid_nbformat_with_unique_cell_ids() -> None:
+    """papermill warns (MissingIDFieldWarning) on every run of a notebook whose cells lack ids."""
+    import warnings
+
+    import nbformat
+
+    notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    assert len(notebooks) >= 10
+    for path in notebooks:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            notebook = nbformat.read(path, as_version=4)
+            nbformat.validate(notebook)
+        ids = [cell["id"] for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]
+        assert len(set(ids)) == len(ids), path.name
