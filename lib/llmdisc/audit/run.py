@@ -126,10 +126,11 @@ def _anonymeter(row_tables: dict[str, pd.DataFrame], row_kinds: dict[str, str], 
                               seed=derive_seed(seed, "audit", "anonymeter"), n_attacks=n_attacks)
     except Exception as exc:  # noqa: BLE001 - reported, the audit goes on
         return {"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}
+    from llmdisc.baselines.attacks import LINKABILITY_LEFT_OUT
+
     out: dict[str, Any] = {"status": "measured", "risks": risks}
     if "linkability" not in {risk["attack"] for risk in risks}:
-        out["reason"] = ("linkability not run: it links two halves of the columns other than the secret (the "
-                         "last column), and this table has fewer than two such columns")
+        out["reason"] = LINKABILITY_LEFT_OUT
     return out
 
 

@@ -25,6 +25,9 @@ from llmdisc.errors import ConfigError
 from llmdisc.scoring.metrics import Estimate
 
 ATTACKS = ("singling_out", "linkability", "inference")
+LINKABILITY_LEFT_OUT = ("linkability not run: it links two halves of the columns other than the secret (the last "
+                        "column), and this table has fewer than two such columns")
+"""Why :func:`anonymeter_attacks` returns no linkability result (said where its results are reported)."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,7 @@ def anonymeter_attacks(
                 detail = f"multivariate queries on {n_cols} columns"
             elif attack == "linkability":
                 halves = (aux[0::2], aux[1::2])
-                if not halves[1]:
+                if not halves[1]:  # LINKABILITY_LEFT_OUT
                     continue
                 with _seeded_numpy(seed), _seeded_linkability_baseline(seed):
                     evaluator = LinkabilityEvaluator(ori=ori, syn=syn, control=control, n_attacks=n_attacks,
