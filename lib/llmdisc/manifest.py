@@ -57,18 +57,10 @@ def hash_files(paths: Iterable[Path | str]) -> dict[str, str]:
     return {relative_to_root(p): sha256_file(p) for p in paths}
 
 
-def write_manifest(
-    directory: Path | str,
-    stage: str,
-    *,
-    inputs: Iterable[Path | str] = (),
-    outputs: Iterable[Path | str] = (),
-    parameters: Mapping[str, Any] | None = None,
-    seed: int | None = None,
-    metrics: Mapping[str, Any] | None = None,
-    extra: Mapping[str, Any] | None = None,
-    name: str = MANIFEST_NAME,
-) -> Path:
+def write_manifest(directory: Path | str, stage: str, *, inputs: Iterable[Path | str] = (),
+                   outputs: Iterable[Path | str] = (), parameters: Mapping[str, Any] | None = None,
+                   seed: int | None = None, metrics: Mapping[str, Any] | None = None,
+                   extra: Mapping[str, Any] | None = None, name: str = MANIFEST_NAME) -> Path:
     """Write ``<directory>/<name>`` describing one product and return its path.
 
     Args:
@@ -82,20 +74,12 @@ def write_manifest(
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {
-        "stage": stage,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "parameters": dict(parameters or {}),
-        "parameters_sha256": sha256_json(dict(parameters or {})),
-        "seed": seed,
-        "inputs": hash_files(inputs),
-        "outputs": hash_files(outputs),
+        "stage": stage, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "parameters": dict(parameters or {}), "parameters_sha256": sha256_json(dict(parameters or {})),
+        "seed": seed, "inputs": hash_files(inputs), "outputs": hash_files(outputs),
         "versions": package_versions(),
         "kernels": kernel_record(),  # the instruction set the numbers were computed with (llmdisc.determinism)
-    }
-    if metrics:
-        manifest["metrics"] = dict(metrics)
-    if extra:
-        manifest.update(extra)
+        **({"metrics": dict(metrics)} if metrics else {}), **(extra or {})}
     path = directory / name
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")

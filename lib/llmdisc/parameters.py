@@ -22,19 +22,10 @@ METADATA_SOURCES = ("source", "real", "sample")
 SAMPLING_MODES = ("fresh", "fixed")
 CACHE_MODES = ("fill", "offline", "refresh")
 
-VOCABULARIES: dict[str, tuple[str, ...]] = {
-    "synthesizers": SYNTHESIZERS,
-    "releases": RELEASES,
-    "paper_releases": PAPER_RELEASES,
-    "conditions": CONDITIONS,
-    "dataset_keys": DATASET_KEYS,
-    "datasets": DATASETS,
-    "providers": PROVIDERS,
-    "prompt_variants": PROMPT_VARIANTS,
-    "metadata_sources": METADATA_SOURCES,
-    "sampling_modes": SAMPLING_MODES,
-    "cache_modes": CACHE_MODES,
-}
+VOCABULARIES: dict[str, tuple[str, ...]] = dict(
+    synthesizers=SYNTHESIZERS, releases=RELEASES, paper_releases=PAPER_RELEASES, conditions=CONDITIONS,
+    dataset_keys=DATASET_KEYS, datasets=DATASETS, providers=PROVIDERS, prompt_variants=PROMPT_VARIANTS,
+    metadata_sources=METADATA_SOURCES, sampling_modes=SAMPLING_MODES, cache_modes=CACHE_MODES)
 
 
 def _vocabulary(vocabulary: Sequence[str] | str | None) -> tuple[str, ...] | None:
@@ -84,15 +75,11 @@ def as_items(value: Any, name: str, vocabulary: Sequence[str] | str | None = Non
     else:
         raise ConfigError(f"{name}={value!r} is a {type(value).__name__}; fix: give a list or a "
                           "comma-separated string" + (f" of {', '.join(valid)}" if valid else ""))
-    items: list[str] = []
+    raw = [os.fspath(item) if isinstance(item, os.PathLike) else item for item in raw]
     for item in raw:
-        if isinstance(item, os.PathLike):
-            item = os.fspath(item)
         if not isinstance(item, str):
             raise ConfigError(f"{name}: item {item!r} is a {type(item).__name__}; fix: give text items")
-        item = item.strip()
-        if item and item not in items:
-            items.append(item)
+    items = list(dict.fromkeys(item.strip() for item in raw if item.strip()))
     if not items and not allow_empty:
         raise ConfigError(f"{name} is empty; fix: give at least one" + (f" of {', '.join(valid)}" if valid else ""))
     _check(items, name, valid)

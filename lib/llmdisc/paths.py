@@ -17,8 +17,7 @@ REFERENCE_ENV = "LLMDISC_REFERENCE"
 
 
 def in_checkout() -> bool:
-    """True when the package runs from a clone (``lib/llmdisc`` beside ``pyproject.toml``), False when it was
-    installed from a wheel into site-packages."""
+    """True when the package runs from a clone (``lib/llmdisc`` beside ``pyproject.toml``), not a wheel."""
     checkout = Path(__file__).resolve().parents[2]
     return (checkout / "pyproject.toml").is_file() and (checkout / "lib" / "llmdisc").is_dir()
 
@@ -53,8 +52,7 @@ def reports_dir() -> Path:
 
 
 def shared_dir() -> Path | None:
-    """Return the ``shared`` folder beside the checkout (``LLMDISC_SHARED`` overrides), or None if absent (as on
-    most users' machines)."""
+    """The ``shared`` folder beside the checkout (``LLMDISC_SHARED`` overrides), or None if absent."""
     env = os.environ.get("LLMDISC_SHARED")
     candidate = Path(env) if env else project_root().parent / "shared"
     return candidate.resolve() if candidate.is_dir() else None
@@ -84,16 +82,10 @@ def reference_dir() -> Path | None:
     the files inside mirror the paper's repository paths.
     """
     env = os.environ.get(REFERENCE_ENV)
-    if env:
-        folder = Path(env).expanduser().resolve()
-        return folder if _holds_files(folder) else None
-    fetched = fetched_reference_dir()
-    if _holds_files(fetched):
-        return fetched.resolve()
     shared = shared_dir()
-    if shared is not None and _holds_files(shared / "reference"):
-        return shared / "reference"
-    return None
+    candidates = ([Path(env).expanduser().resolve()] if env
+                  else [fetched_reference_dir().resolve()] + ([shared / "reference"] if shared else []))
+    return next((folder for folder in candidates if _holds_files(folder)), None)
 
 
 def require_reference(*parts: str, what: str = "the paper's reference data") -> Path:
@@ -121,20 +113,8 @@ def relative_to_root(path: Path | str) -> str:
     """Return ``path`` relative to the project root (POSIX form) when inside it (or ``../shared/``,
     ``$LLMDISC_REFERENCE/``), else its name only: what manifests, logs and notebooks record."""
     p = Path(path).resolve()
-    root = project_root()
-    try:
-        return p.relative_to(root).as_posix()
-    except ValueError:
-        shared = shared_dir()
-        if shared is not None:
-            try:
-                return "../shared/" + p.relative_to(shared).as_posix()
-            except ValueError:
-                pass
-        env = os.environ.get(REFERENCE_ENV)
-        if env:
-            try:
-                return "$LLMDISC_REFERENCE/" + p.relative_to(Path(env).expanduser().resolve()).as_posix()
-            except ValueError:
-                pass
-        return p.name
+    env = os.environ.get(REFERENCE_ENV)
+    bases = (("", project_root()), ("../shared/", shared_dir()),
+             ("$LLMDISC_REFERENCE/", Path(env).expanduser().resolve() if env else None))
+    return next((prefix + p.relative_to(base).as_posix() for prefix, base in bases
+                 if base is not None and p.is_relative_to(base)), p.name)

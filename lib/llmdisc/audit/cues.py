@@ -1,9 +1,7 @@
-"""Which cues the LLM cited in the audit's own trials were true of the rows it was shown (:func:`cue_section`).
-
-The cue strings of the release cell's valid verdicts are parsed for checkable claims ("age ranges from 18 to 57"),
-each checked against the 20 rows that trial showed (:mod:`llmdisc.scoring.cue_validity`). A cue the parser cannot
-tie to a column and a value is no claim and is not counted.
-"""
+"""Which cues the LLM cited in the audit's own trials were true of the rows it was shown
+(:func:`cue_section`): claims parsed from the cue strings ("age ranges from 18 to 57") are checked against the
+20 rows that trial showed (:mod:`llmdisc.scoring.cue_validity`); a cue not tied to a column and a value is no
+claim and is not counted."""
 
 from __future__ import annotations
 
@@ -26,14 +24,11 @@ def shown_rows(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame]) -> dict
 
 
 def cue_section(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame], *, cell: str) -> dict[str, Any]:
-    """The verified cues of one cell's valid verdicts, and the counts of every claim's verdict; ``tables`` are
-    ``{"real": ..., cell: ...}``, the tables the samples were drawn from, as shown to the LLM.
-
-    Returns:
-        ``{"cell", "n_trials" (valid verdicts read), "n_cue_strings", "counts": {"true", "false",
-        "not_checkable"}, "verified": [...]}``; each verified claim: trial_id, true_label, predicted_label,
-        field, text, claim, detail. ``n_trials`` 0 when no verdict was generated (``--scoring probability``).
-    """
+    """The verified cues of one cell's valid verdicts and the counts of every claim's verdict: ``{"cell",
+    "n_trials" (valid verdicts read; 0 under ``--scoring probability``), "n_cue_strings", "counts": {"true",
+    "false", "not_checkable"}, "verified": [...]}`` (each verified claim: trial_id, true_label,
+    predicted_label, field, text, claim, detail). ``tables`` are ``{"real": ..., cell: ...}``, the tables the
+    samples were drawn from."""
     from llmdisc.scoring.cue_validity import TableVocabulary, check_claim, parse_claims, verified_cues
     from llmdisc.scoring.cues import cue_strings
 
@@ -53,8 +48,7 @@ def cue_section(trials: pd.DataFrame, tables: Mapping[str, pd.DataFrame], *, cel
     for rec in cues.to_dict("records"):
         sample = samples.get(rec["trial_id"])
         for claim in parse_claims(rec["text"], vocab, condition=rec.get("condition")):
-            verdict = check_claim(claim, sample, real=real)[0] if sample is not None else "not_checkable"
-            counts[verdict] += 1
+            counts[check_claim(claim, sample, real=real)[0] if sample is not None else "not_checkable"] += 1
     out["counts"] = {k: int(counts.get(k, 0)) for k in ("true", "false", "not_checkable")}
     out["verified"] = verified_cues(part, samples, real=real)
     return out

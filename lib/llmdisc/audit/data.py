@@ -21,8 +21,7 @@ from llmdisc.errors import DataError
 from llmdisc.synthesis.controls import shuffled_columns_table
 
 REFERENCE_ROWS = 40
-"""Real rows set aside as the sample instruments' context (at most a tenth of the rows read). 40, the size the gate's
-tests were measured at, where the pipeline's joint contrast uses 20."""
+"""Real rows set aside as the sample instruments' context (at most a tenth of the rows read)."""
 
 
 def _split(n: int, reference: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -34,16 +33,10 @@ def _split(n: int, reference: int, seed: int) -> tuple[np.ndarray, np.ndarray, n
 
 def audit_data(text: dict[str, pd.DataFrame], rows: dict[str, pd.DataFrame], kinds: dict[str, str], *, seed: int,
                cache_dir: Path, reference_rows: int = REFERENCE_ROWS) -> AuditData:
-    """Split the rows read into the audit's groups (module docstring).
-
-    Args:
-        text: ``{"real", "synthetic"[, "holdout"]}`` as the language models see them (dates as text).
-        rows: the same rows for the row-level instruments (dates as days), same order.
-        seed: the run seed; the split and the shuffle derive their own seeds from it.
-
-    Raises:
-        DataError: fewer than 4 real rows, or a single column (no positive control can be built).
-    """
+    """Split the rows read into the audit's groups (module docstring): ``text`` is ``{"real", "synthetic"[,
+    "holdout"]}`` as the language models see them (dates as text), ``rows`` the same rows for the row-level
+    instruments (dates as days), same order; the split and the shuffle derive their own seeds from ``seed``.
+    :class:`DataError` for fewer than 4 real (or holdout) rows, or a single column (no positive control)."""
     n = len(rows["real"])
     if n < 4:
         raise DataError(f"the real table has {n} rows; an audit needs at least 4 to split into a real class and "

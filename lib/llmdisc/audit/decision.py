@@ -1,14 +1,10 @@
-"""The audit's outcome, decided by the instruments that pass their controls (:func:`decide`).
-
-The gate statistic is D = 2·|AUC − 0.5| of the release against real data (0 = indistinguishable, 1 = every unit
-told apart); ``--fail-above X`` reads D's 95 % upper bound. The rule (:data:`RULE`; docs/audit.md, The decision):
-only instruments that pass their controls decide, and none deciding is **inconclusive** (never a pass). With a gate,
-an instrument *vouches* at X when its positive control's D lower bound is above X and a release at chance would pass
-with probability at least :data:`VOUCH_PASS_PROBABILITY`; the release fails when a vouching instrument's upper
-bound, or any deciding instrument's lower bound, exceeds X, and passes when one vouches and none fails.
-
-The paper's DRS = min(p_REAL, p_SYN) stays in the label-giving instruments' tables: another scale, not the gate.
-"""
+"""The audit's outcome, decided by the instruments that pass their controls (:func:`decide`, by :data:`RULE`;
+docs/audit.md, The decision): none deciding is **inconclusive**, never a pass. With ``--fail-above X`` an
+instrument *vouches* at X when its positive control's D lower bound is above X and a release at chance would
+pass with probability at least :data:`VOUCH_PASS_PROBABILITY`; the release fails when a vouching instrument's
+upper bound of D, or any deciding instrument's lower bound, exceeds X, and passes when one vouches and none
+fails. The paper's DRS = min(p_REAL, p_SYN) stays in the label-giving instruments' tables: another scale, not
+the gate."""
 
 from __future__ import annotations
 
@@ -16,14 +12,13 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from llmdisc.audit.instruments.base import (MIN_UNITS, NEGATIVE, POSITIVE, RELEASE, Comparison, Reading, auc_text,
-                                           control_check, units_text)
+from llmdisc.audit.instruments.base import (MIN_UNITS, NEGATIVE, NEGATIVE_MARGIN_FLOOR, POSITIVE, RELEASE,
+                                           Comparison, Reading, auc_text, control_check, control_status,
+                                           units_text)
 from llmdisc.scoring.separation import auc_interval, null_standard_error
 from llmdisc.scoring.separation import fail_probability as _fail_probability
 from llmdisc.scoring.separation import pass_probability_at_chance as _pass_probability_at_chance
 
-OUTCOMES = ("pass", "fail", "inconclusive", "conclusive")
-"""``conclusive`` = decided, without a gate to pass or fail."""
 EXAMPLE_THRESHOLD = 0.5
 """The ``--fail-above`` the help, the report and the docs quote: D 0.5 is AUC 0.75, release units ranked above
 real ones three times in four."""
@@ -100,25 +95,29 @@ def vouch_reason(release: Comparison, positive: Comparison | None, threshold: fl
     return None
 
 
+def _first_size(ok: Any, start: int, limit: int = 100_000) -> int | None:
+    """The smallest n in [start, limit] with ``ok(n)`` (doubling, then bisection; ``ok`` monotone), else None."""
+    if ok(start):
+        return start
+    low, high = start, start * 2
+    while not ok(high):
+        low, high = high, high * 2
+        if high > limit:
+            return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if ok(mid) else (mid, high)
+    return high
+
+
 @functools.lru_cache(maxsize=1024)
 def units_to_vouch(threshold: float) -> int | None:
     """The fewest units per side (equal sides, score interval) at which a release at chance passes the gate at
     ``threshold`` with probability >= :data:`VOUCH_PASS_PROBABILITY` (None at 0 or past a million)."""
     if threshold <= 0:
         return None
-
-    def ok(n: int) -> bool:
-        return pass_probability_at_chance(threshold, n, n) >= VOUCH_PASS_PROBABILITY
-
-    low, high = 1, 2
-    while not ok(high):
-        low, high = high, high * 2
-        if high > 1_000_000:
-            return None
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    return high
+    return _first_size(lambda n: pass_probability_at_chance(threshold, n, n) >= VOUCH_PASS_PROBABILITY, 2,
+                       limit=1_000_000)
 
 
 GATE_SENTENCE = ("D = 2·|AUC − 0.5| of each instrument that passed its controls: 0 = indistinguishable from real "
@@ -147,26 +146,10 @@ def _flag(reading: Reading, size: int) -> str:
     return f"--samples {size}"
 
 
-def _first_size(ok: Any, start: int, limit: int = 100_000) -> int | None:
-    """The smallest n in [start, limit] with ``ok(n)`` (doubling, then bisection; ``ok`` monotone), else None."""
-    if ok(start):
-        return start
-    low, high = start, start * 2
-    while not ok(high):
-        low, high = high, high * 2
-        if high > limit:
-            return None
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    return high
-
-
 def next_step(reading: Reading) -> str | None:
     """What would let an instrument that does not decide decide: the size at which both its controls would pass at
     the figures they read, or another instrument when it does not see the positive control at all. None when it
     decides or cannot run."""
-    from llmdisc.audit.instruments.base import NEGATIVE_MARGIN_FLOOR, control_status
     from llmdisc.scoring.separation import equivalent_to_chance, minimum_detectable_separation, separation
 
     status, _ = control_status(reading)
@@ -205,21 +188,16 @@ def next_step(reading: Reading) -> str | None:
 
 @dataclass(frozen=True)
 class Decision:
-    """What the audit concludes.
-
-    Attributes:
-        outcome: one of :data:`OUTCOMES`.
-        deciding: the instruments that passed their controls.
-        told_apart_by: the deciding instruments that separate the release.
-        upper_bound: the largest 95 % upper bound of D over the deciding instruments — with a gate, over those
-            that can vouch at it (None when there are none; 1.0 for an instrument without an interval).
-        reasons: why an instrument does not decide, or cannot vouch (one sentence each).
-        vouching: with a gate, the deciding instruments that vouch at it (:func:`vouch_reason`).
-        sure_above: with a gate, the deciding instruments whose 95 % *lower* bound of D exceeds it.
-        gate: with a gate, per deciding instrument: ``pass_probability_at_chance``, ``fail_probability`` at
-            D = ``fail_probability_at_D`` (:func:`gate_probabilities`), and whether it ``vouches``.
-        next_steps: what would make an inconclusive audit conclusive (:func:`next_step`, :func:`units_to_vouch`).
-    """
+    """What the audit concludes: ``outcome`` (``pass``, ``fail``, ``inconclusive`` or ``conclusive``: decided,
+    without a gate); ``deciding``, the instruments that passed their controls, and ``told_apart_by``, those
+    that separate the release; ``upper_bound``, the largest 95 % upper bound of D over the deciding
+    instruments — with a gate, over those that vouch at it (None when there are none; 1.0 for an instrument
+    without an interval) — and its ``bound_by``; ``reasons`` why an instrument does not decide, or cannot
+    vouch (one sentence each). With a gate: ``vouching`` (:func:`vouch_reason`), ``sure_above`` (95 % *lower*
+    bound of D above it) and ``gate``, per deciding instrument ``pass_probability_at_chance``,
+    ``fail_probability`` at D = ``fail_probability_at_D`` (:func:`gate_probabilities`) and whether it
+    ``vouches``. ``next_steps``: what would make an inconclusive audit conclusive (:func:`next_step`,
+    :func:`units_to_vouch`)."""
 
     outcome: str
     deciding: tuple[str, ...]

@@ -42,12 +42,8 @@ EXIT_INCONCLUSIVE = ExitStatus.INCONCLUSIVE
 EXIT_MISSING = ExitStatus.INPUT_MISSING
 EXIT_UNPARSABLE = ExitStatus.INPUT_UNPARSABLE
 EXIT_COLUMNS = ExitStatus.INPUT_COLUMNS
-EXIT_TOO_FEW_ROWS = ExitStatus.INPUT_TOO_FEW_ROWS
-EXIT_REMOTE_REFUSED = ExitStatus.REMOTE_REFUSED
-EXIT_UNREACHABLE = ExitStatus.PROVIDER_UNREACHABLE
 EXIT_PROVIDER = ExitStatus.PROVIDER_ERROR
 EXIT_INTERNAL = ExitStatus.INTERNAL_ERROR
-EXIT_INTERRUPTED = ExitStatus.INTERRUPTED
 
 TRACEBACK_FILE = "traceback.txt"
 """Written into the audit folder on an unexpected error (exit :data:`EXIT_INTERNAL`)."""
@@ -61,39 +57,30 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (EXIT_INCONCLUSIVE, "audit written but INCONCLUSIVE (never a pass): no instrument passed its controls, or "
                         "none has the units to vouch at --fail-above"),
     (EXIT_MISSING, "input error: an input file (or the --metadata file) does not exist"),
-    (
-        EXIT_UNPARSABLE,
-        "input error: an input file cannot be parsed or used, or its format is not supported (Excel); the "
-        "--metadata file is not SDV single-table metadata JSON or names an unknown sdtype",
-    ),
-    (
-        EXIT_COLUMNS,
-        "input error: the columns of the real and synthetic (or holdout) tables differ, or a column's type does "
-        "(text in a numerical column, an unparseable date); or the --metadata columns differ from the tables'",
-    ),
-    (EXIT_TOO_FEW_ROWS, "input error: a table has fewer rows than one 20-row sample"),
-    (
-        EXIT_REMOTE_REFUSED,
-        "provider error: the LLM provider would send real rows off this machine and --allow-remote was not given",
-    ),
-    (EXIT_UNREACHABLE, "provider error: the LLM provider cannot be reached or stopped answering (after retries); "
-                       "finished trials stay cached"),
-    (
-        EXIT_PROVIDER,
-        "provider error: the LLM provider refused (missing or rejected key, unknown model; no token probabilities "
-        "under --scoring probability or both: pass --scoring verdict) or --cache-mode offline missed",
-    ),
+    (EXIT_UNPARSABLE, "input error: an input file cannot be parsed or used, or its format is not supported "
+                      "(Excel); the --metadata file is not SDV single-table metadata JSON or names an "
+                      "unknown sdtype"),
+    (EXIT_COLUMNS, "input error: the columns of the real and synthetic (or holdout) tables differ, or a "
+                   "column's type does (text in a numerical column, an unparseable date); or the --metadata "
+                   "columns differ from the tables'"),
+    (ExitStatus.INPUT_TOO_FEW_ROWS, "input error: a table has fewer rows than one 20-row sample"),
+    (ExitStatus.REMOTE_REFUSED, "provider error: the LLM provider would send real rows off this machine and "
+                                "--allow-remote was not given"),
+    (ExitStatus.PROVIDER_UNREACHABLE, "provider error: the LLM provider cannot be reached or stopped "
+                                      "answering (after retries); finished trials stay cached"),
+    (EXIT_PROVIDER, "provider error: the LLM provider refused (missing or rejected key, unknown model; no "
+                    "token probabilities under --scoring probability or both: pass --scoring verdict) or "
+                    "--cache-mode offline missed"),
     (EXIT_INTERNAL, f"unexpected internal error (a bug; EX_SOFTWARE): its traceback is in DIR/{TRACEBACK_FILE}, "
                     "what was computed stays in DIR and a re-run resumes"),
-    (EXIT_INTERRUPTED, "interrupted; finished trials and scores stay cached and a re-run resumes"),
+    (ExitStatus.INTERRUPTED, "interrupted; finished trials and scores stay cached and a re-run resumes"),
 )
 """(exit status, meaning) of ``llmdisc audit``, one row per :class:`ExitStatus`."""
 
 
 def exit_status_record(status: int) -> dict[str, object]:
     """``{"code": 3, "name": "inconclusive"}``: an exit status as ``audit.json`` states it."""
-    status = ExitStatus(status)
-    return {"code": int(status), "name": status.label}
+    return {"code": int(status), "name": ExitStatus(status).label}
 
 
 def exit_status_table() -> dict[str, dict[str, str]]:
@@ -127,8 +114,6 @@ class InputMissingError(AuditInputError):
 class InputUnparsableError(AuditInputError):
     """An input file is not a readable CSV/Parquet table (or is an Excel workbook)."""
 
-    exit_status = EXIT_UNPARSABLE
-
 
 class ColumnMismatchError(AuditInputError):
     """Real and synthetic (or holdout) tables differ in columns or column types."""
@@ -138,8 +123,6 @@ class ColumnMismatchError(AuditInputError):
 
 class MetadataError(AuditInputError):
     """The ``--metadata`` file is not SDV single-table metadata (not JSON, wrong shape, unknown sdtype)."""
-
-    exit_status = EXIT_UNPARSABLE
 
 
 class MetadataColumnsError(ColumnMismatchError):
@@ -153,23 +136,20 @@ class DateParseError(ColumnMismatchError):
 class TooFewRowsError(AuditInputError):
     """A table has fewer rows than one sample shown to the LLM."""
 
-    exit_status = EXIT_TOO_FEW_ROWS
+    exit_status = ExitStatus.INPUT_TOO_FEW_ROWS
 
 
 class RemoteProviderRefused(ConfigError):
     """The provider is remote and ``--allow-remote`` was not given (raised before any request)."""
 
-    exit_status = EXIT_REMOTE_REFUSED
+    exit_status = ExitStatus.REMOTE_REFUSED
 
 
 def exit_status_for(exc: BaseException) -> ExitStatus:
-    """Map an error raised during an audit to its exit status (see :data:`EXIT_STATUSES`).
-
-    Returns:
-        Its ``exit_status`` attribute when it has one; else 9 for an unreachable provider, 10 for other provider
-        errors and offline cache misses, 5 for another ``DataError``, 2 for other llmdisc errors, 130 for an
-        interruption and 70 for anything else (a bug: never 1, which means only that the gate failed).
-    """
+    """The exit status of an error raised during an audit (:data:`EXIT_STATUSES`): its ``exit_status``
+    attribute when it has one; else 9 for an unreachable provider, 10 for other provider errors and offline
+    cache misses, 5 for another ``DataError``, 2 for other llmdisc errors, 130 for an interruption and 70 for
+    anything else (a bug: never 1, which means only that the gate failed)."""
     from llmdisc.discrimination.providers.errors import ProviderUnreachableError, TransientProviderError
     from llmdisc.discrimination.runner import RunAborted
 
@@ -177,7 +157,7 @@ def exit_status_for(exc: BaseException) -> ExitStatus:
     if isinstance(status, int) and not isinstance(status, bool) and status in ExitStatus._value2member_map_:
         return ExitStatus(status)
     if isinstance(exc, (ProviderUnreachableError, RunAborted, TransientProviderError)):
-        return EXIT_UNREACHABLE
+        return ExitStatus.PROVIDER_UNREACHABLE
     if isinstance(exc, (ProviderError, CacheMissError)):
         return EXIT_PROVIDER
     if isinstance(exc, DataError):
@@ -185,5 +165,5 @@ def exit_status_for(exc: BaseException) -> ExitStatus:
     if isinstance(exc, LlmdiscError):
         return EXIT_USAGE
     if isinstance(exc, KeyboardInterrupt):
-        return EXIT_INTERRUPTED
+        return ExitStatus.INTERRUPTED
     return EXIT_INTERNAL

@@ -7,6 +7,7 @@ scored too (``<run>.content-free.json``, contextual calibration). The cells are 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from llmdisc.audit.instruments.base import RELEASE
 from llmdisc.discrimination.cache import ResponseCache
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
 from llmdisc.discrimination.runner import RunSummary, run_name, run_sync, run_trials
@@ -22,8 +24,6 @@ from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL
 
 AUDIT_DATASET_KEY = "audit"
 """The ``dataset_key`` (and ``dataset``) of audit trial records."""
-RELEASE = "release"
-"""The release cell's ``synthetic_method``: the release under audit."""
 PROMPT_VARIANT = "neutral"
 CELLS = (RELEASE, POSITIVE_CONTROL, NEGATIVE_CONTROL)
 """The audit's cells: the release, the positive control (columns shuffled) and the negative control (real holdout
@@ -39,47 +39,21 @@ def audit_trial_queue(trials_per_label: int, conditions: Sequence[str], *, run_s
     return sorted(queue, key=lambda spec: (spec.index, list(cells).index(spec.synthesizer)))
 
 
-def trial_file(
-    trials_dir: Path,
-    provider: Provider,
-    provider_name: str,
-    metadata_source: str,
-    seed: int,
-    data_digest: str,
-    *,
-    scoring: str = "both",
-    cells: Sequence[str] = CELLS,
-) -> Path:
-    """``trials_dir/<run_name>__d<digest>.jsonl``: one file per configuration *and* per input data.
-
-    The digest (of the rows read and their kinds, and of the cells) keeps a re-run on changed files, or an
-    audit folder written before the controls existed, from resuming answers given about other rows.
-    """
-    import hashlib
-
-    name = run_name(
-        [AUDIT_DATASET_KEY],
-        provider_name,
-        provider.model,
-        PROMPT_VARIANT,
-        metadata_source,
-        "fresh",
-        seed,
-        base_url=provider.base_url,
-        scoring=scoring,
-    )
+def trial_file(trials_dir: Path, provider: Provider, provider_name: str, metadata_source: str, seed: int,
+               data_digest: str, *, scoring: str = "both", cells: Sequence[str] = CELLS) -> Path:
+    """``trials_dir/<run_name>__d<digest>.jsonl``: one file per configuration *and* per input data. The digest
+    (of the rows read and their kinds, and of the cells) keeps a re-run on changed files, or an audit folder
+    written before the controls existed, from resuming answers given about other rows."""
+    name = run_name([AUDIT_DATASET_KEY], provider_name, provider.model, PROMPT_VARIANT, metadata_source,
+                    "fresh", seed, base_url=provider.base_url, scoring=scoring)
     digest = data_digest if tuple(cells) == (RELEASE,) else hashlib.sha256(
         f"{data_digest}|{'|'.join(cells)}|shared-real".encode()).hexdigest()
     return trials_dir / f"{name}__d{digest[:10]}.jsonl"
 
 
 async def check_label_scoring(provider: Provider) -> None:
-    """Fail before any trial when the provider cannot score labels, naming the audit's fix.
-
-    Raises:
-        ProviderConfigError, CacheMissError: what the provider raises, with "pass --scoring verdict" added;
-        other provider errors (unreachable, missing key) unchanged.
-    """
+    """Fail before any trial when the provider cannot score labels: its ``ProviderConfigError`` or
+    ``CacheMissError`` re-raised with "pass --scoring verdict" added (other provider errors unchanged)."""
     from llmdisc.discrimination.providers.errors import ProviderConfigError
     from llmdisc.errors import CacheMissError
 
@@ -91,36 +65,17 @@ async def check_label_scoring(provider: Provider) -> None:
                         "calibrated DRS)") from None
 
 
-def run_audit_trials(
-    specs: Sequence[TrialSpec],
-    *,
-    provider: Provider,
-    tables: dict[str, pd.DataFrame],
-    metadata_source: str,
-    out_path: Path,
-    cache: ResponseCache,
-    concurrency: int,
-    progress: bool,
-    parameters: dict[str, Any],
-    scoring: str = "both",
-    conditions: Sequence[str] = (),
-    n_rows: int = 20,
-) -> tuple[RunSummary, dict[str, Any]]:
-    """Run (or resume) the audit's trials and, with label scores, the content-free prompts; blocking.
-
-    Args:
-        tables: ``{"real": ..., "release": ..., "shuffled_columns": ..., "real_holdout": ...}`` (the cells'
-            tables; the REAL class is drawn from ``real``).
-        conditions: the conditions whose content-free prompt is scored (contextual calibration).
-
-    Returns:
-        ``(summary, content_free)``: the runner's summary and ``{"status": "scored"|"unavailable"|"not asked",
-        "file", "reason"}`` (unscorable: calibration left out, never the audit). The provider is closed afterwards.
-
-    Raises:
-        RunAborted, ProviderError, CacheMissError: as :func:`llmdisc.discrimination.runner.run_trials` (finished
-        trials kept), or before any trial as :func:`check_label_scoring`.
-    """
+def run_audit_trials(specs: Sequence[TrialSpec], *, provider: Provider, tables: dict[str, pd.DataFrame],
+                     metadata_source: str, out_path: Path, cache: ResponseCache, concurrency: int,
+                     progress: bool, parameters: dict[str, Any], scoring: str = "both",
+                     conditions: Sequence[str] = (), n_rows: int = 20) -> tuple[RunSummary, dict[str, Any]]:
+    """Run (or resume) the audit's trials and, with label scores, the content-free prompts of ``conditions``
+    (contextual calibration); blocking; the provider is closed afterwards. ``tables``: ``{"real", "release",
+    "shuffled_columns", "real_holdout"}`` (the REAL class is drawn from ``real``). Returns ``(summary,
+    content_free)``: the runner's summary and ``{"status": "scored"|"unavailable"|"not asked", "file",
+    "reason"}`` (unscorable: calibration left out, never the audit). Raises as
+    :func:`llmdisc.discrimination.runner.run_trials` (finished trials kept), or before any trial as
+    :func:`check_label_scoring`."""
     from llmdisc.discrimination.content_free import score_content_free, write_content_free
     from llmdisc.errors import LlmdiscError
 
@@ -130,20 +85,10 @@ def run_audit_trials(
         try:
             if scoring != "verdict" and cache.mode != "offline":
                 await check_label_scoring(provider)
-            summary = await run_trials(
-                specs,
-                provider=provider,
-                tables=cells,
-                variant=PROMPT_VARIANT,
-                metadata_source=metadata_source,
-                out_path=out_path,
-                cache=cache,
-                concurrency=concurrency,
-                generate_config=GenerateConfig(),
-                progress=progress,
-                parameters=parameters,
-                n_rows=n_rows,
-            )
+            summary = await run_trials(specs, provider=provider, tables=cells, variant=PROMPT_VARIANT,
+                                       metadata_source=metadata_source, out_path=out_path, cache=cache,
+                                       concurrency=concurrency, generate_config=GenerateConfig(),
+                                       progress=progress, parameters=parameters, n_rows=n_rows)
             content_free: dict[str, Any] = {"status": "not asked", "file": None, "reason": "--scoring verdict"}
             if scoring != "verdict":
                 try:
@@ -181,18 +126,14 @@ def is_cue(flag: Any) -> bool:
 
 
 def frequent_red_flags(trials: pd.DataFrame, top: int = 10) -> list[dict[str, Any]]:
-    """The red-flag strings the LLM gave most often (case and spacing folded; cue text only, :func:`is_cue`), with
-    the labels they came with.
-
-    Returns:
-        Up to ``top`` dicts, most frequent first: ``red_flag`` (its first spelling), ``count`` (trials giving
-        it), ``on_real`` / ``on_synthetic`` (of those, samples that were real / synthetic).
-    """
+    """Up to ``top`` red-flag strings the LLM gave most often (case and spacing folded; cue text only,
+    :func:`is_cue`), most frequent first: ``red_flag`` (its first spelling), ``count`` (trials giving it),
+    ``on_real`` / ``on_synthetic`` (of those, samples that were real / synthetic)."""
+    if trials.empty:
+        return []
     counts: Counter[str] = Counter()
     spelling: dict[str, str] = {}
     by_label: dict[str, Counter[str]] = {}
-    if trials.empty:
-        return []
     for _, trial in trials[trials["status"] != "error"].iterrows():
         seen = set()
         flags = trial["red_flags"]
@@ -207,12 +148,6 @@ def frequent_red_flags(trials: pd.DataFrame, top: int = 10) -> list[dict[str, An
             counts[key] += 1
             spelling.setdefault(key, text)
             by_label.setdefault(key, Counter())[trial["true_label"]] += 1
-    return [
-        {
-            "red_flag": spelling[key],
-            "count": n,
-            "on_real": by_label[key]["REAL"],
-            "on_synthetic": by_label[key]["SYNTHETIC"],
-        }
-        for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-    ]
+    return [{"red_flag": spelling[key], "count": n, "on_real": by_label[key]["REAL"],
+             "on_synthetic": by_label[key]["SYNTHETIC"]}
+            for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]

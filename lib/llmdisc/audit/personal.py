@@ -1,15 +1,16 @@
 """Columns that hold personal information: detected, left out of the discriminators, and checked for copies.
 
-A synthesizer that copies real people's names or e-mail addresses leaks them whatever any discriminator says, and
-such columns tell a discriminator nothing while costing thousands of levels. So the audit leaves them out of every
-instrument and reports, for each, the share of the release's values that are real values, exactly and with case,
-accents and word order folded (:func:`personal_summary`). A column is personal when ``--metadata`` gives it a
-personal sdtype (:mod:`~llmdisc.audit.sdv_metadata`) or when :func:`detect_personal` finds it by what it is.
+A synthesizer that copies real people's names or e-mail addresses leaks them whatever any discriminator says,
+and such columns tell a discriminator nothing while costing thousands of levels. A column is personal when
+``--metadata`` gives it a personal sdtype or when :func:`detect_personal` finds it; :func:`personal_summary`
+reports the share of the release's values that are real values.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import pkgutil
 import re
 import unicodedata
 from typing import Any, Mapping, Sequence
@@ -153,20 +154,14 @@ def name_words(value: str) -> list[str] | None:
         words = text.split(".")
     else:
         words = text.split(" ")
-    if not 1 <= len(words) <= 4 or not all(_WORD.match(w) and len(w) <= 25 for w in words):
-        return None
-    if not any(len(w.rstrip(".")) >= 2 for w in words):
-        return None
-    return words
+    shaped = 1 <= len(words) <= 4 and all(_WORD.match(w) and len(w) <= 25 for w in words)
+    return words if shaped and any(len(w.rstrip(".")) >= 2 for w in words) else None
 
 
 @functools.lru_cache(maxsize=1)
 def _known_names() -> tuple[frozenset[str], frozenset[str]]:
     """Given names and surnames of Faker's person providers (every locale), folded; empty without Faker."""
     try:
-        import importlib
-        import pkgutil
-
         import faker.providers.person as persons
     except ImportError:  # Faker ships with rdt; without it only the shape and the header decide
         return frozenset(), frozenset()
@@ -182,8 +177,7 @@ def _known_names() -> tuple[frozenset[str], frozenset[str]]:
                 continue
             values = getattr(provider, attribute)
             if isinstance(values, (dict, list, tuple, set, frozenset)):
-                target = given if attribute.startswith("first_") else family
-                target.update(fold(str(v)) for v in values)
+                (given if attribute.startswith("first_") else family).update(fold(str(v)) for v in values)
     return frozenset(given), frozenset(family)
 
 
@@ -233,22 +227,21 @@ def is_phone_number(value: str, region: str | None = None) -> bool:
 
 def _weighted_share(counts: pd.Series, test: Any) -> float:
     """Share of the values (rows) whose distinct value passes ``test``; ``counts`` = value -> rows."""
-    passed = sum(int(n) for value, n in counts.items() if test(value))
-    return passed / int(counts.sum())
+    return sum(int(n) for value, n in counts.items() if test(value)) / int(counts.sum())
 
 
 def _phone_share(counts: pd.Series, regions: Sequence[str]) -> float:
     """Share of the values that are valid phone numbers in the region explaining most of them."""
     checked = counts.iloc[:MAX_CHECKED]
-    best = 0.0
-    for region in regions or (None,):
-        best = max(best, _weighted_share(checked, lambda v, r=region: is_phone_number(v, r)))
-    return best
+    return max(_weighted_share(checked, lambda v, r=region: is_phone_number(v, r))
+               for region in regions or (None,))
 
 
 def detect_personal(values: pd.Series, name: str, *, phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS
                     ) -> str | None:
-    """Why a column (its values in the real rows read, its header ``name``) holds personal information, or None.
+    """Why a column (its values in the real rows read, its header ``name``) holds personal information, as a
+    short reason (``e-mail addresses``, ``phone numbers``, ``person names``, ``free-text identifiers (named
+    'owner')``), or None:
 
     - **e-mail addresses**: at least :data:`MATCH_SHARE` of the values are e-mail addresses;
     - **phone numbers**: at least :data:`MATCH_SHARE` are valid phone numbers (:func:`is_phone_number`) in one of
@@ -263,10 +256,6 @@ def detect_personal(values: pd.Series, name: str, *, phone_regions: Sequence[str
 
     City names are the known grey zone: a place header is never taken for names by content; a neutral one passes
     only when most values hold given names (``San Francisco`` does, most cities do not).
-
-    Returns:
-        A short reason (``e-mail addresses``, ``phone numbers``, ``person names``, ``free-text identifiers
-        (named 'owner')``) or None.
     """
     if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
         return None
@@ -318,16 +307,11 @@ def _percent(share: float) -> str:
 
 
 def personal_summary(rows: Mapping[str, pd.DataFrame], columns: Mapping[str, str]) -> list[dict[str, Any]]:
-    """For each personal column (column -> why), how many of the release's values are values of the real table.
-
-    ``rows`` is ``{"real", "synthetic"[, "holdout"]}``; *folded* shares compare values by :func:`fold_value`.
-
-    Returns:
-        One dict per column: ``column``, ``reason``, ``n_release`` (values present), ``copied_share`` (share of
-        the release's values that are real values, 0–1), ``distinct_release``, ``distinct_copied``,
-        ``distinct_copied_share``, ``holdout_copied_share`` (what fresh real rows share with the real table by
-        chance; None without a holdout), the shares also ``…_folded``, and ``sentence``.
-    """
+    """For each personal column (column -> why), how many of the release's values are values of the real table
+    (``rows``: ``{"real", "synthetic"[, "holdout"]}``): ``column``, ``reason``, ``n_release`` (values
+    present), ``copied_share`` (0–1), ``distinct_release``, ``distinct_copied``, ``distinct_copied_share``,
+    ``holdout_copied_share`` (what fresh real rows share with the real table by chance; None without a
+    holdout), the shares also ``…_folded`` (values compared by :func:`fold_value`), and ``sentence``."""
     out = []
     for column, reason in columns.items():
         real_values = rows["real"][column].dropna().astype(str)

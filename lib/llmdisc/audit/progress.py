@@ -10,13 +10,9 @@ from typing import Any
 
 
 class Progress:
-    """Progress lines with an ETA on stderr, and the ``--max-minutes`` deadline.
-
-    Args:
-        deadline: ``time.monotonic()`` value after which instruments stop early (None: no limit).
-        enabled: print the lines (False: silent; the deadline still holds).
-        every: seconds between two lines of one instrument (the first and last always print).
-    """
+    """Progress lines with an ETA on stderr, and the ``--max-minutes`` deadline: ``deadline`` is the
+    ``time.monotonic()`` value after which instruments stop early (None: no limit); ``enabled`` False silences
+    the lines (the deadline still holds); ``every``: seconds between two lines of one instrument."""
 
     def __init__(self, deadline: float | None = None, *, enabled: bool = True, stream: Any = None,
                  every: float = 5.0) -> None:
@@ -79,5 +75,4 @@ class WorkPlan:
 
     @property
     def seconds(self) -> float:
-        """The estimated wall time."""
         return self.fixed_seconds + self.units * self.seconds_per_unit

@@ -1,10 +1,7 @@
-"""The audit's products: ``audit.json`` (every figure, following :data:`AUDIT_SCHEMA`) and a self-contained
-``report.html``, and ``traceback.txt`` after an unexpected error (:func:`record_crash`).
-
-The page is rendered from plain data by the autoescaping template :data:`TEMPLATE` (no value marked safe, so every
-text from the user's files is escaped), with inline CSS and base64 PNG figures (no link, script or font: it can be
-mailed as one file), and scrubbed of absolute paths and secrets (:func:`llmdisc.pipeline.reports.scrub_text`).
-"""
+"""The audit's products: ``audit.json`` (following :data:`AUDIT_SCHEMA`), a self-contained ``report.html``
+rendered from plain data by an autoescaping template (inline CSS and base64 PNG figures, no link, script or
+font; scrubbed of absolute paths and secrets), and ``traceback.txt`` after an unexpected error
+(:func:`record_crash`)."""
 
 from __future__ import annotations
 
@@ -14,13 +11,17 @@ import io
 import json
 import math
 import re
+import sys
+import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from llmdisc.audit.errors import TRACEBACK_FILE, exit_status_record
+from llmdisc.audit.instruments.base import (GROUP_NAMES, GROUPS, Block, Bullets, Paragraph, Table,
+                                            format_seconds)
+from llmdisc.audit.thresholds import runs_text
+from llmdisc.paths import project_root
 from llmdisc.pipeline.reports import scrub_text
-
-if TYPE_CHECKING:
-    from llmdisc.audit.instruments.base import Block, Table
 
 AUDIT_SCHEMA = Path(__file__).with_name("audit.schema.json")
 """The JSON Schema (draft 2020-12) of ``audit.json``, shipped with the package: the tests validate every audit they
@@ -29,7 +30,7 @@ write against it (``jsonschema``, a test requirement; the audit itself does not 
 TEMPLATES = Path(__file__).with_name("templates")
 """The report's Jinja2 templates, shipped with the package."""
 TEMPLATE = "report.html.j2"
-"""The page, its CSS inline (autoescaped: see the module docstring)."""
+"""The page, its CSS inline; autoescaped, no value marked safe: any text from the user's files is escaped."""
 
 
 def _json_default(value: Any) -> Any:
@@ -51,29 +52,26 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def write_audit_json(result: dict[str, Any], path: Path) -> Path:
-    """Write the audit's figures as indented JSON (NaN written as null), atomically; return ``path``."""
-    text = scrub_text(json.dumps(_clean(result), indent=2, ensure_ascii=False, default=_json_default)) + "\n"
+def _write_atomically(path: Path, text: str) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path
 
 
+def write_audit_json(result: dict[str, Any], path: Path) -> Path:
+    """Write the audit's figures as indented JSON (NaN written as null), atomically; return ``path``."""
+    return _write_atomically(path, scrub_text(json.dumps(_clean(result), indent=2, ensure_ascii=False,
+                                                         default=_json_default)) + "\n")
+
+
 def _hide_paths(text: str, folders: dict[str, str]) -> str:
     """``text`` with each folder's absolute path replaced by its placeholder (longest first), then
     :func:`~llmdisc.pipeline.reports.scrub_text`, which alone handles a folder holding the project or the venv."""
-    import sys
-
-    from llmdisc.paths import project_root
-
-    def holds(folder: Path, inner: Path) -> bool:
-        return inner == folder or folder in inner.parents
-
     pairs: list[tuple[str, str]] = []
     for folder, placeholder in folders.items():
         resolved = Path(folder).resolve()
-        if holds(resolved, project_root().resolve()) or holds(resolved, Path(sys.prefix).resolve()):
+        if any(inner.resolve().is_relative_to(resolved) for inner in (project_root(), Path(sys.prefix))):
             continue
         pairs += [(form, placeholder) for form in {str(Path(folder).absolute()), str(resolved)} if len(form) > 1]
     for old, new in sorted(pairs, key=lambda p: len(p[0]), reverse=True):
@@ -83,18 +81,11 @@ def _hide_paths(text: str, folders: dict[str, str]) -> str:
 
 def record_crash(out_dir: Path | str, exc: BaseException, *, status: int, inputs: Sequence[Path | str | None] = (),
                  mark_audit_json: bool = False) -> Path:
-    """Record an unexpected error of an audit in its folder, keeping everything already there.
-
-    Writes and returns ``DIR/traceback.txt`` (``out_dir`` created if needed): the traceback, scrubbed (the audit
-    folder written as ``<audit>``, the folders of ``inputs`` as ``<input>``). With ``mark_audit_json`` (this run
-    wrote ``DIR/audit.json`` before the error) it also sets that file's ``exit_status`` to ``status``
-    (:data:`llmdisc.audit.errors.EXIT_INTERNAL`) and adds a ``crash`` entry, so the file never states a status the
-    process did not exit with.
-    """
-    import traceback
-
-    from llmdisc.audit.errors import TRACEBACK_FILE, exit_status_record
-
+    """Write and return ``DIR/traceback.txt`` after an unexpected error (``out_dir`` created if needed,
+    nothing there removed): the traceback, scrubbed (the audit folder written as ``<audit>``, the folders of
+    ``inputs`` as ``<input>``). With ``mark_audit_json`` (this run wrote ``DIR/audit.json`` before the error)
+    that file's ``exit_status`` becomes ``status`` and gets a ``crash`` entry, so it never states a status the
+    process did not exit with."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     folders = {str(Path(p).parent): "<input>" for p in inputs if p is not None}
@@ -132,8 +123,6 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from llmdisc.audit.instruments.base import GROUP_NAMES, GROUPS
 
     colours = {"release": "#1f4e89", "shuffled_columns": "#c05000", "real_holdout": "#6b6b6b"}
     markers = {"release": "o", "shuffled_columns": "^", "real_holdout": "s"}
@@ -197,14 +186,8 @@ def _environment() -> Any:
 
 def render_html(result: dict[str, Any], sections: Mapping[str, Sequence[Block]] | None = None) -> str:
     """The report page (HTML text) for an ``audit.json`` dict, from :data:`TEMPLATE`; ``sections``: instrument
-    name -> its own section (:meth:`Instrument.section`), plain data, never HTML.
-
-    Raises:
-        TypeError: a section that is not a list of :data:`~llmdisc.audit.instruments.base.Block` (an HTML
-            string, say).
-    """
-    from llmdisc.audit.instruments.base import Bullets, Paragraph, Table, format_seconds
-
+    name -> its own section (:meth:`Instrument.section`), plain data: :class:`TypeError` for a section that is
+    not a list of :data:`~llmdisc.audit.instruments.base.Block` (HTML, say)."""
     sections = dict(sections or {})
     for name, blocks in sections.items():
         if isinstance(blocks, (str, bytes)) or not all(isinstance(b, (Table, Bullets, Paragraph)) for b in blocks):
@@ -258,9 +241,6 @@ def render_html(result: dict[str, Any], sections: Mapping[str, Sequence[Block]] 
 def _thresholds(result: dict[str, Any]) -> dict[str, Any] | None:
     """The "Choosing --fail-above" section (:mod:`llmdisc.audit.thresholds`): its paragraph, the release between
     its controls per instrument, and the gate's outcome per threshold (None for an ``audit.json`` without it)."""
-    from llmdisc.audit.instruments.base import Table
-    from llmdisc.audit.thresholds import runs_text
-
     scan = result.get("thresholds")
     if not scan:
         return None
@@ -291,8 +271,6 @@ def _thresholds(result: dict[str, Any]) -> dict[str, Any] | None:
 
 def _caps_table(result: dict[str, Any]) -> Table | None:
     """The "Caps" table (:mod:`llmdisc.audit.caps`; None for an ``audit.json`` without it)."""
-    from llmdisc.audit.instruments.base import Table
-
     caps = result.get("caps")
     if not caps:
         return None
@@ -304,8 +282,6 @@ def _caps_table(result: dict[str, Any]) -> Table | None:
 
 def _personal_table(result: dict[str, Any]) -> Table | None:
     """The "Personal information" table (None without such columns)."""
-    from llmdisc.audit.instruments.base import Table
-
     personal = result.get("personal") or []
     if not personal:
         return None
@@ -317,8 +293,6 @@ def _personal_table(result: dict[str, Any]) -> Table | None:
 
 def _anonymeter(result: dict[str, Any]) -> dict[str, Any]:
     """The "Anonymeter attacks" section: its table when measured, else its status and why."""
-    from llmdisc.audit.instruments.base import Table
-
     attacks = result.get("anonymeter") or {}
     if attacks.get("status") != "measured":
         return {"table": None, "status": attacks.get("status", "skipped"), "reason": attacks.get("reason") or ""}
@@ -330,8 +304,6 @@ def _anonymeter(result: dict[str, Any]) -> dict[str, Any]:
 def _key_columns(result: dict[str, Any]) -> dict[str, Any] | None:
     """The "Key columns" section: each key's values per table and whether it alone separates them, and the
     columns left out (None when there are neither)."""
-    from llmdisc.audit.instruments.base import Table
-
     keys = (result.get("identifiers") or {}).get("columns") or []
     excluded = (result.get("schema") or {}).get("excluded") or []
     if not keys and not excluded:
@@ -357,7 +329,4 @@ def _key_columns(result: dict[str, Any]) -> dict[str, Any] | None:
 def write_report_html(result: dict[str, Any], path: Path,
                       sections: Mapping[str, Sequence[Block]] | None = None) -> Path:
     """Render :func:`render_html` to ``path`` (atomically) and return it."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(result, sections), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return _write_atomically(path, render_html(result, sections))

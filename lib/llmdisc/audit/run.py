@@ -1,10 +1,5 @@
-"""``llmdisc audit``: the compendium's instruments applied to anyone's synthetic-data release.
-
-:func:`run_audit` reads seeded subsamples of the tables, plans the columns, splits the real rows into the real class
-and the controls, runs each instrument within the ``--max-minutes`` budget, decides the outcome and writes
-``DIR/audit.json``, ``DIR/report.html`` and ``DIR/manifest.json``. ``DIR/cache/`` keeps model scores and LLM answers
-about the user's rows (never the project's shared cache), so a re-run into the same folder resumes.
-"""
+""":func:`run_audit`, the whole ``llmdisc audit``. ``DIR/cache/`` keeps model scores and LLM answers about the
+user's rows (never the project's shared cache), so a re-run into the same folder resumes."""
 
 from __future__ import annotations
 
@@ -20,6 +15,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 import llmdisc
+from llmdisc.audit.errors import exit_status_record, exit_status_table, outcome_status
 from llmdisc.audit.options import N_ROWS, check_options, open_checked_provider
 
 __all__ = ["AuditResult", "run_audit", "DEFAULT_TRIALS", "DEFAULT_MAX_ROWS", "DEFAULT_SAMPLES", "N_ROWS"]
@@ -47,16 +43,11 @@ FAST_PROVIDERS = ("gemini", "openai", "ollama", "replay")
 
 @dataclass(frozen=True)
 class AuditResult:
-    """What an audit produced.
-
-    Attributes:
-        summary: everything written into ``audit.json``.
-        outcome: ``pass``, ``fail``, ``inconclusive`` or ``conclusive`` (:mod:`llmdisc.audit.decision`); the CLI
-            exits 0, 1, 3 and 0 (:attr:`exit_status`).
-        upper_bound: the largest 95 % upper bound of D over the instruments that passed their controls.
-        gate_passed: None without ``fail_above`` or when inconclusive; else whether the release passed.
-        reasons: why instruments do not decide.
-    """
+    """What an audit produced: ``summary`` is everything written into ``audit.json``; ``outcome`` ``pass``,
+    ``fail``, ``inconclusive`` or ``conclusive`` (the CLI exits 0, 1, 3 and 0: :attr:`exit_status`);
+    ``upper_bound`` the largest 95 % upper bound of D over the instruments that passed their controls;
+    ``gate_passed`` None without ``fail_above`` or when inconclusive; ``reasons`` why instruments do not
+    decide."""
 
     out_dir: Path
     audit_json: Path
@@ -71,8 +62,6 @@ class AuditResult:
     def exit_status(self) -> int:
         """The exit status of the finished audit (``audit.json``'s ``exit_status``): 0 pass or conclusive, 1 gate
         failed, 3 inconclusive (:func:`llmdisc.audit.errors.outcome_status`)."""
-        from llmdisc.audit.errors import outcome_status
-
         return outcome_status(self.outcome, self.gate_passed)
 
 
@@ -148,38 +137,20 @@ def _say_sizing(progress: bool, sizing: dict[str, Any], max_minutes: float, aske
                    "--max-minutes 0 lifts the budget")
 
 
-def run_audit(
-    real: Path | str,
-    synthetic: Path | str,
-    *,
-    out_dir: Path | str,
-    holdout: Path | str | None = None,
-    instruments: Sequence[str] | None = None,
-    llm: bool | None = None,
-    provider: str = "local",
-    model: str | None = None,
-    base_url: str | None = None,
-    samples: int | None = None,
-    trials_per_label: int = DEFAULT_TRIALS,
-    conditions: Sequence[str] = ("C1",),
-    metadata_source: str = "real",
-    scoring: str = "probability",
-    categorical: Sequence[str] = (),
-    numerical: Sequence[str] = (),
-    metadata: Path | str | None = None,
-    keep_identifiers: bool = False,
-    seed: int = 0,
-    allow_remote: bool = False,
-    cache_mode: str = "fill",
-    concurrency: int = 1,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    n_attacks: int = DEFAULT_ATTACKS,
-    fail_above: float | None = None,
-    max_minutes: float | None = DEFAULT_MAX_MINUTES,
-    progress: bool = True,
-    replay_path: Path | str | None = None,
-) -> AuditResult:
-    """Audit a synthetic release against its real data and write ``audit.json`` and ``report.html``.
+def run_audit(real: Path | str, synthetic: Path | str, *, out_dir: Path | str,
+              holdout: Path | str | None = None, instruments: Sequence[str] | None = None,
+              llm: bool | None = None, provider: str = "local", model: str | None = None,
+              base_url: str | None = None, samples: int | None = None, trials_per_label: int = DEFAULT_TRIALS,
+              conditions: Sequence[str] = ("C1",), metadata_source: str = "real",
+              scoring: str = "probability", categorical: Sequence[str] = (), numerical: Sequence[str] = (),
+              metadata: Path | str | None = None, keep_identifiers: bool = False, seed: int = 0,
+              allow_remote: bool = False, cache_mode: str = "fill", concurrency: int = 1,
+              max_rows: int = DEFAULT_MAX_ROWS, n_attacks: int = DEFAULT_ATTACKS,
+              fail_above: float | None = None, max_minutes: float | None = DEFAULT_MAX_MINUTES,
+              progress: bool = True, replay_path: Path | str | None = None) -> AuditResult:
+    """Audit a synthetic release against its real data and write ``audit.json`` and ``report.html``. Raises
+    the errors of :data:`llmdisc.audit.errors.EXIT_STATUSES` (input, option and provider errors; the CLI gives
+    any other exception 70, never 1); what was computed stays in ``out_dir`` on every error.
 
     Each argument is the ``llmdisc audit`` option of the same name (docs/audit.md, Options); beyond that table:
 
@@ -190,22 +161,13 @@ def run_audit(
         llm: add the LLM's verdicts; None = yes for a provider in :data:`FAST_PROVIDERS`, no for ``local``.
         samples: 20-row samples per group; None = :data:`DEFAULT_SAMPLES`, or fewer (never below 10) when the
             timing probe says they would not end within ``max_minutes``. A number given is run as it is.
-        metadata: the SDV single-table metadata JSON file.
-        keep_identifiers: ``--keep-ids``.
         max_minutes: the time budget in minutes (None or 0 = none); instruments still running when it is spent stop.
         progress: print the plan and progress lines on stderr (``--no-progress`` is False).
-
-    Raises:
-        RemoteProviderRefused (exit 8), InputMissingError (4), InputUnparsableError (5), ColumnMismatchError
-        (6), TooFewRowsError (7), ProviderError/RunAborted (9, 10), ConfigError (2): see
-        :data:`llmdisc.audit.errors.EXIT_STATUSES` (the CLI gives any other exception 70, never 1). What was
-        computed stays in ``out_dir`` on every error.
     """
     from llmdisc.audit import report
     from llmdisc.audit.caps import caps_summary
     from llmdisc.audit.data import audit_data
     from llmdisc.audit.decision import decide, headline
-    from llmdisc.audit.errors import exit_status_record, exit_status_table, outcome_status
     from llmdisc.audit.instruments import DEFAULT_INSTRUMENTS, INSTRUMENT_NAMES, build_instruments
     from llmdisc.audit.instruments.base import Progress, format_seconds
     from llmdisc.audit.personal import personal_summary
@@ -230,8 +192,11 @@ def run_audit(
                   scoring, samples, max_minutes, names, INSTRUMENT_NAMES)
     answerer = None
     if "llm" in names:
-        answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
+        def open_answerer() -> Any:
+            return open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
                                          replay_path=str(replay_path) if replay_path is not None else None)
+
+        answerer = open_answerer()
         if scoring != "verdict" and cache_mode != "offline" and provider != "local":
             # refuse a provider without token probabilities now, not after minutes of other instruments; the probe's
             # client is closed with its event loop, and the trials get a fresh one
@@ -245,11 +210,9 @@ def run_audit(
                     await answerer.aclose()
 
             run_sync(probe)
-            answerer = open_checked_provider(provider, model, base_url, allow_remote=allow_remote,
-                                             replay_path=str(replay_path) if replay_path is not None else None)
+            answerer = open_answerer()
     out_dir = Path(out_dir)
     stage_seconds: dict[str, float] = {}
-
     paths = {"real": real, "synthetic": synthetic, **({"holdout": holdout} if holdout is not None else {})}
     sources = {role: open_table(path) for role, path in paths.items()}
     for role in ("synthetic", "holdout"):
@@ -294,11 +257,10 @@ def run_audit(
     plans = {tool.name: tool.plan(data) for tool in tools}  # the sample instruments' timing probe runs here
     stage_seconds["planning (model load and timing probe)"] = time.monotonic() - begin
     anonymeter_seconds = (ANONYMETER_SECONDS_PER_ATTACK * n_attacks) if holdout is not None else 0.0
-    budgeted = sized and max_minutes is not None
-    sizing = _fit_to_budget(tools, plans, started, max_minutes, reserved=anonymeter_seconds) if budgeted else None
+    sizing = (_fit_to_budget(tools, plans, started, max_minutes, reserved=anonymeter_seconds)
+              if sized and max_minutes is not None else None)
     if sizing is not None:
-        parameters["samples"] = sizing["samples"]
-        parameters["sizing"] = sizing
+        parameters["samples"], parameters["sizing"] = sizing["samples"], sizing
         _say_sizing(progress, sizing, max_minutes, samples)
     estimate = sum(p.seconds for p in plans.values()) + anonymeter_seconds
     _say(progress, f"llmdisc audit: {len(data.real)} real rows (real class), {len(data.groups['release'])} "
@@ -341,9 +303,7 @@ def run_audit(
         else:
             try:
                 reading = tool.run(data, tracker)
-            except llmdisc.errors.ProviderError:
-                raise
-            except llmdisc.errors.CacheMissError:
+            except (llmdisc.errors.ProviderError, llmdisc.errors.CacheMissError):
                 raise
             except Exception as exc:  # noqa: BLE001 - one instrument failing must not lose the others
                 reading = tool.reading(status="unavailable", reason=f"{type(exc).__name__}: {exc}")

@@ -1,10 +1,10 @@
-"""Each column's kind (categorical, numerical, datetime), keys and personal information, and table agreement checks.
+"""Each column's kind (categorical, numerical, datetime), keys and personal information, and table agreement
+checks.
 
-Kinds come from the project's one rule, :func:`llmdisc.baselines.encoding.infer_kinds` (declared kinds for a
-dataset the compendium knows; else numbers are numerical except integer codes with few levels), applied to the
-real rows read and overridden by ``--categorical`` / ``--numerical``. The audit's own additions (date columns,
-keys, personal information) are decided in :func:`plan_columns`; :func:`harmonise` gives all tables one
-representation per kind, integral numbers in categorical columns written without ``.0`` so a code reads the same.
+Kinds come from the project's one rule, :func:`llmdisc.baselines.encoding.infer_kinds`, overridden by
+``--categorical`` / ``--numerical``; dates, keys and personal information are the audit's own
+(:func:`plan_columns`). :func:`harmonise` gives all tables one representation per kind, integral numbers in
+categorical columns written without ``.0`` so a code reads the same.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from llmdisc.audit.errors import ColumnMismatchError
+from llmdisc.audit.errors import ColumnMismatchError, DateParseError
 from llmdisc.audit.personal import detect_personal
 from llmdisc.audit.sdv_metadata import SDTYPE_ROLES
 from llmdisc.baselines.encoding import declared_kinds, infer_kinds
@@ -25,30 +25,21 @@ from llmdisc.baselines.encoding import is_number as _is_number_column
 from llmdisc.errors import ConfigError
 
 
-def infer_column_kinds(
-    table: pd.DataFrame, *, categorical: Sequence[str] = (), numerical: Sequence[str] = ()
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Kinds of every column of ``table`` (the real rows read), with the ``--categorical`` / ``--numerical`` overrides.
-
-    Returns:
-        ``(kinds, how)``: column -> ``categorical``/``numerical``, and column -> why (``inferred``, ``--numerical``…).
-
-    Raises:
-        ConfigError: an override names an unknown column, or a column is given both kinds.
-    """
+def infer_column_kinds(table: pd.DataFrame, *, categorical: Sequence[str] = (),
+                       numerical: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
+    """``(kinds, how)`` of every column of the real rows read: column -> ``categorical``/``numerical``, and
+    column -> why (``inferred``, ``--numerical``…), with the ``--categorical`` / ``--numerical`` overrides;
+    :class:`ConfigError` when an override names an unknown column, or a column is given both kinds."""
     columns = [str(c) for c in table.columns]
     for flag, names in (("--categorical", categorical), ("--numerical", numerical)):
         unknown = [n for n in names if n not in columns]
         if unknown:
-            raise ConfigError(
-                f"{flag} names column(s) {unknown} that the real table lacks; fix: use names from "
-                f"its header: {columns}"
-            )
+            raise ConfigError(f"{flag} names column(s) {unknown} that the real table lacks; fix: use names "
+                              f"from its header: {columns}")
     both = sorted(set(categorical) & set(numerical))
     if both:
-        raise ConfigError(
-            f"column(s) {both} are given to both --categorical and --numerical; fix: name each once"
-        )
+        raise ConfigError(f"column(s) {both} are given to both --categorical and --numerical; fix: name each "
+                          "once")
     kinds = infer_kinds(table)  # the project's one rule (llmdisc.baselines.encoding)
     why = "declared for a known dataset" if declared_kinds(table) is not None else "inferred"
     how = {c: why for c in columns}
@@ -59,18 +50,16 @@ def infer_column_kinds(
     return kinds, how
 
 
-def check_same_columns(
-    real_columns: Sequence[str], other_columns: Sequence[str], *, other: str, real_name: str, other_name: str
-) -> None:
-    """Raise :class:`ColumnMismatchError` when the two tables do not have the same set of columns (order may differ);
+def check_same_columns(real_columns: Sequence[str], other_columns: Sequence[str], *, other: str,
+                       real_name: str, other_name: str) -> None:
+    """Raise :class:`ColumnMismatchError` when the two tables' sets of columns differ (order may);
     ``other`` is the second table's role (``synthetic`` or ``holdout``)."""
     missing = [c for c in real_columns if c not in other_columns]
     extra = [c for c in other_columns if c not in real_columns]
     if missing or extra:
-        raise ColumnMismatchError(
-            f"the columns of the {other} table {other_name} differ from the real table {real_name}: missing "
-            f"{missing}, extra {extra}; fix: give both tables the same columns (same names; order may differ)"
-        )
+        raise ColumnMismatchError(f"the columns of the {other} table {other_name} differ from the real table "
+                                  f"{real_name}: missing {missing}, extra {extra}; fix: give both tables the "
+                                  "same columns (same names; order may differ)")
 
 
 def _numeric(values: pd.Series, column: str, role: str) -> pd.Series:
@@ -79,12 +68,10 @@ def _numeric(values: pd.Series, column: str, role: str) -> pd.Series:
         converted = converted.astype("int64")
     bad = converted.isna() & values.notna()
     if bad.any():
-        example = values[bad].iloc[0]
-        raise ColumnMismatchError(
-            f"column {column!r} is numerical but the {role} table holds non-numbers such as "
-            f"{str(example)[:40]!r}; "
-            f"fix: clean that column, or declare it categorical with --categorical {column}"
-        )
+        example = str(values[bad].iloc[0])[:40]
+        raise ColumnMismatchError(f"column {column!r} is numerical but the {role} table holds non-numbers "
+                                  f"such as {example!r}; fix: clean that column, or declare it categorical "
+                                  f"with --categorical {column}")
     return converted.astype("float64")
 
 
@@ -99,23 +86,17 @@ def _as_text(value: object) -> object:
 
 
 def harmonise(tables: Mapping[str, pd.DataFrame], kinds: Mapping[str, str]) -> dict[str, pd.DataFrame]:
-    """Give every table (role -> rows read, same column set) the real column order and one representation per kind.
-
-    Returns:
-        role -> converted copy (numerical: ``int64`` when every value in every table is integral and present,
-        else ``float64``; categorical: text, missing kept as NaN).
-
-    Raises:
-        ColumnMismatchError: a numerical column holds text in some table (names the column and a value).
-    """
+    """Every table (role -> rows read, same column set) in the real column order, as a converted copy with one
+    representation per kind: numerical ``int64`` when every value in every table is integral and present, else
+    ``float64``; categorical text, missing kept as NaN. :class:`ColumnMismatchError` when a numerical column
+    holds text in some table (names the column and a value)."""
     order = list(kinds)
     converted = {role: table.loc[:, order].copy() for role, table in tables.items()}
     for column, kind in kinds.items():
         if kind == "numerical":
             for role, table in converted.items():
                 table[column] = _numeric(table[column], column, role)
-            whole = all(t[column].notna().all() and _integral(t[column]) for t in converted.values())
-            if whole:
+            if all(t[column].notna().all() and _integral(t[column]) for t in converted.values()):
                 for table in converted.values():
                     table[column] = table[column].astype("int64")
         else:
@@ -138,8 +119,7 @@ this many times the table's row count (a running number, e.g. 17264–17478 for 
 
 
 def _present_text(values: pd.Series) -> pd.Series:
-    present = values.dropna()
-    return present.astype(str).str.strip()
+    return values.dropna().astype(str).str.strip()
 
 
 def detect_date_format(values: pd.Series) -> str | None:
@@ -150,23 +130,14 @@ def detect_date_format(values: pd.Series) -> str | None:
     text = _present_text(values)
     if text.empty or not text.str.match(_DATE_LIKE).all():
         return None
-    for fmt in DATE_FORMATS:
-        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
-        if parsed.notna().all():
-            return fmt
-    return None
+    parses = (fmt for fmt in DATE_FORMATS if pd.to_datetime(text, format=fmt, errors="coerce").notna().all())
+    return next(parses, None)
 
 
 def parse_dates(values: pd.Series, column: str, fmt: str | None, role: str, how: str) -> pd.Series:
-    """Parse one datetime column with its strftime ``fmt`` (None: pandas' inference) to ``datetime64[ns]``; NaT kept.
-
-    ``column``, ``role`` and ``how`` (where the format came from) are for the message.
-
-    Raises:
-        DateParseError: a value the format does not parse (names the column, the value and the fix).
-    """
-    from llmdisc.audit.errors import DateParseError
-
+    """Parse one datetime column with its strftime ``fmt`` (None: pandas' inference) to ``datetime64[ns]``,
+    NaT kept; :class:`DateParseError` for a value the format does not parse (``column``, ``role`` and ``how``,
+    where the format came from, are for its message)."""
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         return pd.to_datetime(values)
     text = values.map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v)) else str(v).strip())
@@ -174,11 +145,10 @@ def parse_dates(values: pd.Series, column: str, fmt: str | None, role: str, how:
     parsed = pd.to_datetime(text, format=fmt if fmt else "mixed", errors="coerce")
     bad = parsed.isna() & text.notna()
     if bad.any():
-        example = text[bad].iloc[0]
         raise DateParseError(
             f"column {column!r} is a date ({how}, format {fmt or 'inferred'}) but the {role} table holds "
-            f"{example!r}, which that format does not parse; fix: correct the value, give the column's "
-            "datetime_format in --metadata, or audit it as text with --categorical " + column)
+            f"{text[bad].iloc[0]!r}, which that format does not parse; fix: correct the value, give the "
+            "column's datetime_format in --metadata, or audit it as text with --categorical " + column)
     return parsed
 
 
@@ -208,23 +178,18 @@ def is_identifier(values: pd.Series, name: str, n_rows_in_file: int) -> bool:
 
 @dataclass(frozen=True)
 class ColumnPlan:
-    """What the audit does with each column.
-
-    Attributes:
-        kinds: the columns every discriminator uses -> ``numerical``, ``categorical`` or ``datetime``.
-        how: every column -> why (``inferred``, ``--metadata metadata.json: sdtype datetime``, …).
-        date_formats: datetime column -> strftime format (None: inferred by pandas).
-        identifiers: key columns (unique per row); excluded from ``kinds`` unless kept (``identifiers_kept``).
-        excluded: column -> the reason it is left out of every discriminator (keys, personal information).
-        personal: column -> why it holds personal information; always excluded, reported on its own.
-    """
+    """What the audit does with each column: ``kinds``, the columns every discriminator uses -> ``numerical``,
+    ``categorical`` or ``datetime``; ``how``, every column -> why (``inferred``, ``--metadata metadata.json:
+    sdtype datetime``, …); ``date_formats``, datetime column -> strftime format (None: inferred by pandas);
+    ``identifiers``, key columns (unique per row; excluded from ``kinds`` unless ``--keep-ids``);
+    ``excluded``, column -> why it is left out of every discriminator; ``personal``, column -> why it holds
+    personal information (always excluded, reported on its own)."""
 
     kinds: dict[str, str]
     how: dict[str, str]
     date_formats: dict[str, str | None]
     identifiers: tuple[str, ...]
     excluded: dict[str, str]
-    identifiers_kept: bool = False
     personal: dict[str, str] = field(default_factory=dict)
 
     def schema_rows(self, columns: Sequence[str]) -> list[dict[str, str]]:
@@ -233,26 +198,17 @@ class ColumnPlan:
                 for c in columns]
 
 
-def plan_columns(
-    real_rows: pd.DataFrame,
-    *,
-    n_rows_in_file: int,
-    metadata: Any = None,
-    categorical: Sequence[str] = (),
-    numerical: Sequence[str] = (),
-    keep_identifiers: bool = False,
-) -> ColumnPlan:
+def plan_columns(real_rows: pd.DataFrame, *, n_rows_in_file: int, metadata: Any = None,
+                 categorical: Sequence[str] = (), numerical: Sequence[str] = (),
+                 keep_identifiers: bool = False) -> ColumnPlan:
     """Decide each column's kind, which columns are keys or personal information, and the date formats.
 
-    Without ``metadata``: :func:`infer_column_kinds`, then date columns (:func:`detect_date_format`), personal
-    information (:func:`~llmdisc.audit.personal.detect_personal`) and keys (:func:`is_identifier`) are detected
-    (not for a dataset the compendium knows). With ``metadata`` each column's sdtype decides
-    (:mod:`~llmdisc.audit.sdv_metadata`), and a ``categorical`` column not marked ``"pii": false`` is still checked
-    for personal information. ``--categorical`` / ``--numerical`` override the kind of a column that is used.
-
-    Raises:
-        ConfigError: an override names an unknown column or both kinds.
-        ColumnMismatchError: every column is excluded.
+    Without ``metadata``: :func:`infer_column_kinds`, then dates (:func:`detect_date_format`), personal
+    information (:func:`~llmdisc.audit.personal.detect_personal`) and keys (:func:`is_identifier`) are
+    detected (not for a dataset the compendium knows). With ``metadata`` each column's sdtype decides, and a
+    ``categorical`` column not marked ``"pii": false`` is still checked for personal information.
+    ``--categorical`` / ``--numerical`` override the kind of a used column. Raises :class:`ConfigError` as
+    :func:`infer_column_kinds`, and :class:`ColumnMismatchError` when every column is excluded.
     """
     columns = [str(c) for c in real_rows.columns]
     kinds, how = infer_column_kinds(real_rows, categorical=categorical, numerical=numerical)
@@ -313,29 +269,19 @@ def plan_columns(
     for column in excluded:
         kinds.pop(column, None)
     if not kinds:
-        from llmdisc.audit.errors import ColumnMismatchError
-
         raise ColumnMismatchError(
             f"every column is excluded ({', '.join(f'{c}: {r}' for c, r in excluded.items())}); fix: audit "
             "tables with at least one other column, or keep the keys with --keep-ids")
     return ColumnPlan(kinds=kinds, how=how, date_formats=formats, identifiers=tuple(identifiers),
-                      excluded=excluded, identifiers_kept=keep_identifiers and bool(identifiers), personal=personal)
+                      excluded=excluded, personal=personal)
 
 
-def prepare_tables(
-    rows: Mapping[str, pd.DataFrame], plan: ColumnPlan
-) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame], dict[str, str]]:
-    """The tables each discriminator sees (role -> rows read, excluded columns left out).
-
-    Returns:
-        ``(llm_tables, check_tables, check_kinds)``: for the LLM, datetime columns as date text in their
-        format (categorical); for the C2ST, distances and Anonymeter, datetime columns as days since
-        1970-01-01 (float, numerical). Both harmonised (:func:`harmonise`).
-
-    Raises:
-        DateParseError: a date its format does not parse (exit 6).
-        ColumnMismatchError: a numerical column holding text.
-    """
+def prepare_tables(rows: Mapping[str, pd.DataFrame], plan: ColumnPlan
+                   ) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame], dict[str, str]]:
+    """``(llm_tables, check_tables, check_kinds)``: the tables each discriminator sees (role -> rows read,
+    excluded columns left out), harmonised (:func:`harmonise`): for the LLM, datetime columns as date text in
+    their format (categorical); for the C2ST, distances and Anonymeter, as days since 1970-01-01 (numerical).
+    Raises :class:`DateParseError` (exit 6) or :class:`ColumnMismatchError` as :func:`harmonise`."""
     used = list(plan.kinds)
     parsed: dict[str, dict[str, pd.Series]] = {role: {} for role in rows}
     for column, kind in plan.kinds.items():
@@ -343,10 +289,9 @@ def prepare_tables(
             fmt = plan.date_formats.get(column)
             for role, table in rows.items():
                 parsed[role][column] = parse_dates(table[column], column, fmt, role, plan.how[column])
-    llm_rows, check_rows = {}, {}
-    for role, table in rows.items():
-        llm_rows[role] = table.loc[:, used].copy()
-        check_rows[role] = table.loc[:, used].copy()
+    llm_rows = {role: table.loc[:, used].copy() for role, table in rows.items()}
+    check_rows = {role: table.loc[:, used].copy() for role, table in rows.items()}
+    for role in rows:
         for column, values in parsed[role].items():
             fmt = plan.date_formats.get(column) or "%Y-%m-%d"
             llm_rows[role][column] = values.dt.strftime(fmt).where(values.notna(), np.nan)
@@ -358,14 +303,10 @@ def prepare_tables(
 
 
 def identifier_summary(rows: Mapping[str, pd.DataFrame], identifiers: Sequence[str]) -> list[dict[str, Any]]:
-    """For each key column: its values in each table (role -> rows read) and whether the key alone separates them.
-
-    Returns:
-        One dict per key: ``column``, ``numeric``, per role ``{"n", "n_distinct", "min", "max"}`` (text keys:
-        three sorted ``examples`` instead of min/max), ``synthetic_in_real`` (share of synthetic keys that are real
-        keys, 0–1), ``separates`` (integer keys whose real and synthetic ranges do not overlap; None for text keys)
-        and ``sentence``.
-    """
+    """Per key column: ``column``, ``numeric``, per role (``rows``: role -> rows read) ``{"n", "n_distinct",
+    "min", "max"}`` (text keys: three sorted ``examples`` instead of min/max), ``synthetic_in_real`` (share of
+    synthetic keys that are real keys, 0–1), ``separates`` (integer keys whose real and synthetic ranges do
+    not overlap; None for text keys) and ``sentence``."""
     out = []
     for column in identifiers:
         numeric = all(_integral_numbers(t[column].dropna()) for t in rows.values() if t[column].notna().any())

@@ -1,18 +1,14 @@
-"""Per-condition scores of each cell of an audit (the release and its two controls), verdict and probability.
-
-Each cell × condition gets the verdict's figures (:func:`llmdisc.scoring.metrics.score_cells`: p_REAL, p_SYN,
-DRS = min(p_REAL, p_SYN) with intervals) and, with label scores, the probability's
-(:func:`llmdisc.scoring.probability.score_probability_cells`: AUC of ``p_synthetic``, raw, batch- and
-contextually calibrated DRS, Brier, ECE). Added here: ``discrimination`` (D = 2·|AUC − 0.5| with its folded
-interval) and ``verdict_auc`` (the AUC of the verdict itself, equal to the balanced accuracy; the positive-control
-rule reads it under ``--scoring verdict``).
-"""
+"""Per-condition scores of each cell of an audit (the release and its two controls), verdict and probability
+(:func:`cell_rows`), with ``discrimination`` (D = 2·|AUC − 0.5| with its folded interval) and ``verdict_auc``
+(the AUC of the verdict itself, which the positive-control rule reads under ``--scoring verdict``)."""
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 import pandas as pd
+
+from llmdisc.audit.instruments.base import discrimination as folded
 
 __all__ = ["PROBABILITY_KEYS", "VERDICT_KEYS", "cell_rows", "discrimination", "plain", "verdict_auc"]
 
@@ -44,8 +40,6 @@ def plain(value: Any) -> Any:
 def discrimination(auc: float | None, low: float | None, high: float | None) -> dict[str, float | None]:
     """2·|AUC − 0.5| with its interval folded from the AUC's (:func:`llmdisc.audit.instruments.base.discrimination`),
     as ``{"value", "ci_low", "ci_high"}``; all None when the AUC or its interval is undefined."""
-    from llmdisc.audit.instruments.base import discrimination as folded
-
     value, ci_low, ci_high = folded(auc, low, high)
     if ci_low is None:
         return {"value": None, "ci_low": None, "ci_high": None}
@@ -53,12 +47,9 @@ def discrimination(auc: float | None, low: float | None, high: float | None) -> 
 
 
 def verdict_auc(cell: pd.DataFrame, *, seed: int) -> dict[str, Any]:
-    """AUC of the valid verdicts as a score (SYNTHETIC = 1, REAL = 0; equals the balanced accuracy).
-
-    Returns:
-        ``{"auc", "ci_low", "ci_high", "p_value", "n_real", "n_syn"}`` (95 % score interval, permutation p);
-        the AUC fields None when a label has no valid verdict.
-    """
+    """AUC of the valid verdicts as a score (SYNTHETIC = 1, REAL = 0; equals the balanced accuracy): ``{"auc",
+    "ci_low", "ci_high", "p_value", "n_real", "n_syn"}`` (95 % score interval, permutation p), the AUC fields
+    None when a label has no valid verdict."""
     from llmdisc.scoring.auc import auc_test
 
     valid = cell[(cell["status"] == "valid") & (cell["scoring"].fillna("verdict") != "probability")]
@@ -72,15 +63,20 @@ def verdict_auc(cell: pd.DataFrame, *, seed: int) -> dict[str, Any]:
     return out
 
 
+def _scored(frame: pd.DataFrame | None, cell: str, condition: str,
+            keys: Sequence[str]) -> dict[str, Any] | None:
+    """The ``keys`` of the cell × condition's row of ``frame``; None without one."""
+    if frame is None:
+        return None
+    found = frame[(frame["synthetic_method"] == cell) & (frame["condition"] == condition)]
+    return None if found.empty else {k: plain(found.iloc[0][k]) for k in keys}
+
+
 def cell_rows(trials: pd.DataFrame, cells: Sequence[str], conditions: Sequence[str], *,
               content_free: pd.DataFrame | None, seed: int) -> dict[str, list[dict[str, Any]]]:
-    """Score every cell × condition of the audit's trials.
-
-    Args:
-        trials: the audit's trial records (:func:`llmdisc.discrimination.load_trials`), all cells.
-        cells: cell names (``synthetic_method``) in report order: ``release``, then the controls.
-        content_free: the content-free scores (:func:`llmdisc.discrimination.load_content_free`) or None.
-        seed: base seed of every bootstrap and permutation (each cell's seed derives from it and the cell).
+    """Score every cell × condition of the audit's ``trials`` (all cells; ``cells`` in report order, release
+    first); ``content_free``: :func:`llmdisc.discrimination.load_content_free`'s scores or None; ``seed``:
+    base seed of every bootstrap and permutation (each cell's derives from it and the cell).
 
     Returns:
         ``{cell: [row per condition]}``: ``condition``, the :data:`VERDICT_KEYS`, ``probability`` (the
@@ -100,22 +96,14 @@ def cell_rows(trials: pd.DataFrame, cells: Sequence[str], conditions: Sequence[s
     for cell in cells:
         rows = []
         for condition in conditions:
-            row: dict[str, Any] = {"condition": condition, **dict.fromkeys(VERDICT_KEYS)}
             part = trials[(trials["synthetic_method"] == cell) & (trials["condition"] == condition)]
-            if verdicts is not None:
-                found = verdicts[(verdicts["synthetic_method"] == cell) & (verdicts["condition"] == condition)]
-                if not found.empty:
-                    row.update({k: plain(found.iloc[0][k]) for k in VERDICT_KEYS})
-            row["probability"] = None
-            if probability is not None:
-                found = probability[(probability["synthetic_method"] == cell)
-                                    & (probability["condition"] == condition)]
-                if not found.empty:
-                    prob = {k: plain(found.iloc[0][k]) for k in PROBABILITY_KEYS}
-                    prob["discrimination"] = discrimination(prob["auc"], prob["auc_ci_low"], prob["auc_ci_high"])
-                    highs = [prob[k] for k in ("batch_drs_ci_high", "context_drs_ci_high") if prob[k] is not None]
-                    prob["calibrated_drs_ci_high"] = max(highs) if highs else None
-                    row["probability"] = prob
+            verdict = _scored(verdicts, cell, condition, VERDICT_KEYS)
+            row: dict[str, Any] = {"condition": condition, **(verdict or dict.fromkeys(VERDICT_KEYS))}
+            row["probability"] = prob = _scored(probability, cell, condition, PROBABILITY_KEYS)
+            if prob is not None:
+                prob["discrimination"] = discrimination(prob["auc"], prob["auc_ci_low"], prob["auc_ci_high"])
+                highs = [prob[k] for k in ("batch_drs_ci_high", "context_drs_ci_high") if prob[k] is not None]
+                prob["calibrated_drs_ci_high"] = max(highs) if highs else None
             key = (part["dataset"].iloc[0], cell, condition, part["provider"].iloc[0],
                    part["model"].iloc[0]) if not part.empty else (cell, condition)
             row["verdict_auc"] = verdict_auc(part, seed=cell_seed(seed, key)) if has_verdicts and not part.empty \

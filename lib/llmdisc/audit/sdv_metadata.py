@@ -17,14 +17,8 @@ from typing import Any, Sequence
 from llmdisc.audit.errors import InputMissingError, MetadataColumnsError, MetadataError
 from llmdisc.paths import relative_to_root
 
-SDTYPE_ROLES = {
-    "numerical": "numerical",
-    "categorical": "categorical",
-    "ordinal": "categorical",
-    "boolean": "categorical",
-    "datetime": "datetime",
-    "id": "identifier",
-}
+SDTYPE_ROLES = {"numerical": "numerical", "categorical": "categorical", "ordinal": "categorical",
+                "boolean": "categorical", "datetime": "datetime", "id": "identifier"}
 """SDV sdtype -> the audit's role of the column; other accepted sdtypes are ``pii``."""
 PII_SDTYPES = ("unknown", "address", "email", "ipv4_address", "ipv6_address", "mac_address", "name",
                "phone_number", "ssn", "user_agent_string", "first_name", "last_name")
@@ -33,13 +27,9 @@ PII_SDTYPES = ("unknown", "address", "email", "ipv4_address", "ipv6_address", "m
 
 @dataclass(frozen=True)
 class ColumnType:
-    """One column as the metadata declares it.
-
-    Attributes:
-        role: ``numerical``, ``categorical``, ``datetime``, ``identifier`` or ``pii``.
-        datetime_format: strftime format of a datetime column (None: not given; dates are then detected).
-        pii: the column's ``"pii"`` flag as written (None: not given).
-    """
+    """One column as the metadata declares it: ``role`` is ``numerical``, ``categorical``, ``datetime``,
+    ``identifier`` or ``pii``; ``datetime_format`` None when not given (dates are then detected); ``pii`` the
+    column's ``"pii"`` flag as written (None: not given)."""
 
     name: str
     sdtype: str
@@ -50,13 +40,9 @@ class ColumnType:
 
 @dataclass(frozen=True)
 class SdvMetadata:
-    """The metadata of the audited table.
-
-    Attributes:
-        file: the metadata file's name (for reports; never an absolute path).
-        table: the table's name in the file (``""`` for the single-table form).
-        columns: column -> :class:`ColumnType`, in the file's order.
-    """
+    """The metadata of the audited table: ``file`` is the file's name (never an absolute path), ``table`` the
+    table's name in it (``""`` for the single-table form), ``columns`` column -> :class:`ColumnType`, in file
+    order."""
 
     file: str
     table: str
@@ -65,13 +51,12 @@ class SdvMetadata:
 
 
 def _is_faker_sdtype(sdtype: str) -> bool:
+    # without rdt (it ships with sdv) only SDV's own PII names are known; nor is a name Faker cannot resolve
     try:
         from rdt.transformers.pii.anonymization import is_faker_function
-    except ImportError:  # rdt ships with sdv; without it only SDV's own PII names are known
-        return False
-    try:
+
         return bool(is_faker_function(sdtype))
-    except Exception:  # noqa: BLE001 - a name Faker cannot resolve is simply not one of its sdtypes
+    except Exception:  # noqa: BLE001 - ImportError included
         return False
 
 
@@ -97,9 +82,8 @@ def _role(column: str, spec: Any, where: str) -> ColumnType:
 
 
 def read_sdv_metadata(path: Path | str, columns: Sequence[str]) -> SdvMetadata:
-    """Read an SDV metadata JSON file and check it describes exactly the audited columns.
-
-    ``columns`` are the real table's (the synthetic table's set was checked equal before).
+    """Read an SDV metadata JSON file and check it describes exactly the audited ``columns`` (the real
+    table's).
 
     Raises:
         InputMissingError: the file does not exist (exit 4).

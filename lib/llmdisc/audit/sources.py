@@ -1,11 +1,8 @@
-"""Bounded-memory readers of a user's CSV and Parquet tables: row count and seeded sampling by position.
-
-An audit never loads a whole table: :func:`open_table` counts the rows (Parquet from the footer, CSV in one
-streaming pass), :func:`read_rows_at` streams the file again and keeps only the rows asked for, so memory is one
-block or row group plus the rows kept. Kept CSV rows are parsed by ``pandas.read_csv`` (types inferred from the kept
-rows: an integer column with a missing value elsewhere may read as int here and float there); Parquet rows keep the
-file's types. Supported: ``.csv``, ``.csv.gz``, ``.parquet``, ``.pq``.
-"""
+"""Bounded-memory readers of a user's ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` tables:
+:func:`open_table` counts the rows (Parquet from the footer, CSV in one streaming pass) and
+:func:`read_rows_at` streams the file again keeping only the rows asked for, so memory is one block or row
+group plus the rows kept. Kept CSV rows are parsed by ``pandas.read_csv`` (types inferred from the kept rows);
+Parquet rows keep the file's types."""
 
 from __future__ import annotations
 
@@ -42,33 +39,21 @@ class TableSource:
     columns: tuple[str, ...]
     n_rows: int
 
-    @property
-    def label(self) -> str:
-        """Root-relative path (or bare file name) for messages and reports: never an absolute path."""
-        return relative_to_root(self.path)
-
 
 def table_format(path: Path | str) -> str:
-    """Return ``csv`` or ``parquet`` from the file name.
-
-    Raises:
-        InputUnparsableError: an Excel workbook or any other extension (the message names the fix).
-    """
+    """``csv`` or ``parquet`` from the file name; :class:`InputUnparsableError` for an Excel workbook or any
+    other extension (the message names the fix)."""
     name = Path(path).name.lower()
     if name.endswith(CSV_SUFFIXES):
         return "csv"
     if name.endswith(PARQUET_SUFFIXES):
         return "parquet"
     if name.endswith(EXCEL_SUFFIXES):
-        raise InputUnparsableError(
-            f"{Path(path).name} is an Excel/OpenDocument workbook, which llmdisc audit does "
-            "not read; fix: export the sheet to CSV (File > Save as > CSV) or Parquet and "
-            "pass that file"
-        )
-    raise InputUnparsableError(
-        f"{Path(path).name} is neither CSV nor Parquet (by its extension); fix: pass a "
-        f"file ending in {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}"
-    )
+        raise InputUnparsableError(f"{Path(path).name} is an Excel/OpenDocument workbook, which llmdisc "
+                                   "audit does not read; fix: export the sheet to CSV (File > Save as > CSV) "
+                                   "or Parquet and pass that file")
+    raise InputUnparsableError(f"{Path(path).name} is neither CSV nor Parquet (by its extension); fix: pass "
+                               f"a file ending in {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}")
 
 
 def _open_text(path: Path) -> io.TextIOBase:
@@ -82,20 +67,15 @@ def _csv_header(path: Path) -> list[str]:
         with _open_text(path) as fh:
             header = next(csv.reader(fh), None)
     except (UnicodeDecodeError, OSError, csv.Error) as exc:
-        raise InputUnparsableError(
-            f"{path.name} cannot be read as UTF-8 CSV ({type(exc).__name__}: {exc}); fix: "
-            "save it as UTF-8 CSV with a header row"
-        ) from None
+        raise InputUnparsableError(f"{path.name} cannot be read as UTF-8 CSV ({type(exc).__name__}: {exc}); "
+                                   "fix: save it as UTF-8 CSV with a header row") from None
     if not header or not any(h.strip() for h in header):
-        raise InputUnparsableError(
-            f"{path.name} has no header row; fix: the first line must name the columns"
-        )
+        raise InputUnparsableError(f"{path.name} has no header row; fix: the first line must name the "
+                                   "columns")
     duplicates = sorted({h for h in header if header.count(h) > 1})
     if duplicates or any(not h.strip() for h in header):
-        raise InputUnparsableError(
-            f"{path.name} has duplicate or empty column names {duplicates or ['']}; fix: "
-            "give every column a unique name in the header row"
-        )
+        raise InputUnparsableError(f"{path.name} has duplicate or empty column names {duplicates or ['']}; "
+                                   "fix: give every column a unique name in the header row")
     return header
 
 
@@ -104,44 +84,32 @@ def _csv_batches(path: Path, columns: Sequence[str], block_size: int = CSV_BLOCK
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
-    reader = pacsv.open_csv(
-        str(path),
-        read_options=pacsv.ReadOptions(block_size=block_size, use_threads=False),
+    yield from pacsv.open_csv(
+        str(path), read_options=pacsv.ReadOptions(block_size=block_size, use_threads=False),
         parse_options=pacsv.ParseOptions(newlines_in_values=True),
-        convert_options=pacsv.ConvertOptions(
-            column_types={c: pa.string() for c in columns},
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-        ),
+        convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in columns},
+                                             strings_can_be_null=False, quoted_strings_can_be_null=False),
         memory_pool=pa.system_memory_pool(),  # returns freed blocks; the default pool kept growing
     )
-    for batch in reader:
-        yield batch
 
 
 def _parse_error(path: Path, exc: BaseException) -> InputUnparsableError:
-    return InputUnparsableError(
-        f"{path.name} cannot be parsed ({type(exc).__name__}: {str(exc)[:300]}); fix: "
-        "check that every row has as many fields as the header and the file is a "
-        "complete, uncorrupted CSV or Parquet file"
-    )
+    return InputUnparsableError(f"{path.name} cannot be parsed ({type(exc).__name__}: {str(exc)[:300]}); "
+                                "fix: check that every row has as many fields as the header and the file is "
+                                "a complete, uncorrupted CSV or Parquet file")
 
 
 def open_table(path: Path | str) -> TableSource:
-    """Check a ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` file and count its rows without loading it.
-
-    Raises:
-        InputMissingError: the file does not exist.
-        InputUnparsableError: not CSV/Parquet, not parseable, or no header.
-    """
+    """Check a ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` file and count its rows without loading it;
+    :class:`InputMissingError` when it does not exist, :class:`InputUnparsableError` when not CSV/Parquet, not
+    parseable, or without a header."""
     import pyarrow as pa
 
     path = Path(path)
     if not path.is_file():
-        raise InputMissingError(
-            f"input file {path.name!r} does not exist (looked at {relative_to_root(path)}); "
-            "fix: check the path passed to --real/--synthetic/--holdout"
-        )
+        raise InputMissingError(f"input file {path.name!r} does not exist (looked at "
+                                f"{relative_to_root(path)}); fix: check the path passed to "
+                                "--real/--synthetic/--holdout")
     fmt = table_format(path)
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -163,11 +131,7 @@ def open_table(path: Path | str) -> TableSource:
 def _parquet_data_columns(parquet_file: "object") -> list[str]:
     """Column names without pandas' stored index columns (``__index_level_0__``)."""
     schema = parquet_file.schema_arrow  # type: ignore[attr-defined]
-    index_columns = set()
-    meta = schema.pandas_metadata or {}
-    for entry in meta.get("index_columns", []):
-        if isinstance(entry, str):
-            index_columns.add(entry)
+    index_columns = {e for e in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(e, str)}
     return [name for name in schema.names if name not in index_columns]
 
 
@@ -182,50 +146,34 @@ def sample_positions(n_total: int, n: int, seed: int) -> np.ndarray:
 
 
 def read_rows_at(source: TableSource, positions: Sequence[int] | np.ndarray) -> pd.DataFrame:
-    """Read only the rows at ``positions`` (0-based data-row numbers), streaming the file once.
-
-    Returns:
-        The rows in the order of ``positions`` (distinct, any order), index ``0..len-1``, the file's column order;
-        the values ``pandas.read_csv(path).iloc[positions]`` (or ``read_parquet``) gives.
-
-    Raises:
-        ConfigError: positions out of range or repeated.
-        InputUnparsableError: the file cannot be parsed.
-    """
+    """The rows at ``positions`` (distinct 0-based data-row numbers, any order), streaming the file once: in
+    the order of ``positions``, index ``0..len-1``, the values ``pandas.read_csv(path).iloc[positions]`` (or
+    ``read_parquet``) gives. :class:`ConfigError` for positions out of range or repeated,
+    :class:`InputUnparsableError` when the file cannot be parsed."""
     import pyarrow as pa
 
     wanted = np.asarray(positions, dtype=np.int64)
     if wanted.size and (wanted.min() < 0 or wanted.max() >= source.n_rows):
-        raise ConfigError(
-            f"row positions must lie in [0, {source.n_rows}); got {int(wanted.min())}.."
-            f"{int(wanted.max())}; fix: draw them with sample_positions(n_total, ...)"
-        )
+        raise ConfigError(f"row positions must lie in [0, {source.n_rows}); got {int(wanted.min())}.."
+                          f"{int(wanted.max())}; fix: draw them with sample_positions(n_total, ...)")
     order = np.argsort(wanted, kind="stable")
     ordered = wanted[order]
     if np.any(np.diff(ordered) == 0):
         raise ConfigError("row positions repeat; fix: pass distinct positions")
     try:
-        if source.format == "parquet":
-            table = _parquet_rows(source, ordered)
-        else:
-            table = _csv_rows(source, ordered)
+        table = (_parquet_rows if source.format == "parquet" else _csv_rows)(source, ordered)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise _parse_error(source.path, exc) from None
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return table.iloc[inverse].reset_index(drop=True)
+    return table.iloc[np.argsort(order)].reset_index(drop=True)  # back to the order of positions
 
 
 def _take_from_batches(
     batches: Iterator["object"], ordered: np.ndarray, convert: Callable[[Any], Any], start: int = 0
 ) -> list[Any]:
-    """Keep the rows at sorted positions ``ordered`` from consecutive batches starting at row ``start``.
-
-    Each batch's kept rows are passed through ``convert`` at once (to Python or pandas): Arrow arrays taken
-    from a batch keep the allocator's pages of the whole stream alive.
-    """
-    kept = []
-    offset = start
+    """Keep the rows at sorted positions ``ordered`` from consecutive batches starting at row ``start``, each
+    batch's passed through ``convert`` at once (Arrow arrays taken from a batch keep the allocator's pages of
+    the whole stream alive)."""
+    kept, offset = [], start
     for batch in batches:
         n = batch.num_rows  # type: ignore[attr-defined]
         lo, hi = np.searchsorted(ordered, [offset, offset + n])
@@ -246,8 +194,7 @@ def _csv_rows(source: TableSource, ordered: np.ndarray) -> pd.DataFrame:
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(source.columns)
-    for piece in pieces:
-        writer.writerows([row[c] for c in source.columns] for row in piece)
+    writer.writerows([row[c] for c in source.columns] for piece in pieces for row in piece)
     text.seek(0)
     return pd.read_csv(text)
 
@@ -258,23 +205,17 @@ def _parquet_rows(source: TableSource, ordered: np.ndarray) -> pd.DataFrame:
 
     parquet_file = pq.ParquetFile(source.path)
     columns = list(source.columns)
-    starts = np.cumsum(
-        [0] + [parquet_file.metadata.row_group(i).num_rows for i in range(parquet_file.num_row_groups)]
-    )
+    groups = range(parquet_file.num_row_groups)
+    starts = np.cumsum([0] + [parquet_file.metadata.row_group(i).num_rows for i in groups])
     kept = []
-    for group in range(parquet_file.num_row_groups):
+    for group in groups:
         lo, hi = np.searchsorted(ordered, [starts[group], starts[group + 1]])
         if hi == lo:
             continue  # no wanted row here: this row group is never read
-        batches = parquet_file.iter_batches(
-            batch_size=PARQUET_BATCH_ROWS, row_groups=[group], columns=columns
-        )
-        kept += _take_from_batches(
-            batches,
-            ordered[lo:hi],
-            lambda b: pa.Table.from_batches([b]).to_pandas(),
-            start=int(starts[group]),
-        )
+        batches = parquet_file.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[group],
+                                            columns=columns)
+        kept += _take_from_batches(batches, ordered[lo:hi], lambda b: pa.Table.from_batches([b]).to_pandas(),
+                                   start=int(starts[group]))
     if not kept:
         schema = parquet_file.schema_arrow
         schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
@@ -282,23 +223,14 @@ def _parquet_rows(source: TableSource, ordered: np.ndarray) -> pd.DataFrame:
     return pd.concat(kept, ignore_index=True)
 
 
-def read_sample(
-    source: TableSource, max_rows: int, seed: int, *, min_rows: int = 1, what: str = "table"
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Read a seeded sample of at most ``max_rows`` rows (the whole table when it is that small); ``what`` is the
-    table's role for messages.
-
-    Returns:
-        ``(rows in file order, their 0-based positions in the file)``.
-
-    Raises:
-        TooFewRowsError: the table has fewer than ``min_rows`` rows.
-    """
+def read_sample(source: TableSource, max_rows: int, seed: int, *, min_rows: int = 1,
+                what: str = "table") -> tuple[pd.DataFrame, np.ndarray]:
+    """``(rows in file order, their 0-based positions in the file)``: a seeded sample of at most ``max_rows``
+    rows (the whole table when it is that small); :class:`TooFewRowsError` when the table has fewer than
+    ``min_rows`` rows (``what``, the table's role, names it)."""
     if source.n_rows < min_rows:
-        raise TooFewRowsError(
-            f"the {what} table {source.path.name} has {source.n_rows} data rows, fewer than the "
-            f"{min_rows} rows one sample shows the LLM; fix: pass a table of at least {min_rows} "
-            "rows"
-        )
+        raise TooFewRowsError(f"the {what} table {source.path.name} has {source.n_rows} data rows, fewer "
+                              f"than the {min_rows} rows one sample shows the LLM; fix: pass a table of at "
+                              f"least {min_rows} rows")
     positions = sample_positions(source.n_rows, max_rows, seed)
     return read_rows_at(source, positions), positions

@@ -1,18 +1,16 @@
-"""Thresholds from the audit's own controls: where the release sits, and which ``--fail-above`` this run can back.
-
-At the audit's own size, real vs real (the negative control) reads what *indistinguishable* looks like and the
-shuffled columns (the positive control) what *broken* looks like, on D's scale with 95 % intervals.
-:func:`placements` puts the release between them per instrument (:data:`PLACEMENTS`); :func:`threshold_scan` runs
-the gate (:func:`llmdisc.audit.decision.decide`) at every ``--fail-above`` of :data:`GRID`, on the release and on
-each control read as the release: the thresholds each instrument vouches at, and the range where real vs real
-passes while the shuffled columns fail. ``audit.json`` holds it as ``thresholds``.
-"""
+"""Thresholds from the audit's own controls (``audit.json``'s ``thresholds``): at the audit's own size, real
+vs real reads what *indistinguishable* looks like and the shuffled columns what *broken* looks like.
+:func:`placements` puts the release between them per instrument; :func:`threshold_scan` runs the gate at every
+``--fail-above`` of :data:`GRID` on the release and on each control read as the release: the thresholds each
+instrument vouches at, and the range where real vs real passes while the shuffled columns fail."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any, Sequence
 
+from llmdisc.audit import decision
+from llmdisc.audit.decision import units_to_vouch, vouch_reason
 from llmdisc.audit.instruments.base import NEGATIVE, POSITIVE, RELEASE, Comparison, Reading, control_status, units_text
 
 GRID_STEP = 0.01
@@ -102,18 +100,17 @@ def _runs(outcomes: Sequence[tuple[float, str]]) -> list[dict[str, Any]]:
     return runs
 
 
+def _span(run: dict[str, Any]) -> str:
+    return f"{run['from']:.2f}" if run["from"] == run["to"] else f"{run['from']:.2f}–{run['to']:.2f}"
+
+
 def runs_text(runs: Sequence[dict[str, Any]]) -> str:
     """``inconclusive at 0.00–0.04, pass at 0.05–0.95, inconclusive at 0.96–1.00``."""
-    def span(run: dict[str, Any]) -> str:
-        return f"{run['from']:.2f}" if run["from"] == run["to"] else f"{run['from']:.2f}–{run['to']:.2f}"
-
-    return ", ".join(f"{run['outcome']} at {span(run)}" for run in runs)
+    return ", ".join(f"{run['outcome']} at {_span(run)}" for run in runs)
 
 
 def _vouch_span(reading: Reading, grid: Sequence[float]) -> list[float]:
     """The thresholds of ``grid`` at which ``reading``'s instrument vouches for a pass."""
-    from llmdisc.audit.decision import vouch_reason
-
     release = reading.comparisons.get(RELEASE)
     if release is None or release.auc is None:
         return []
@@ -124,8 +121,6 @@ def _vouch_span(reading: Reading, grid: Sequence[float]) -> list[float]:
 
 def _cannot_vouch(reading: Reading) -> str:
     """Why a deciding instrument vouches at no threshold of the grid, with the units it would need."""
-    from llmdisc.audit.decision import units_to_vouch
-
     positive = reading.comparisons.get(POSITIVE)
     low = None if positive is None else positive.discrimination[1]
     release = reading.comparisons[RELEASE]
@@ -140,24 +135,19 @@ def _cannot_vouch(reading: Reading) -> str:
 
 
 def threshold_scan(readings: Sequence[Reading], fail_above: float | None = None) -> dict[str, Any]:
-    """The gate at every threshold of :data:`GRID` (and ``fail_above``), on the release and on each control read
-    as the release, with each instrument's place between its controls.
-
-    Returns:
-        ``audit.json``'s ``thresholds``: ``instruments`` (:func:`placements` plus ``vouches_from`` /
-        ``vouches_to``, and ``cannot_vouch`` when it decides but vouches at none); ``smallest_vouched(_by)``;
-        ``outcomes`` per reading of the gate as runs of thresholds with one outcome; ``release_passes_from``,
-        ``real_vs_real_passes_from``, ``shuffled_columns_fails_to``; ``separating`` (runs where real vs real
-        passes and the shuffled columns fail); ``sentence`` (the report's) and ``line`` (the command's).
-    """
-    from llmdisc.audit.decision import decide
-
+    """``audit.json``'s ``thresholds``: the gate at every threshold of :data:`GRID` (and ``fail_above``), on
+    the release and on each control read as the release: ``instruments`` (:func:`placements` plus
+    ``vouches_from`` / ``vouches_to``, and ``cannot_vouch`` when it decides but vouches at none);
+    ``smallest_vouched(_by)``; ``outcomes`` per reading as runs of thresholds with one outcome;
+    ``release_passes_from``, ``real_vs_real_passes_from``, ``shuffled_columns_fails_to``; ``separating`` (runs
+    where real vs real passes and the shuffled columns fail); ``sentence`` (the report's) and ``line`` (the
+    command's)."""
     grid = sorted(set(GRID) | ({round(float(fail_above), 6)} if fail_above is not None else set()))
     outcomes = {}
     for group in (RELEASE, NEGATIVE, POSITIVE):
         as_release = [_as_release(r, group) for r in readings]
-        outcomes[group] = [(x, decide(as_release, fail_above=x, next_steps=False).outcome) for x in grid]
-    deciding = set(decide(readings, fail_above=None, next_steps=False).deciding)
+        outcomes[group] = [(x, decision.decide(as_release, fail_above=x, next_steps=False).outcome) for x in grid]
+    deciding = set(decision.decide(readings, fail_above=None, next_steps=False).deciding)
     instruments = placements(readings)
     vouched: dict[float, list[str]] = {}
     for entry, reading in zip(instruments, readings):
@@ -188,8 +178,7 @@ def threshold_scan(readings: Sequence[Reading], fail_above: float | None = None)
 def _sentences(scan: dict[str, Any], titles: dict[str, str]) -> tuple[str, str]:
     """The report's paragraph and the command's one line, from the scan's figures."""
     def spans(runs: Sequence[dict[str, Any]]) -> str:
-        return ", ".join(f"{r['from']:.2f}" if r["from"] == r["to"] else f"{r['from']:.2f}–{r['to']:.2f}"
-                         for r in runs)
+        return ", ".join(map(_span, runs))
 
     checked = f"checked every {scan['grid_step']:g} from 0 to 1"
     if scan["smallest_vouched"] is None:

@@ -1,13 +1,12 @@
 """Attack-based privacy risk with Anonymeter 1.1 (Giomi et al. 2023): singling out, linkability, inference.
 
-Each evaluator (:func:`anonymeter_attacks`) attacks the real train records through the synthetic release, and the
-real holdout (the *control*, never seen by the synthesizer) alike. Risk = the attack's success on train in excess of
-its success on the control, normalised: 0 = no advantage over fresh real data, 1 = every attack that could
-succeed did; Wilson-based 95 % interval, a random-guess baseline beside it.
+Each evaluator attacks the real train records through the synthetic release, and the real holdout (the
+*control*, never seen by the synthesizer) alike. Risk = the attack's success on train in excess of its success
+on the control, normalised: 0 = no advantage over fresh real data, 1 = every attack that could succeed did.
 
 Seeding: Anonymeter's draws are partly unseeded upstream, so polars' seed is set, numpy's global state seeded
-around each evaluator, and two helpers (``_random_queries``, ``_random_links``) replaced during the call by the
-same code made deterministic (anonymeter 1.1.0, pinned; a helper that is gone is left alone, its draw unseeded).
+around each evaluator, and two helpers (``_random_queries``, ``_random_links``) replaced during the call by
+the same code made deterministic (anonymeter 1.1.0, pinned; a helper that is gone is left alone, unseeded).
 """
 
 from __future__ import annotations
@@ -32,15 +31,9 @@ LINKABILITY_LEFT_OUT = ("linkability not run: it links two halves of the columns
 
 @dataclass(frozen=True)
 class AttackResult:
-    """One Anonymeter evaluator's outcome.
-
-    Attributes:
-        risk: Anonymeter's risk (value, 95 % CI, n = attacks); 0 = no excess over the holdout control.
-        attack_rate: success rate of the attack on train records.
-        baseline_rate: success rate of the random-guess baseline attack.
-        control_rate: success rate of the same attack on holdout records.
-        detail: the attack's set-up (columns, secret) and Anonymeter's warnings, as text.
-    """
+    """One Anonymeter evaluator's outcome: its ``risk`` (value, 95 % CI, n = attacks), the success rates of
+    the attack on train records, of the random-guess baseline and on holdout records, and in ``detail`` the
+    set-up (columns, secret) and Anonymeter's warnings."""
 
     attack: str
     risk: Estimate
@@ -121,11 +114,8 @@ def _prepared(tables: Sequence[pd.DataFrame], schema: TableSchema) -> list[pd.Da
 
 
 def anonymeter_notes(caught: list[warnings.WarningMessage]) -> str:
-    """Anonymeter's own sanity warnings among `caught`, as one line of text (each message once).
-
-    Only `UserWarning`s count (what Anonymeter raises); anything else recorded meanwhile, such as a
-    `ResourceWarning` from elsewhere in the process, says nothing about the attack.
-    """
+    """Anonymeter's own sanity warnings among `caught` (its `UserWarning`s only: a `ResourceWarning` from
+    elsewhere says nothing about the attack), as one line of text, each message once."""
     ours = (w for w in caught if issubclass(w.category, UserWarning))
     return "; ".join(dict.fromkeys(str(w.message).splitlines()[0] for w in ours))
 
@@ -151,20 +141,17 @@ def anonymeter_attacks(
     """Run Anonymeter's evaluators with the holdout as control.
 
     Args:
-        train: real records the synthesizer was fitted on (attacked).
-        synthetic: the synthetic release (the attacker's knowledge).
-        holdout: real records not used for fitting (the control).
         n_attacks: attacks per evaluator, capped at the smallest table size.
         secret: the column the inference attack guesses (default: the last column, the target in our tables).
         singling_out_columns: columns per multivariate singling-out query (Anonymeter's ``n_cols``).
         n_jobs: threads of Anonymeter's neighbour search.
         singling_out_max_attempts: cap on query-generation attempts (default 100 per attack). Anonymeter's
-            own default, 10 million, can run for hours when few synthetic records single anyone out; at the cap
-            it scores the queries found against the requested number (a conservative, lower risk estimate).
+            own default, 10 million, can run for hours when few synthetic records single anyone out; at the
+            cap it scores the queries found against the requested number (a conservative, lower estimate).
 
     Returns:
-        One :class:`AttackResult` per attack, in the order of ``attacks``; linkability splits the columns (less
-        the secret) into two halves, alternating in table order, and is left out with fewer than two of them.
+        One :class:`AttackResult` per attack, in order; linkability splits the columns (less the secret) into
+        two halves, alternating in table order, and is left out with fewer than two of them.
 
     Raises:
         ConfigError: an unknown attack, or ``secret`` not among the usable columns.

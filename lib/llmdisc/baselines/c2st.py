@@ -1,14 +1,12 @@
 """Classifier two-sample tests (C2ST, Lopez-Paz & Oquab 2017): ours, block-level, SDMetrics', and the paper's.
 
 Ours (:func:`c2st`, docs/protocol.md §8 row 7): an equal-size seeded sample of real and synthetic rows, all
-columns, seeded stratified k-fold; the encoder is fitted inside each fold with the classifier (:func:`make_classifier`),
-so nothing of a held-out row reaches its model. Outputs are listed on :class:`C2STResult`. The AUC's interval is the
-Nadeau–Bengio corrected t-interval over the per-fold AUCs (Nadeau & Bengio 2003), not DeLong on the pooled
-out-of-fold predictions: the folds' models share training rows, so pooled predictions are not independent and
-DeLong comes out too narrow (measured: the end of docs/protocol.md §8; :func:`auc_with_interval` is kept for single
-held-out sets). Cross-validated AUCs on shuffled labels sit slightly below 0.5 (cross-validation's negative bias).
+columns, seeded stratified k-fold; the encoder is fitted inside each fold with the classifier, so nothing of a
+held-out row reaches its model. The AUC's interval is the Nadeau–Bengio corrected t-interval over the per-fold
+AUCs, not DeLong on the pooled out-of-fold predictions: the folds' models share training rows, so DeLong comes
+out too narrow (docs/protocol.md §8). Cross-validated AUCs on shuffled labels sit slightly below 0.5.
 
-The paper's version (:func:`paper_c2st`, labelled ``paper``) is kept as it was, apart from a seed for its one shuffle.
+The paper's version (:func:`paper_c2st`) is kept as it was, apart from a seed for its one shuffle.
 """
 
 from __future__ import annotations
@@ -29,14 +27,8 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from llmdisc.baselines.encoding import (
-    TableSchema,
-    c2st_encoder,
-    check_compatible,
-    classifier_frame,
-    resolve_schema,
-    seeded_rows,
-)
+from llmdisc.baselines.encoding import (TableSchema, c2st_encoder, check_compatible, classifier_frame,
+                                        resolve_schema, seeded_rows)
 from llmdisc.errors import ConfigError
 from llmdisc.scoring.auc import auc_with_interval
 from llmdisc.scoring.metrics import Estimate, wilson_interval
@@ -50,15 +42,14 @@ class C2STResult:
     """Our C2ST of one classifier on one real/synthetic pair (label 1 = SYNTHETIC).
 
     Attributes:
-        auc: ROC-AUC of the out-of-fold probabilities, corrected 95 % CI over folds, n = rows scored.
-            0.5 = chance, 1 = perfectly separable.
+        auc: ROC-AUC of the out-of-fold probabilities (0.5 = chance), corrected 95 % CI over folds.
         accuracy: out-of-fold accuracy at threshold 0.5, corrected 95 % CI.
         heldout_accuracy: the Lopez-Paz & Oquab test: accuracy on the first held-out fold only (its rows never
             influenced its model), exact Clopper–Pearson 95 % CI, n = its rows.
         accuracy_p_value: exact two-sided binomial p-value of ``heldout_accuracy`` against 0.5.
-        shuffled_auc: AUC of the same pipeline trained on shuffled labels (baseline; ≈ 0.5); None if not run.
+        shuffled_auc: AUC of the same pipeline trained on shuffled labels (≈ 0.5); None if not run.
         block_auc: AUC of disjoint 20-row blocks of one class within a held-out fold (as one LLM call sees one
-            20-row table), scored by the mean row probability; corrected 95 % CI, n = blocks.
+            20-row table), scored by the mean row probability; n = blocks.
         block_drs: min(share of real blocks called REAL, share of synthetic blocks called SYNTHETIC) at 0.5.
         n_real: real rows used (= synthetic rows used).
     """
@@ -85,8 +76,8 @@ class PaperC2STResult:
 
     Attributes:
         auc: ROC-AUC on the 30 % test part (DeLong 95 % CI added by us; the paper gave the point only).
-        balanced_accuracy: mean of ``accuracy_real`` and ``accuracy_synthetic`` (the paper's "MIA discrimination").
-        seed: seed of the one shuffle (the paper's was unseeded: ``np.random.permutation``).
+        balanced_accuracy: mean of the two per-class accuracies (the paper's "MIA discrimination").
+        seed: seed of the one shuffle (the paper's was unseeded).
     """
 
     auc: Estimate
@@ -100,18 +91,17 @@ class PaperC2STResult:
     seed: int
 
 
-def make_classifier(name: str, schema: TableSchema, seed: int, *, native_categorical: bool = False) -> Pipeline:
-    """The unfitted C2ST ``Pipeline`` of one fold: :func:`~llmdisc.baselines.encoding.c2st_encoder`, then ``name``.
-
-    ``seed`` is the trees' ``random_state``; ``native_categorical`` (``hist_gb`` only): ordinal codes the trees
-    split as categories instead of one-hot columns. Raises ConfigError for an unknown ``name``.
-    """
+def make_classifier(name: str, schema: TableSchema, seed: int, *,
+                    native_categorical: bool = False) -> Pipeline:
+    """The unfitted C2ST ``Pipeline`` of one fold: the encoder, then classifier ``name`` (``seed``: the trees'
+    ``random_state``). Raises ConfigError for an unknown ``name``."""
     if name == "logistic":
         return Pipeline([("encode", c2st_encoder(schema, scale=True)),
                          ("clf", LogisticRegression(max_iter=1000))])
     if name == "hist_gb":
         native = native_categorical and bool(schema.categorical)
-        mask = np.array([False] * len(schema.numerical) + [True] * len(schema.categorical)) if native else None
+        mask = (np.array([False] * len(schema.numerical) + [True] * len(schema.categorical))
+                if native else None)
         return Pipeline([("encode", c2st_encoder(schema, native_categorical=native)),
                          ("clf", HistGradientBoostingClassifier(random_state=seed, categorical_features=mask))])
     raise ConfigError(f"unknown C2ST classifier {name!r}; fix: use one of {CLASSIFIERS}")
@@ -120,10 +110,8 @@ def make_classifier(name: str, schema: TableSchema, seed: int, *, native_categor
 def out_of_fold_proba(
     model: Pipeline, features: pd.DataFrame, labels: np.ndarray, *, n_folds: int, seed: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Out-of-fold probability of class 1 for every row (seeded stratified k-fold) and each row's fold index.
-
-    ``model`` (encoder and classifier) is cloned and fitted on the training folds alone.
-    """
+    """Out-of-fold probability of class 1 for every row (seeded stratified k-fold) and each row's fold index;
+    ``model`` is cloned and fitted on the training folds alone."""
     proba = np.empty(len(labels))
     fold_of = np.empty(len(labels), dtype=int)
     folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
@@ -139,7 +127,7 @@ def fold_corrected_interval(
 ) -> Estimate:
     """Nadeau–Bengio corrected t-interval of a k-fold cross-validated score ``point``, clipped to [0, 1].
 
-    Variance = var(``fold_values``) × (1/k + 1/(k − 1)) for k equal folds; ``n`` is stored as the Estimate's n.
+    Variance = var(``fold_values``) × (1/k + 1/(k − 1)) for k equal folds; ``n`` is stored as the n.
     """
     values = np.asarray(fold_values, dtype=np.float64)
     values = values[np.isfinite(values)]
@@ -165,10 +153,8 @@ def block_scores(
     proba: np.ndarray, labels: np.ndarray, fold_of: np.ndarray, rng: np.random.Generator,
     block_size: int = BLOCK_SIZE,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean row probability of disjoint random blocks of ``block_size`` rows of one class within one fold.
-
-    Returns (block scores, block labels, block folds); a fold gives len(class rows) // block_size blocks a class.
-    """
+    """(scores, labels, folds) of disjoint random blocks of ``block_size`` rows of one class within one fold,
+    a block's score being its mean row probability; len(class rows) // block_size blocks a class and fold."""
     scores, block_labels, block_folds = [], [], []
     for fold in np.unique(fold_of):
         for label in (0, 1):
@@ -191,14 +177,13 @@ def c2st(
     """Our C2ST of ``real`` against ``synthetic`` (label 1 = SYNTHETIC; outputs on :class:`C2STResult`).
 
     Args:
-        real: real rows (usually the train table the synthesizer saw).
         seed: seed of everything random here (row sample, folds, shuffle, blocks, classifier).
         max_rows: rows drawn from each table (equal sizes: min of both lengths and this); None or 0 = all.
-        kinds: declared column kinds, or None for :func:`~llmdisc.baselines.encoding.infer_kinds` on ``real``.
+        kinds: declared column kinds, or None to infer them from ``real``.
         shuffled_baseline: also run the label-shuffled baseline (doubles the time).
-        native_categorical: with ``hist_gb``, ordinal codes the trees split natively instead of one-hot columns
-            (several times faster on many levels). Each fold keeps its training folds' most frequent levels; cap
-            them first (:func:`~llmdisc.baselines.encoding.cap_levels`) to choose them by the real table instead.
+        native_categorical: with ``hist_gb``, ordinal codes the trees split natively instead of one-hot
+            columns (faster on many levels). Each fold keeps its training folds' most frequent levels; cap
+            them first (:func:`~llmdisc.baselines.encoding.cap_levels`) to choose them by the real table.
 
     Raises:
         DataError: the tables differ in columns or types (message names them).
@@ -260,10 +245,8 @@ def sdmetrics_logistic_detection(
     unconverged on most releases, where the result depends on the BLAS thread count, so the call runs on one
     thread. Categorical columns are passed as strings so SDMetrics one-hot encodes them.
 
-    Returns:
-        (score, note): score = 1 − mean over folds of (max(AUC, 0.5) × 2 − 1): 1 = indistinguishable,
-        0 = perfectly separable; NaN when SDMetrics cannot compute it (e.g. a synthetic category its encoder
-        never saw), with the reason in ``note``. ``max_rows`` draws as :func:`c2st` with the same seed.
+    Returns (score, note): score = 1 − mean over folds of (max(AUC, 0.5) × 2 − 1), 1 = indistinguishable;
+    NaN when SDMetrics cannot compute it, with the reason in ``note``. Rows drawn as :func:`c2st` draws them.
     """
     from sdmetrics.errors import IncomputableMetricError
     from sdmetrics.single_table import LogisticDetection
@@ -297,11 +280,9 @@ def paper_c2st(
     """The paper's "C2ST", reproduced: numeric columns only, the first rows, one seeded 70/30 split.
 
     As in its code: numeric columns of ``real`` with missing values filled by the real means, the first
-    min(len(real), len(synthetic), ``max_rows``) rows of each table (label 1 = real), one shuffle (unseeded in the
-    paper; here ``RandomState(seed)``), scaler and ``LogisticRegression`` fitted on the first 70 %.
-
-    Returns:
-        A :class:`PaperC2STResult` (all NaN when ``real`` has no numeric column).
+    min(len(real), len(synthetic), ``max_rows``) rows of each table (label 1 = real), one shuffle (here
+    ``RandomState(seed)``), scaler and ``LogisticRegression`` fitted on the first 70 %. All NaN when ``real``
+    has no numeric column.
 
     Raises:
         DataError: the tables' columns or types differ.
@@ -339,32 +320,22 @@ PAPER_PRINTED_C2ST = {"gaussian_copula": 0.538, "ctgan": 0.605, "tvae": 0.687}
 """The C2ST AUCs the paper printed for its three Census releases."""
 PAPER_FIT_NOTE = (
     "the paper fitted its synthesizers on all 32,561 real rows (no holdout): every real row may have been in "
-    "training, so distance tests (DCR, exact copies, linkage) against our holdout are not valid on these releases"
-)
+    "training, so distance tests (DCR, exact copies, linkage) against our holdout are not valid on these "
+    "releases")
 
 
 def paper_c2st_seeds(real: pd.DataFrame, synthetic: pd.DataFrame, *, seeds: Iterable[int],
                      max_rows: int = 5000) -> pd.DataFrame:
-    """:func:`paper_c2st` repeated over split seeds: one row per seed (seed, auc, balanced_accuracy, n_test).
-
-    Only the 70/30 shuffle changes between seeds, so the spread is the split-to-split range of the paper's figure.
-    """
-    rows = []
-    for seed in seeds:
-        result = paper_c2st(real, synthetic, seed=int(seed), max_rows=max_rows)
-        rows.append({"seed": int(seed), "auc": result.auc.value, "balanced_accuracy": result.balanced_accuracy,
-                     "n_test": result.n_test})
-    return pd.DataFrame(rows)
+    """:func:`paper_c2st` over split seeds (only the 70/30 shuffle changes): one row per seed (seed, auc,
+    balanced_accuracy, n_test)."""
+    results = {int(seed): paper_c2st(real, synthetic, seed=int(seed), max_rows=max_rows) for seed in seeds}
+    return pd.DataFrame([{"seed": seed, "auc": r.auc.value, "balanced_accuracy": r.balanced_accuracy,
+                          "n_test": r.n_test} for seed, r in results.items()])
 
 
 def paper_c2st_releases(*, seeds: Iterable[int] = range(20), max_rows: int = 5000) -> pd.DataFrame:
-    """The paper's C2ST on the paper's own Census extract vs each of its three Census releases, over split seeds.
-
-    Reads the reference folder (:mod:`llmdisc.data.reference`), runs :func:`paper_c2st` once per seed, and puts
+    """The paper's C2ST on its own Census extract vs each of its three Census releases, over split seeds, with
     the paper's printed figure beside the mean and the split-to-split range.
-
-    Args:
-        max_rows: rows taken from the head of each table (the paper: 5,000).
 
     Returns:
         One row per release (``paper_<synthesizer>``): seeds, rows_each, auc_mean/sd/min/max,
@@ -372,12 +343,11 @@ def paper_c2st_releases(*, seeds: Iterable[int] = range(20), max_rows: int = 500
         [auc_min, auc_max]), fitted_on, distance_tests (why they are not valid here), input (relative path).
 
     Raises:
-        ReferenceMissingError: the extract or a release is not on this machine (fix: ``llmdisc data
-            fetch-reference``).
-        DataError: a file's header differs from the paper's.
-        ConfigError: ``seeds`` is empty.
+        ReferenceMissingError: a file is not on this machine. DataError: a file's header differs from the
+            paper's. ConfigError: ``seeds`` is empty.
     """
-    from llmdisc.data.reference import PAPER_SYNTHESIZERS, load_paper_census, load_paper_release, paper_release_path
+    from llmdisc.data.reference import (PAPER_SYNTHESIZERS, load_paper_census, load_paper_release,
+                                        paper_release_path)
     from llmdisc.paths import relative_to_root
 
     seeds = [int(s) for s in seeds]

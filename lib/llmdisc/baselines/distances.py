@@ -1,13 +1,14 @@
-"""Privacy distances: distance to closest record (DCR) against a real holdout, exact copies, the paper's linkage.
+"""Privacy distances: distance to closest record (DCR) against a real holdout, exact copies, the paper's
+linkage.
 
 DCR (:func:`dcr_baseline`): for each query record, the smallest Gower-like distance to any record of the real
 *train* table: the mean over columns of a per-column distance in [0, 1] — numerics ``min(|a - b| / range, 1)``
-with the real train column's range (a constant column counts ``min(|a - b|, 1)``), a missing numeric 0 against a
-missing value and 1 against a present one, categoricals 0 if equal else 1 (missing is a level). The real holdout
-is the baseline (SDMetrics' DCR-overfitting idea): a release that copies its training data has smaller DCRs.
+with the real train column's range (a constant column: ``min(|a - b|, 1)``), a missing numeric 0 against a
+missing value and 1 against a present one, categoricals 0 if equal else 1 (missing is a level). The holdout is
+the baseline (SDMetrics' DCR-overfitting idea): a release that copies its training data has smaller DCRs.
 
 The paper's "record linkage" (:func:`paper_linkage`) is kept as it was; its threshold is relative to its own
-distances, so it returns about 84 % on any roughly normal set (docs/protocol.md §8 row 8).
+distances, so it returns about 84 % on any roughly normal set.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ class DCRResult:
     """Distances to closest record for a synthetic table and for the real holdout (the baseline).
 
     Attributes:
-        dcr_synthetic: per synthetic record, its DCR to the real train table (0 = an exact copy, 1 = differs
-            maximally on every column); ``dcr_holdout`` the same per real holdout record.
+        dcr_synthetic: per synthetic record, its DCR to the real train table (0 = an exact copy);
+            ``dcr_holdout`` the same per real holdout record.
         share_closer: share of synthetic records whose DCR is below the holdout median (ties split at random
             by ``seed``), Wilson 95 % CI. 0.5 = as close as fresh real records (ideal); 1 = every synthetic
             record closer to train than a typical real one (memorisation); near 0 = far from the real data.
@@ -51,13 +52,9 @@ class DCRResult:
 
 @dataclass(frozen=True)
 class PaperLinkage:
-    """The paper's record linkage (labelled ``paper``).
-
-    Attributes:
-        success_rate: share of synthetic records whose Euclidean NN distance (scaled numerics) is below
-            ``threshold``; about 0.84 on any data by construction, so it is no evidence of linkage.
-        threshold: mean + 1 SD (population SD, as ``np.std``) of the distances.
-    """
+    """The paper's record linkage: ``success_rate`` is the share of synthetic records whose Euclidean NN
+    distance (scaled numerics) is below ``threshold`` = mean + 1 population SD of the distances, about 0.84 on
+    any data by construction, so it is no evidence of linkage."""
 
     success_rate: float
     threshold: float
@@ -71,13 +68,9 @@ def gower_dcr(
     queries: pd.DataFrame, reference: pd.DataFrame, schema: TableSchema, *,
     block_rows: int = DEFAULT_BLOCK_ROWS,
 ) -> np.ndarray:
-    """Distance from each query record to its closest ``reference`` (real train) record (module docstring).
+    """Distance in [0, 1] from each query record to its closest ``reference`` record (module docstring).
 
-    Args:
-        block_rows: queries per block; memory ≈ 4 × block_rows × len(reference) × 4 bytes.
-
-    Returns:
-        float64 array (len(queries),) of distances in [0, 1]; 0 = an identical record exists.
+    ``block_rows``: queries per block; memory ≈ 4 × block_rows × len(reference) × 4 bytes.
     """
     n_cols = len(schema.columns)
     q_num, r_num = numeric_matrix(queries, schema.numerical), numeric_matrix(reference, schema.numerical)
@@ -133,13 +126,12 @@ def row_hashes(tables: list[pd.DataFrame], schema: TableSchema) -> list[np.ndarr
         parts = {f"n{j}": numeric_matrix(table, schema.numerical)[:, j] for j in range(len(schema.numerical))}
         if schema.categorical:
             parts.update({f"c{j}": codes[i][:, j] for j in range(len(schema.categorical))})
-        frame = pd.DataFrame(parts)
-        hashes.append(pd.util.hash_pandas_object(frame, index=False).to_numpy())
+        hashes.append(pd.util.hash_pandas_object(pd.DataFrame(parts), index=False).to_numpy())
     return hashes
 
 
 def exact_copy_rate(queries: pd.DataFrame, reference: pd.DataFrame, schema: TableSchema) -> Estimate:
-    """Share of ``queries`` records that appear verbatim in ``reference`` (Wilson 95 % CI; 0 = none copied)."""
+    """Share of ``queries`` records that appear verbatim in ``reference`` (Wilson 95 % CI; 0: none copied)."""
     q_hash, r_hash = row_hashes([queries, reference], schema)
     return wilson_interval(int(np.isin(q_hash, r_hash).sum()), len(q_hash))
 
@@ -152,9 +144,7 @@ def dcr_baseline(
 
     Args:
         train: the real training table (the synthesizer's input); the reference set, always used whole.
-        holdout: real records never shown to the synthesizer (the baseline).
         seed: seed of the query subsample (when ``max_rows`` is set) and of tie-breaking at the median.
-        kinds: declared column kinds, or None to infer from ``train``.
         max_rows: at most this many synthetic and holdout records are measured (seeded draw); None or 0 = all.
 
     Raises:
@@ -186,14 +176,11 @@ def _subsample(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.Data
 
 
 def paper_linkage(real: pd.DataFrame, synthetic: pd.DataFrame) -> PaperLinkage:
-    """The paper's record linkage, reproduced (labelled ``paper``; no randomness).
+    """The paper's record linkage, reproduced (no randomness; NaN figures when ``real`` has no numerics).
 
     Numeric columns of ``real`` with missing values filled by the real means, standard-scaled on ``real``; for
     each synthetic record the Euclidean distance to its nearest real record (a k-d tree instead of the paper's
     loop; same numbers); success = share below mean + 1 SD of the distances.
-
-    Returns:
-        A :class:`PaperLinkage` (NaN figures when ``real`` has no numeric column).
     """
     columns = tuple(str(c) for c in real.select_dtypes(include=[np.number]).columns)
     if not columns:

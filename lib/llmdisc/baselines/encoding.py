@@ -1,9 +1,7 @@
 """Shared handling of mixed-type tables for the baselines: the column-kind rule, schema checks, encodings.
 
 :func:`infer_kinds` is the project's one column-kind rule for a table whose kinds are not given (the baselines
-and ``llmdisc audit`` use it). :func:`resolve_schema` checks that two tables hold the same columns of the same
-kinds and drops columns that carry no information. The C2ST gets cast-only frames (:func:`classifier_frame`) and
-a per-fold encoder (:func:`c2st_encoder`); the distances get integer category codes (:func:`category_codes`).
+and ``llmdisc audit`` use it).
 """
 
 from __future__ import annotations
@@ -22,22 +20,18 @@ from llmdisc.errors import DataError
 
 KINDS = ("numerical", "categorical")
 MAX_CODE_LEVELS = 20
-"""An integer column with at most this many distinct values (and few relative to rows) is a code: categorical."""
+"""An integer column with at most this many distinct values (and few relative to rows) is a categorical
+code."""
 MAX_CODE_SHARE = 0.05
 """... and with at most this share of its non-missing rows as distinct values."""
 FOLD_MAX_LEVELS = 255
 """Levels each categorical column keeps inside a C2ST fold, the one for the rarer and unseen levels included:
-the number of categories a ``HistGradientBoostingClassifier`` splits natively (missing values get a bin besides)."""
+the most categories a ``HistGradientBoostingClassifier`` splits natively (missing values get another bin)."""
 
 
 @dataclass(frozen=True)
 class TableSchema:
-    """Which columns a baseline uses, and how.
-
-    Attributes:
-        dropped: columns left out because they carry no information.
-        notes: one human-readable line per dropped column.
-    """
+    """Which columns a baseline uses, and how; ``dropped`` columns carry no information (one note each)."""
 
     numerical: tuple[str, ...]
     categorical: tuple[str, ...]
@@ -56,7 +50,6 @@ def is_number(values: pd.Series) -> bool:
 
 
 def is_integral(values: pd.Series) -> bool:
-    """Whether every non-missing value of a numeric column is a finite whole number."""
     present = values.dropna().to_numpy(dtype=float)
     return bool(np.all(np.isfinite(present)) and np.all(present == np.round(present)))
 
@@ -76,8 +69,8 @@ def infer_kind(values: pd.Series) -> str:
 
 
 def declared_kinds(table: pd.DataFrame) -> dict[str, str] | None:
-    """The kinds :func:`llmdisc.data.datasets.column_kinds` declares when ``table``'s column set is a dataset the
-    compendium knows (UCI Adult, the ACS Census extract in either encoding), else None."""
+    """The kinds :func:`llmdisc.data.datasets.column_kinds` declares when ``table``'s column set is a dataset
+    the compendium knows (UCI Adult, ACS Census), else None."""
     from llmdisc.data.datasets import ADULT_COLUMNS, CENSUS_COLUMNS, column_kinds
 
     columns = frozenset(str(c) for c in table.columns)
@@ -89,14 +82,12 @@ def declared_kinds(table: pd.DataFrame) -> dict[str, str] | None:
 def infer_kinds(table: pd.DataFrame) -> dict[str, str]:
     """The project's column-kind rule: each column of ``table`` -> ``"numerical"`` or ``"categorical"``.
 
-    1. a table whose column set is a dataset the compendium knows gets its declared kinds (:func:`declared_kinds`);
+    1. a table whose column set is a dataset the compendium knows gets its declared kinds;
     2. otherwise a column is **numerical** when its dtype is numeric and not boolean, except an integer-valued
        column with at most :data:`MAX_CODE_LEVELS` (20) and at most ``max(2, MAX_CODE_SHARE × rows)`` distinct
        values, which is a code and so **categorical** (0/1 flags, 1–5 ratings, occupation codes);
     3. everything else (text, booleans, all-missing columns, mixed values) is **categorical**.
 
-    Returns:
-        ``{column: kind}`` in ``table``'s column order.
     """
     declared = declared_kinds(table)
     if declared is not None:
@@ -108,19 +99,12 @@ def check_compatible(
     real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str, str] | None = None,
     *, names: tuple[str, str] = ("real", "synthetic"),
 ) -> dict[str, str]:
-    """Check that two tables hold the same columns of the same kinds and return the kind of each column.
+    """Check that two tables hold the same columns of the same kinds; return ``{column: kind}``.
 
-    Args:
-        synthetic: the table compared with ``real`` (a synthetic release or a real holdout).
-        kinds: declared kinds; None applies :func:`infer_kinds` to ``real``. A ``numerical`` column must be
-            numeric in both tables; a ``categorical`` one numeric in both or in neither (unless all missing in one).
-        names: how the two tables are called in error messages.
-
-    Returns:
-        ``{column: "numerical" | "categorical"}`` in ``real``'s column order.
-
-    Raises:
-        DataError: columns differ (names both sets), or a column's kind differs between the tables.
+    ``kinds``: declared kinds; None applies :func:`infer_kinds` to ``real``. A ``numerical`` column must be
+    numeric in both tables; a ``categorical`` one numeric in both or in neither (unless all missing in one).
+    ``names``: how the two tables are called in error messages. Raises DataError when the columns differ
+    (names both sets) or a column's kind differs between the tables.
     """
     a, b = names
     real_cols = [str(c) for c in real.columns]
@@ -144,18 +128,13 @@ def check_compatible(
         if kinds[col] == "numerical":
             if not (number_real and number_syn):
                 differing.append(f"{col} ({a} {real[col].dtype}, {b} {synthetic[col].dtype})")
-        elif number_real != number_syn and not _all_missing(real[col]) \
-                and not _all_missing(synthetic[col]):
+        elif number_real != number_syn and not real[col].isna().all() and not synthetic[col].isna().all():
             differing.append(f"{col} ({a} {real[col].dtype}, {b} {synthetic[col].dtype})")
     if differing:
         raise DataError(
             f"{a} and {b} tables differ in column types: {', '.join(differing)}; "
             f"fix: cast these columns to the same type in both tables")
     return {c: kinds[c] for c in real_cols}
-
-
-def _all_missing(values: pd.Series) -> bool:
-    return bool(values.isna().all())
 
 
 def resolve_schema(
@@ -166,10 +145,7 @@ def resolve_schema(
 
     A column is dropped when it is missing in every row of every table, or holds one and the same value
     (no missing) in every table; a column constant in one table only is kept (that difference is a signal).
-
-    Args:
-        kinds: declared column kinds, or None to infer them from ``real``.
-        others: further tables (e.g. a holdout) that must share the schema and count for degeneracy.
+    ``others``: further tables (e.g. a holdout) that must share the schema and count for degeneracy.
 
     Raises:
         DataError: as :func:`check_compatible`, or no informative column is left.
@@ -200,10 +176,8 @@ def resolve_schema(
 def category_codes(
     tables: Sequence[pd.DataFrame], columns: Sequence[str],
 ) -> tuple[list[np.ndarray], list[int]]:
-    """Integer codes of categorical columns, consistent across tables; a missing value is its own level.
-
-    Returns (one int32 array of shape (rows, len(columns)) per table, number of levels per column).
-    """
+    """Integer codes of categorical columns, consistent across tables, missing as a level of its own: one
+    int32 array (rows × columns) per table, and the number of levels per column."""
     sizes = [len(t) for t in tables]
     codes = [np.zeros((n, len(columns)), dtype=np.int32) for n in sizes]
     levels = []
@@ -212,10 +186,8 @@ def category_codes(
         col_codes, uniques = pd.factorize(pooled, use_na_sentinel=True)
         col_codes = np.where(col_codes < 0, len(uniques), col_codes)  # missing -> its own level
         levels.append(len(uniques) + 1)
-        start = 0
-        for out, n in zip(codes, sizes):
-            out[:, j] = col_codes[start:start + n]
-            start += n
+        for out, part in zip(codes, np.split(col_codes, np.cumsum(sizes)[:-1])):
+            out[:, j] = part
     return codes, levels
 
 
@@ -245,8 +217,8 @@ def numeric_matrix(table: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 
 def category_text(values: pd.Series) -> pd.Series:
     """A categorical column as text, value by value (no statistic of the column is used): missing stays NaN,
-    integral numbers are written without ``.0`` (a code ``3`` in one table and ``3.0`` in another, as SDV writes
-    it, is one level ``"3"``), other values as ``str``."""
+    integral numbers are written without ``.0`` (a code ``3`` in one table and ``3.0`` in another, as SDV
+    writes it, is one level ``"3"``), other values as ``str``."""
     if is_number(values):
         numbers = values.astype("float64")
         return pd.Series([np.nan if np.isnan(v) else str(int(v)) if v.is_integer() else str(v) for v in numbers],
@@ -267,11 +239,8 @@ def _one_text(value: object) -> object:
 
 
 def classifier_frame(tables: Sequence[pd.DataFrame], schema: TableSchema) -> pd.DataFrame:
-    """Stack tables for a C2ST: numerics as float64, then categoricals as text (NaN for missing), rows in order.
-
-    Only casts, cell by cell, so stacking before the cross-validation leaks nothing; imputation, levels and
-    scaling are learned per fold by :func:`c2st_encoder`.
-    """
+    """Stack tables for a C2ST: numerics as float64, then categoricals as text (NaN for missing), rows in
+    order. Only casts, cell by cell, so stacking before the cross-validation leaks nothing."""
     parts = []
     for table in tables:
         part = pd.DataFrame(numeric_matrix(table, schema.numerical), columns=list(schema.numerical))
@@ -284,15 +253,13 @@ def classifier_frame(tables: Sequence[pd.DataFrame], schema: TableSchema) -> pd.
 def c2st_encoder(
     schema: TableSchema, *, scale: bool = False, native_categorical: bool = False,
 ) -> ColumnTransformer:
-    """The C2ST's encoder of a :func:`classifier_frame`, fitted on the training folds only (in the fold pipeline).
+    """The C2ST's unfitted encoder of a :func:`classifier_frame` (dense output, numerics first).
 
     Numerics: median-imputed with a 0/1 missing indicator, then (``scale``) the values standard-scaled.
-    Categoricals: one-hot over at most :data:`FOLD_MAX_LEVELS` training-fold levels (rarer and unseen levels one
-    column; missing a level of its own). With ``native_categorical`` (for ``HistGradientBoostingClassifier``'s
-    ``categorical_features``): numerics as they are, categoricals as ordinal codes, missing or unseen NaN.
-
-    Returns:
-        An unfitted ``ColumnTransformer`` with dense output, numerics first.
+    Categoricals: one-hot over at most :data:`FOLD_MAX_LEVELS` training-fold levels (rarer and unseen levels
+    one column; missing a level of its own). With ``native_categorical`` (for
+    ``HistGradientBoostingClassifier``'s ``categorical_features``): numerics as they are, categoricals as
+    ordinal codes, missing or unseen NaN.
     """
     steps: list[tuple[str, object, list[str]]] = []
     numerical, categorical = list(schema.numerical), list(schema.categorical)
@@ -329,10 +296,9 @@ def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], refere
                max_levels: int = 50, *, unseen: bool = False) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Keep the ``max_levels`` most frequent levels (in ``reference``) of each categorical column.
 
-    Gradient-boosted trees split at most 255 levels natively; Census occupation (524 codes) and place of birth
-    (208) exceed it. No leak of the C2ST's test folds: what is kept is read from ``reference`` alone (fixed before
-    the C2ST draws rows and folds), each value rewritten by itself; a test fold's real rows only weigh in
-    ``reference``'s counts (a level seen only in them counts as seen).
+    Gradient-boosted trees split at most 255 levels natively; Census occupation (524 codes) exceeds it. No
+    leak of the C2ST's test folds: what is kept is read from ``reference`` alone (fixed before the C2ST draws
+    rows and folds), each value rewritten by itself.
 
     Args:
         tables: name → table; every table's capped columns are rewritten the same way.
@@ -341,7 +307,7 @@ def cap_levels(tables: dict[str, pd.DataFrame], kinds: Mapping[str, str], refere
             invents codes, such as the paper's Census releases, would otherwise pass the native limit).
 
     Returns:
-        ``(tables, notes)``: copies with the other levels replaced by ``(other)``; one note per capped column.
+        ``(tables, notes)``: copies with the other levels replaced by ``(other)``; notes on what was capped.
     """
     out = {name: table.copy() for name, table in tables.items()}
     notes = []

@@ -1,16 +1,16 @@
-"""What the training budget changes: the quick (5-epoch) against the default (300-epoch) release of each synthesizer.
+"""What the training budget changes: the quick (5-epoch) against the default (300-epoch) release.
 
-:func:`compare_fit_budgets` fits (or reads from the fit cache) one release per synthesizer and budget, with the same
-seed, fit subsample and metadata, and measures each the same way:
+:func:`compare_fit_budgets` fits (or reads from the fit cache) one release per synthesizer and budget, with
+the same seed, fit subsample and metadata, and measures each the same way:
 
 - ``fit_seconds``: wall-clock seconds of the SDV fit, from the cache entry's manifest (also on a cache hit).
 - ``c2st_auc``: our gradient-boosted C2ST (no shuffled baseline) of the real train split against the release;
   categorical columns keep their :data:`C2ST_MAX_LEVELS` most frequent levels. 0.5 = indistinguishable.
-- ``dcr_share``: share of synthetic records closer to the train split than the holdout's median record. 0.5 = as
-  close as unseen real records; 1 = every one nearer (copies or a collapsed release).
+- ``dcr_share``: share of synthetic records closer to the train split than the holdout's median record. 0.5 =
+  as close as unseen real records; 1 = every one nearer (copies or a collapsed release).
 - ``likelihood_auc``: AUC of the embedded model's (SmolLM2-135M, float32) mean token log-probability of 20-row
-  release samples against holdout samples, the table alone. 0.5 = as probable as real tables, 1 = every release
-  sample more probable. Empty with a note when the model cannot load.
+  release samples against holdout samples, the table alone. 0.5 = as probable as real tables, 1 = every
+  release sample more probable. Empty with a note when the model cannot load.
 
 The measurement seeds (stored in the row) do not depend on the budget, so both budgets of a synthesizer are
 measured on the same real rows and sample positions (paired).
@@ -62,11 +62,8 @@ def _likelihood_means(scorer, samples: Sequence[pd.DataFrame]) -> list[float]:  
     """Mean token log-probability (nats per token) of each sample's rows, the table alone (no prompt)."""
     from llmdisc.discrimination.likelihood.joint import score_tables
 
-    means = []
-    for sample in samples:
-        (score,), _ = score_tables(scorer, [sample], context="none")
-        means.append(score.logprob / score.n_tokens)
-    return means
+    scores = [score_tables(scorer, [sample], context="none")[0][0] for sample in samples]
+    return [score.logprob / score.n_tokens for score in scores]
 
 
 def _samples(table: pd.DataFrame, n_samples: int, n_rows: int, seed: int, *parts: object) -> list[pd.DataFrame]:
@@ -80,34 +77,20 @@ def _open_scorer():  # noqa: ANN202
 
 
 def compare_fit_budgets(
-    train: pd.DataFrame,
-    holdout: pd.DataFrame,
-    *,
-    dataset_key: str,
-    synthesizers: Sequence[str],
-    seed: int = 0,
-    budgets: Mapping[str, int] = BUDGETS,
-    fit_rows: int | None = 5000,
-    metadata_mode: str = "declared",
-    column_kinds: dict[str, str] | None = None,
-    num_rows: int | None = None,
-    c2st_rows: int = C2ST_ROWS,
-    dcr_rows: int = DCR_ROWS,
-    likelihood: bool = True,
-    likelihood_samples: int = LIKELIHOOD_SAMPLES,
-    likelihood_rows: int = LIKELIHOOD_ROWS,
+    train: pd.DataFrame, holdout: pd.DataFrame, *, dataset_key: str, synthesizers: Sequence[str],
+    seed: int = 0, budgets: Mapping[str, int] = BUDGETS, fit_rows: int | None = 5000,
+    metadata_mode: str = "declared", column_kinds: dict[str, str] | None = None, num_rows: int | None = None,
+    c2st_rows: int = C2ST_ROWS, dcr_rows: int = DCR_ROWS, likelihood: bool = True,
+    likelihood_samples: int = LIKELIHOOD_SAMPLES, likelihood_rows: int = LIKELIHOOD_ROWS,
     scorer=None,  # noqa: ANN001 - a LikelihoodScorer; None opens the embedded model (float32)
-    cache_root: Path | None = None,
-    show_progress: bool = False,
+    cache_root: Path | None = None, show_progress: bool = False,
 ) -> pd.DataFrame:
     """Fit (or load from the fit cache) each synthesizer at each budget and measure what the budget changes.
 
     Args:
         train: the real train split (the synthesizers' input and the C2ST's and DCR's real side).
         holdout: the real holdout split (DCR baseline, real side of the likelihood AUC).
-        synthesizers: any of ``gaussian_copula``, ``ctgan``, ``tvae``.
         seed: the run seed: the fits' seed (as stage 02's) and the root of every measurement seed.
-        budgets: budget name → CTGAN/TVAE epochs (default ``quick`` 5 and ``default`` 300).
         fit_rows: fit on a seeded subsample of this many train rows (None: every row), as stage 02.
         num_rows: rows sampled per release (None: as many as the train split, stage 02's releases).
         likelihood_samples: samples per class for the likelihood AUC.
@@ -116,11 +99,10 @@ def compare_fit_budgets(
         cache_root: the fit cache's folder (default ``data/synthetic``).
 
     Returns:
-        One row per synthesizer × budget with :data:`FIT_BUDGET_COLUMNS` (figures in [0, 1], seconds, counts).
+        One row per synthesizer × budget with :data:`FIT_BUDGET_COLUMNS`.
 
     Raises:
-        ConfigError: no synthesizer or budget, or a budget's epochs is not a positive integer (and whatever
-            :func:`~llmdisc.synthesis.synthesize`, :func:`~llmdisc.baselines.c2st.c2st` raise).
+        ConfigError: no synthesizer or budget, or a budget's epochs is not a positive integer.
     """
     if not synthesizers or not budgets:
         raise ConfigError("compare_fit_budgets needs at least one synthesizer and one budget; fix: e.g. "
@@ -204,12 +186,10 @@ def _measure(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
 
 
 def write_fit_budget(table: pd.DataFrame, directory: Path | str | None = None) -> dict[str, Path]:
-    """Write ``table``'s rows into ``results/tables/fit_budget.{csv,tex}``; return the paths by suffix.
+    """Write ``table``'s rows into ``results/tables/fit_budget.{csv,tex}``, replacing those of its datasets
+    and keeping the others; return the paths by suffix.
 
-    Replaces the rows of ``table``'s datasets and keeps the others (the bench may run one dataset at a time).
-
-    Raises:
-        ConfigError: ``table`` lacks a column of :data:`FIT_BUDGET_COLUMNS`.
+    Raises ConfigError when ``table`` lacks a column of :data:`FIT_BUDGET_COLUMNS`.
     """
     missing = [c for c in FIT_BUDGET_COLUMNS if c not in table.columns]
     if missing:

@@ -1,8 +1,7 @@
 """All baselines of one synthetic release as one tidy table (stage 05 writes results/baselines/<key>.csv).
 
-:func:`run_baselines` gives one row per (baseline, variant, method, metric) with value, interval, n, seed and
-note (:data:`RESULT_COLUMNS`); ``variant`` says whose definition it is: ``ours``, ``paper`` (as published),
-``sdmetrics`` or ``anonymeter``. :func:`run_controls` runs the C2STs on the two controls.
+One row per (baseline, variant, method, metric) with value, interval, n, seed and note; ``variant`` says whose
+definition it is: ``ours``, ``paper`` (as published), ``sdmetrics`` or ``anonymeter``.
 """
 
 from __future__ import annotations
@@ -26,15 +25,13 @@ RESULT_COLUMNS = ("dataset_key", "synthesizer", "baseline", "variant", "method",
 
 def _row(baseline: str, variant: str, method: str, metric: str, value: float | Estimate, *, n: int | None,
          note: str = "") -> dict[str, Any]:
-    if isinstance(value, Estimate):
-        return dict(baseline=baseline, variant=variant, method=method, metric=metric, value=value.value,
-                    ci_low=value.ci_low, ci_high=value.ci_high, n=value.n, note=note)
-    return dict(baseline=baseline, variant=variant, method=method, metric=metric, value=float(value),
-                ci_low=np.nan, ci_high=np.nan, n=n, note=note)
+    est = value if isinstance(value, Estimate) else Estimate(float(value), np.nan, np.nan, n)
+    return dict(baseline=baseline, variant=variant, method=method, metric=metric, value=est.value,
+                ci_low=est.ci_low, ci_high=est.ci_high, n=est.n, note=note)
 
 
 HIST_GB_MAX_LEVELS = 252
-"""Levels kept per categorical column in the gradient-boosted C2ST: with ``(other)`` and a missing-value level,
+"""Levels kept per categorical column in the gradient-boosted C2ST: with ``(other)`` and a missing level,
 254 categories, within the 255 a ``HistGradientBoostingClassifier`` splits natively (one to spare)."""
 
 
@@ -42,8 +39,7 @@ def c2st_rows(train: pd.DataFrame, synthetic: pd.DataFrame, *, seed: int, max_ro
               kinds: dict[str, str] | None, classifiers: Sequence[str] = CLASSIFIERS,
               sdmetrics: bool = True) -> list[dict[str, Any]]:
     """Rows of our C2ST (each classifier), its block level and shuffled baseline, SDMetrics' (unless
-    ``sdmetrics`` is False: it reads every row, the slowest part) and the paper's.
-    """
+    ``sdmetrics`` is False: it reads every row, the slowest part) and the paper's."""
     rows = []
     for name in classifiers:
         if name == "hist_gb":
@@ -144,21 +140,19 @@ def run_baselines(
 
     Args:
         holdout: the real holdout (never seen by the synthesizer): DCR baseline and Anonymeter control.
-        dataset_key: written into every row (``adult``, ``census-codes``, ...).
         seed: seed of every draw (each baseline receives it).
         c2st_rows_per_table: rows drawn from each table for the C2STs; None or 0 = all.
         dcr_rows: synthetic and holdout records measured for DCR; None or 0 = all.
         n_attacks: attacks per Anonymeter evaluator; 0 skips Anonymeter.
-        kinds: declared column kinds (``llmdisc.data.datasets.column_kinds(dataset_key)``), or None to infer.
+        kinds: declared column kinds, or None to infer them.
         holdout_in_training: the release was fitted on rows of ``holdout`` (the paper's own releases): the
             distance and attack rows are written as not valid (value NaN, the reason in ``note``).
 
     Returns:
-        The tidy table; ``.attrs["seconds"]`` holds the wall time in seconds of each family (kept out of the CSV).
+        The tidy table; ``.attrs["seconds"]`` holds each family's wall time in seconds (kept out of the CSV).
 
     Raises:
-        DataError: the tables' columns or kinds differ.
-        ConfigError: an unknown classifier or attack.
+        DataError: the tables' columns or kinds differ. ConfigError: an unknown classifier or attack.
     """
     seconds = {}
     start = time.perf_counter()
@@ -177,47 +171,38 @@ def run_baselines(
         rows += attack_rows(train, synthetic, holdout, seed=seed, n_attacks=n_attacks, kinds=kinds,
                             attacks=attacks)
         seconds["anonymeter"] = time.perf_counter() - start
+    table = _tidy(rows, dataset_key, synthesizer, seed)
+    table.attrs["seconds"] = seconds
+    return table
+
+
+def _tidy(rows: list[dict[str, Any]], dataset_key: str, synthesizer: str, seed: int) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     table.insert(0, "synthesizer", synthesizer)
     table.insert(0, "dataset_key", dataset_key)
     table["seed"] = seed
     table["note"] = table["note"].fillna("").str.strip("; ")
-    table = table[list(RESULT_COLUMNS)]
-    table.attrs["seconds"] = seconds
-    return table
+    return table[list(RESULT_COLUMNS)]
 
 
 def run_controls(train: pd.DataFrame, holdout: pd.DataFrame, *, dataset_key: str, seed: int = 0,
                  c2st_rows_per_table: int | None = 5000, kinds: dict[str, str] | None = None,
                  classifiers: Sequence[str] = CLASSIFIERS) -> pd.DataFrame:
-    """The C2STs (ours and the paper's) on both controls, so they are read like every other instrument.
+    """The C2STs (ours and the paper's) on both controls, as a tidy table like :func:`run_baselines`'.
 
     The positive control, ``shuffled_columns``, is the holdout with every column permuted independently
     (every value real, how values go together destroyed); the negative control, ``real_holdout``, is the
-    holdout itself, which any C2ST must read at chance. Distances and attacks are not run (a control is no release).
-
-    Args:
-        seed: seed of the shuffle and of every C2ST draw.
-        c2st_rows_per_table: rows drawn from each table; None or 0 = all.
-
-    Returns:
-        The tidy table (columns :data:`RESULT_COLUMNS`) with ``synthesizer`` = ``shuffled_columns`` and
-        ``real_holdout``.
+    holdout itself, which any C2ST must read at chance. ``seed`` also seeds the shuffle.
     """
-    tables = []
-    for name, other in ((POSITIVE_CONTROL, shuffled_columns_table(holdout, seed=seed)), (NEGATIVE_CONTROL, holdout)):
-        table = pd.DataFrame(c2st_rows(train, other, seed=seed, max_rows=c2st_rows_per_table or None, kinds=kinds,
-                                       classifiers=classifiers, sdmetrics=False))
-        table.insert(0, "synthesizer", name)
-        table.insert(0, "dataset_key", dataset_key)
-        tables.append(table)
-    out = pd.concat(tables, ignore_index=True).assign(seed=seed)
-    out["note"] = out["note"].fillna("").str.strip("; ")
-    return out[list(RESULT_COLUMNS)]
+    controls = ((POSITIVE_CONTROL, shuffled_columns_table(holdout, seed=seed)), (NEGATIVE_CONTROL, holdout))
+    tables = [_tidy(c2st_rows(train, other, seed=seed, max_rows=c2st_rows_per_table or None, kinds=kinds,
+                              classifiers=classifiers, sdmetrics=False), dataset_key, name, seed)
+              for name, other in controls]
+    return pd.concat(tables, ignore_index=True)
 
 
-HOLDOUT_IN_TRAINING = ("not valid: the release was fitted on every real row, so the holdout it is measured against "
-                       "was in its training data")
+HOLDOUT_IN_TRAINING = ("not valid: the release was fitted on every real row, so the holdout it is measured "
+                       "against was in its training data")
 """The note of the distance and attack rows of a release fitted on the holdout (the paper's own releases)."""
 
 HEADLINE_PICKS = {
@@ -249,10 +234,7 @@ def not_valid_rows(reason: str) -> list[dict[str, Any]]:
 def headline(table: pd.DataFrame) -> pd.DataFrame:
     """One row per synthesizer with the main numbers (C2ST AUCs, block DRS, DCR share, copy rate, risks)."""
     key = table.set_index(["dataset_key", "synthesizer", "baseline", "variant", "method", "metric"])["value"]
-    out = []
-    for (dataset, synth), _ in table.groupby(["dataset_key", "synthesizer"], sort=False):
-        record: dict[str, Any] = {"dataset_key": dataset, "synthesizer": synth}
-        for name, parts in HEADLINE_PICKS.items():
-            record[name] = key.get((dataset, synth, *parts), np.nan)
-        out.append(record)
-    return pd.DataFrame(out)
+    releases = table[["dataset_key", "synthesizer"]].drop_duplicates().itertuples(index=False)
+    return pd.DataFrame([{"dataset_key": dataset, "synthesizer": synth,
+                          **{name: key.get((dataset, synth, *parts), np.nan)
+                             for name, parts in HEADLINE_PICKS.items()}} for dataset, synth in releases])

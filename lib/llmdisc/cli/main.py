@@ -11,6 +11,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from types import ModuleType
 from typing import Sequence
 
 import llmdisc
@@ -19,26 +20,27 @@ from llmdisc.determinism import pinned_kernels
 from llmdisc.errors import LlmdiscError
 
 
+def submodules(package: ModuleType) -> list[ModuleType]:
+    """The modules of ``package`` whose names do not start with ``_``, imported, in name order."""
+    return [importlib.import_module(f"{package.__name__}.{info.name}")
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)
+            if not info.name.startswith("_")]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every discovered sub-command registered."""
     parser = argparse.ArgumentParser(
-        prog="llmdisc",
-        description="LLM-as-a-Discriminator: ask LLMs whether table samples are REAL or SYNTHETIC, "
-        "and turn the answers into a privacy signal for a synthetic-data release.",
-    )
+        prog="llmdisc", description="LLM-as-a-Discriminator: ask LLMs whether table samples are REAL or "
+        "SYNTHETIC, and turn the answers into a privacy signal for a synthetic-data release.")
     parser.add_argument("--version", action="version", version=f"llmdisc {llmdisc.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(llmdisc.cli.commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"llmdisc.cli.commands.{info.name}")
+    for module in submodules(llmdisc.cli.commands):
         module.add_parser(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (errors of llmdisc print one clear line, status 2)."""
-    # pinned before the commands' modules load NumPy (audit's does): the pins are read when a library loads
     try:
         with pinned_kernels():
             return _run(argv)

@@ -1,7 +1,7 @@
 """ACS Census (folktables ACSIncome, 2018 1-Year, person survey): real rows, integer codes or text labels.
 
-Sources, the first that exists wins (nothing is made up): ``census_csv=`` or ``LLMDISC_CENSUS_CSV`` (a local CSV
-of :data:`CENSUS_COLUMNS`); the paper's extract in the reference folder; else folktables downloads PUMS files
+Sources, the first that exists wins: ``census_csv=`` or ``LLMDISC_CENSUS_CSV`` (a local CSV of
+:data:`CENSUS_COLUMNS`); the paper's extract in the reference folder; else folktables downloads PUMS files
 into ``data/raw/acs/`` (*not* the paper's rows; a warning says so). Entry points: :func:`load_census`,
 :func:`decode_census` (code lists in ``codebooks/``; an unknown code is an error, never a guess).
 """
@@ -45,11 +45,10 @@ ACS_URL_ENV = "LLMDISC_ACS_URL"  # a mirror of the Census Bureau's PUMS folder (
 DOWNLOAD_TIMEOUT_S = (10.0, 300.0)
 
 _SUPPLY_HINT = (
-    f"{REFERENCE_FIX} (the paper's own Census extract); or pass census_csv=PATH (CLI: --census-csv PATH) or set "
-    f"{CENSUS_CSV_ENV}=PATH to a CSV with columns {', '.join(CENSUS_COLUMNS)} (PUMS integer codes), or run "
-    f"with network access so folktables can download the 2018 1-Year PUMS person files into data/raw/acs/ "
-    f"(other rows than the paper's)"
-)
+    f"{REFERENCE_FIX} (the paper's own Census extract); or pass census_csv=PATH (CLI: --census-csv PATH) or "
+    f"set {CENSUS_CSV_ENV}=PATH to a CSV with columns {', '.join(CENSUS_COLUMNS)} (PUMS integer codes), or "
+    f"run with network access so folktables can download the 2018 1-Year PUMS person files into "
+    f"data/raw/acs/ (other rows than the paper's)")
 
 
 def acs_cache_dir() -> Path:
@@ -58,7 +57,7 @@ def acs_cache_dir() -> Path:
 
 
 def reference_census_csv() -> Path | None:
-    """The paper's ACSIncome 2018 extract in the reference folder (:func:`llmdisc.paths.reference_dir`), or None."""
+    """The paper's ACSIncome 2018 extract in the reference folder, or None."""
     ref = reference_dir()
     if ref is None:
         return None
@@ -67,31 +66,23 @@ def reference_census_csv() -> Path | None:
 
 
 def local_census_source(census_csv: str | Path | None = None) -> Path | None:
-    """Return the local CSV that :func:`load_census` would read (argument, env var, reference), or None.
-
-    Raises:
-        DataError: a CSV named by the argument or the environment variable does not exist.
-    """
-    for given, origin in (
-        (census_csv, "census_csv"),
-        (os.environ.get(CENSUS_CSV_ENV) or None, CENSUS_CSV_ENV),
-    ):
+    """The local CSV that :func:`load_census` would read (argument, env var, reference), or None. Raises
+    DataError when a CSV named by the argument or the environment variable does not exist."""
+    for given, origin in ((census_csv, "census_csv"),
+                          (os.environ.get(CENSUS_CSV_ENV) or None, CENSUS_CSV_ENV)):
         if given is None:
             continue
         path = Path(given).expanduser()
         if not path.is_file():
-            raise DataError(
-                f"census CSV {path} (from {origin}) does not exist; fix: point {origin} at an existing "
-                f"CSV of columns {', '.join(CENSUS_COLUMNS)}, or unset it to use the default source"
-            )
+            raise DataError(f"census CSV {path} (from {origin}) does not exist; fix: point {origin} at an "
+                            f"existing CSV of columns {', '.join(CENSUS_COLUMNS)}, or unset it to use the "
+                            f"default source")
         return path
     return reference_census_csv()
 
 
 def read_census_csv(path: str | Path) -> pd.DataFrame:
-    """Read a census CSV of PUMS integer codes and check it against :data:`CENSUS_COLUMNS`.
-
-    Returns every row, columns in :data:`CENSUS_COLUMNS` order, all ``int64``.
+    """Read a census CSV of PUMS integer codes: every row, :data:`CENSUS_COLUMNS` in order, all ``int64``.
 
     Raises:
         DataError: columns missing or extra, empty cells, or non-integer values.
@@ -101,20 +92,16 @@ def read_census_csv(path: str | Path) -> pd.DataFrame:
     missing = [c for c in CENSUS_COLUMNS if c not in table.columns]
     extra = [c for c in table.columns if c not in CENSUS_COLUMNS]
     if missing or extra:
-        raise DataError(
-            f"census CSV {relative_to_root(path)} has columns that differ from the schema: "
-            f"missing {missing}, extra {extra}; fix: rename or drop columns so that it has exactly "
-            f"{', '.join(CENSUS_COLUMNS)} (PUMS integer codes, label 0/1)"
-        )
+        raise DataError(f"census CSV {relative_to_root(path)} has columns that differ from the schema: "
+                        f"missing {missing}, extra {extra}; fix: rename or drop columns so that it has "
+                        f"exactly {', '.join(CENSUS_COLUMNS)} (PUMS integer codes, label 0/1)")
     table = table[list(CENSUS_COLUMNS)]
     for col in CENSUS_COLUMNS:
         values = table[col]
         if values.isna().any() or not pd.api.types.is_numeric_dtype(values) or (values % 1 != 0).any():
-            raise DataError(
-                f"census CSV {relative_to_root(path)}: column {col!r} must hold integers without "
-                f"empty cells (found dtype {values.dtype}, {int(values.isna().sum())} empty); fix: "
-                f"write PUMS integer codes, as folktables' ACSIncome task does"
-            )
+            raise DataError(f"census CSV {relative_to_root(path)}: column {col!r} must hold integers "
+                            f"without empty cells (found dtype {values.dtype}, {int(values.isna().sum())} "
+                            f"empty); fix: write PUMS integer codes, as folktables' ACSIncome task does")
     return table.astype("int64").reset_index(drop=True)
 
 
@@ -124,13 +111,11 @@ def _state_list() -> list[str]:
     return list(state_list)
 
 
-def download_acs_states(
-    states: list[str], root: Path | None = None, *, base_url: str | None = None
-) -> list[Path]:
-    """Download (once) the 2018 1-Year PUMS person CSV of each state into folktables' cache layout.
+def download_acs_states(states: list[str], root: Path | None = None, *,
+                        base_url: str | None = None) -> list[Path]:
+    """Download (once) each state's 2018 1-Year PUMS person CSV into folktables' cache; return their paths.
 
-    folktables' own downloader has no timeout and swallows errors; this one uses :data:`DOWNLOAD_TIMEOUT_S` and
-    raises. Returns the path of each state's ``psam_pXX.csv``.
+    Unlike folktables' downloader (no timeout, errors swallowed): :data:`DOWNLOAD_TIMEOUT_S`, and it raises.
 
     Args:
         root: cache root, :func:`acs_cache_dir` by default.
@@ -178,14 +163,9 @@ def download_acs_states(
 
 
 def load_acs_income(states: list[str] | None = None) -> tuple[pd.DataFrame, list[Path]]:
-    """Build the ACSIncome table with folktables from the PUMS files (downloaded when not cached).
-
-    Returns (table of :data:`CENSUS_COLUMNS`, all ``int64``; the PUMS CSV files read) for ``states`` (None: every
-    state folktables knows).
-
-    Raises:
-        ConfigError: an unknown state code. DataError: the files cannot be downloaded.
-    """
+    """The ACSIncome table (:data:`CENSUS_COLUMNS`, ``int64``) built by folktables from the PUMS files of
+    ``states`` (None: every state it knows), downloaded when not cached; and the PUMS files read. Raises
+    ConfigError for an unknown state code, DataError when the files cannot be downloaded."""
     valid = _state_list()
     states = list(states) if states else valid
     unknown = [s for s in states if s not in valid]
@@ -194,9 +174,8 @@ def load_acs_income(states: list[str] | None = None) -> tuple[pd.DataFrame, list
     files = download_acs_states(states)
     from folktables import ACSDataSource, ACSIncome
 
-    source = ACSDataSource(
-        survey_year=ACS_YEAR, horizon=ACS_HORIZON, survey="person", root_dir=str(acs_cache_dir())
-    )
+    source = ACSDataSource(survey_year=ACS_YEAR, horizon=ACS_HORIZON, survey="person",
+                           root_dir=str(acs_cache_dir()))
     raw = source.get_data(states=states, download=False)
     features, label, _group = ACSIncome.df_to_pandas(raw)
     table = features.rename(columns=ACS_RENAME)
@@ -204,18 +183,11 @@ def load_acs_income(states: list[str] | None = None) -> tuple[pd.DataFrame, list
     return table[list(CENSUS_COLUMNS)].astype("int64").reset_index(drop=True), files
 
 
-def load_census(
-    *,
-    census_csv: str | Path | None = None,
-    states: list[str] | None = None,
-    n_rows: int | None = None,
-    seed: int = 0,
-) -> tuple[pd.DataFrame, list[Path]]:
-    """Load the real census rows (integer codes) from the first available source (see the module docstring);
-    returns (table, the files it was read from).
+def load_census(*, census_csv: str | Path | None = None, states: list[str] | None = None,
+                n_rows: int | None = None, seed: int = 0) -> tuple[pd.DataFrame, list[Path]]:
+    """(real census rows as integer codes, the files read) from the first available source (module docstring).
 
     Args:
-        census_csv: a local CSV of :data:`CENSUS_COLUMNS`; overrides ``LLMDISC_CENSUS_CSV`` and the reference.
         states: ACS states for the folktables path; not allowed with a local CSV (it has no state column).
         n_rows: seeded subsample size. None: every row of a local CSV, or :data:`DEFAULT_CENSUS_ROWS` from
             folktables (all rows, with a warning, when fewer pass the filter).
@@ -227,95 +199,70 @@ def load_census(
     local = local_census_source(census_csv)
     if local is not None:
         if states:
-            raise ConfigError(
-                f"states={states} selects ACS states for the folktables download, but the census "
-                f"rows come from the local CSV {relative_to_root(local)}, which has no state column; "
-                f"fix: omit states, or unset census_csv/{CENSUS_CSV_ENV} to download from the ACS"
-            )
+            raise ConfigError(f"states={states} selects ACS states for the folktables download, but the "
+                              f"census rows come from the local CSV {relative_to_root(local)}, which has no "
+                              f"state column; fix: omit states, or unset census_csv/{CENSUS_CSV_ENV} to "
+                              f"download from the ACS")
         table, files = read_census_csv(local), [local]
     else:
-        warnings.warn(
-            "the paper's Census extract is not here: reading ACSIncome rows with folktables instead, which are "
-            "not the paper's rows; for the paper's table run `llmdisc data fetch-reference` (or `make "
-            "reference`), or set LLMDISC_REFERENCE",
-            LlmdiscWarning,
-            stacklevel=2,
-        )
+        warnings.warn("the paper's Census extract is not here: reading ACSIncome rows with folktables "
+                      "instead, which are not the paper's rows; for the paper's table run `llmdisc data "
+                      "fetch-reference` (or `make reference`), or set LLMDISC_REFERENCE", LlmdiscWarning,
+                      stacklevel=2)
         table, files = load_acs_income(states)
         if n_rows is None:
             n_rows = DEFAULT_CENSUS_ROWS
             if len(table) < n_rows:
-                warnings.warn(
-                    f"only {len(table)} ACSIncome rows for states {states}; using all of them instead "
-                    f"of {DEFAULT_CENSUS_ROWS}",
-                    LlmdiscWarning,
-                    stacklevel=2,
-                )
+                warnings.warn(f"only {len(table)} ACSIncome rows for states {states}; using all of them "
+                              f"instead of {DEFAULT_CENSUS_ROWS}", LlmdiscWarning, stacklevel=2)
                 n_rows = len(table)
     return subsample(table, n_rows, seed, what=f"census rows from {relative_to_root(files[0])}"), files
 
 
 def subsample(table: pd.DataFrame, n_rows: int | None, seed: int, *, what: str = "rows") -> pd.DataFrame:
-    """Return ``n_rows`` rows drawn without replacement with ``seed`` (all rows, in order, when None).
-
-    Raises:
-        ConfigError: ``n_rows`` is not positive or exceeds the rows available.
-    """
+    """``n_rows`` rows drawn without replacement with ``seed`` (all rows, in order, when None). Raises
+    ConfigError when ``n_rows`` is not positive or exceeds the rows available."""
     if n_rows is None:
         return table.reset_index(drop=True)
     if not 0 < int(n_rows) <= len(table):
-        raise ConfigError(
-            f"n_rows={n_rows} is outside 1..{len(table)} (the {what} available); "
-            f"fix: pass n_rows between 1 and {len(table)}, or None for every row"
-        )
+        raise ConfigError(f"n_rows={n_rows} is outside 1..{len(table)} (the {what} available); "
+                          f"fix: pass n_rows between 1 and {len(table)}, or None for every row")
     return table.sample(n=int(n_rows), random_state=seed).reset_index(drop=True)
 
 
 def load_codebook(variable: str) -> dict[int, str]:
     """Read ``codebooks/<variable>.txt`` (``variable``: a PUMS name such as ``SCHL``) into ``{code: label}``.
-
-    Raises:
-        DataError: the file is missing or a line is not ``CODE .Label``.
-    """
+    Raises DataError when the file is missing or a line is not ``CODE .Label``."""
     resource = importlib.resources.files("llmdisc.data").joinpath("codebooks").joinpath(f"{variable}.txt")
     try:
         text = resource.read_text(encoding="utf-8")
     except OSError as exc:
-        raise DataError(
-            f"code list codebooks/{variable}.txt is missing from the llmdisc package; fix: restore "
-            f"lib/llmdisc/data/codebooks/ from the repository and reinstall (`make setup`)"
-        ) from exc
+        raise DataError(f"code list codebooks/{variable}.txt is missing from the llmdisc package; fix: "
+                        f"restore lib/llmdisc/data/codebooks/ from the repository and reinstall "
+                        f"(`make setup`)") from exc
     codes: dict[int, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         code, sep, label = line.partition(" .")
         if not sep or not code.strip().isdigit():
-            raise DataError(
-                f"codebooks/{variable}.txt line {number} is not 'CODE .Label': {line!r}; "
-                f"fix: restore the file from the repository"
-            )
+            raise DataError(f"codebooks/{variable}.txt line {number} is not 'CODE .Label': {line!r}; "
+                            f"fix: restore the file from the repository")
         codes[int(code)] = label.strip()
     return codes
 
 
 def decode_census(table: pd.DataFrame) -> pd.DataFrame:
-    """Map every PUMS code column to its text label (age, hours and the 0/1 target are kept as they are).
-
-    Returns a copy whose code columns hold label strings (``object`` dtype).
-
-    Raises:
-        DataError: a code absent from its code list.
-    """
+    """A copy with every PUMS code column mapped to its text label (``object``); age, hours, target kept.
+    Raises DataError for a code absent from its code list."""
     decoded = table.copy()
     for column, variable in CODE_COLUMNS.items():
         codebook = load_codebook(variable)
         unknown = sorted(set(int(c) for c in table[column].unique()) - set(codebook))
         if unknown:
-            raise DataError(
-                f"column {column!r} holds code(s) {unknown[:10]} that the {variable} code list "
-                f"(codebooks/{variable}.txt) does not define; fix: check the input is 2018 ACS PUMS "
-                f"codes, or add the code with its dictionary label to codebooks/{variable}.txt"
-            )
+            raise DataError(f"column {column!r} holds code(s) {unknown[:10]} that the {variable} code list "
+                            f"(codebooks/{variable}.txt) does not define; fix: check the input is 2018 ACS "
+                            f"PUMS codes, or add the code with its dictionary label to "
+                            f"codebooks/{variable}.txt")
         decoded[column] = table[column].map(codebook).astype(object)
     return decoded

@@ -53,15 +53,12 @@ def read_verified(path: Path, expected_sha256: str) -> bytes:
     try:
         content = gzip.decompress(raw) if path.suffix == ".gz" else raw
     except (OSError, EOFError) as exc:
-        raise ChecksumError(
-            f"{relative_to_root(path)} is not a readable gzip file ({exc}); {_REFETCH}"
-        ) from exc
+        raise ChecksumError(f"{relative_to_root(path)} is not a readable gzip file ({exc}); {_REFETCH}"
+                            ) from exc
     actual = hashlib.sha256(content).hexdigest()
     if actual != expected_sha256:
-        raise ChecksumError(
-            f"{relative_to_root(path)}: sha256 of its content is {actual}, expected "
-            f"{expected_sha256} (the pristine UCI file); {_REFETCH}"
-        )
+        raise ChecksumError(f"{relative_to_root(path)}: sha256 of its content is {actual}, expected "
+                            f"{expected_sha256} (the pristine UCI file); {_REFETCH}")
     return content
 
 
@@ -71,18 +68,12 @@ def _adult_file(adult_dir: Path, name: str) -> Path:
 
 
 def load_adult(adult_dir: str | Path | None = None) -> tuple[pd.DataFrame, Path]:
-    """Read UCI Adult's ``adult.data`` (checksum verified) and drop rows with a ``?``.
-
-    Returns (30,162 rows x 15 :data:`ADULT_COLUMNS`, six ``int64`` and nine strings; the file read), from
-    ``adult_dir`` (default :func:`adult_raw_dir`).
-
-    Raises:
-        DataError, ChecksumError: the file is missing or not the pristine one.
-    """
+    """Read UCI Adult's ``adult.data`` (checksum verified) and drop rows with a ``?``: (30,162 rows x 15
+    :data:`ADULT_COLUMNS`, six ``int64`` and nine strings; the file read). Raises DataError or ChecksumError
+    when the file is missing or not the pristine one."""
     path = _adult_file(Path(adult_dir) if adult_dir else adult_raw_dir(), "adult.data")
     content = read_verified(path, ADULT_SHA256["adult.data"])
-    table = pd.read_csv(
-        io.BytesIO(content), header=None, names=list(ADULT_COLUMNS), skipinitialspace=True, na_values="?"
-    ).dropna()
+    table = pd.read_csv(io.BytesIO(content), header=None, names=list(ADULT_COLUMNS), skipinitialspace=True,
+                        na_values="?").dropna()
     table = table.astype({col: "int64" for col in ADULT_NUMERICAL}).reset_index(drop=True)
     return table, path

@@ -1,10 +1,8 @@
 """The paper's reference files: pinned, downloaded on request, verified, and read.
 
-The paper's repository (:data:`REPOSITORY` at :data:`COMMIT`) holds its LLM records, human labels, Census extract
-and three Census releases; every file is pinned (path, bytes, sha256) in ``reference_files.csv`` beside this module.
-:func:`fetch_reference` is the only code that downloads them (``llmdisc data fetch-reference``); nothing fetches
-implicitly. :func:`check_reference` lists files that differ from the pins; :func:`load_paper_release` and
-:func:`load_paper_census` read them with a header check.
+The paper's repository (:data:`REPOSITORY` at :data:`COMMIT`) holds its LLM records, human labels, Census
+extract and three Census releases; every file is pinned (path, bytes, sha256) in ``reference_files.csv``.
+:func:`fetch_reference` is the only code that downloads them (``llmdisc data fetch-reference``).
 """
 
 from __future__ import annotations
@@ -22,14 +20,8 @@ from urllib.parse import quote
 import pandas as pd
 
 from llmdisc.data.acs import CENSUS_COLUMNS, read_census_csv
-from llmdisc.errors import (
-    REFERENCE_FIX,
-    ChecksumError,
-    ConfigError,
-    DataError,
-    LlmdiscWarning,
-    ReferenceMissingError,
-)
+from llmdisc.errors import (REFERENCE_FIX, ChecksumError, ConfigError, DataError, LlmdiscWarning,
+                            ReferenceMissingError)
 from llmdisc.manifest import sha256_file
 from llmdisc.paths import reference_target_dir, relative_to_root, require_reference
 
@@ -52,8 +44,7 @@ class ReferenceFetchError(DataError):
 
 @dataclass(frozen=True)
 class ReferenceFile:
-    """One pinned file of the paper's repository: POSIX ``path`` (also inside the reference folder), ``size`` in
-    bytes, ``sha256`` hex digest."""
+    """One pinned file: POSIX ``path`` (also in the reference folder), ``size`` in bytes, ``sha256`` hex."""
 
     path: str
     size: int
@@ -62,12 +53,8 @@ class ReferenceFile:
 
 @dataclass(frozen=True)
 class Difference:
-    """A file of a reference folder that differs from its pin.
-
-    Attributes:
-        problem: ``missing``, ``size`` (a different length) or ``sha256`` (same length, other bytes).
-        detail: the sizes or digests found and expected.
-    """
+    """A file of a reference folder that differs from its pin: ``problem`` is ``missing``, ``size`` or
+    ``sha256`` (same length, other bytes); ``detail`` the sizes or digests found and expected."""
 
     path: str
     problem: str
@@ -76,12 +63,8 @@ class Difference:
 
 @dataclass
 class FetchReport:
-    """What :func:`fetch_reference` did.
-
-    Attributes:
-        fetched: paths downloaded in this run; ``present``: already there with the right hash.
-        requests: HTTP requests made (retries included); ``bytes_received``: body bytes.
-    """
+    """What :func:`fetch_reference` did: paths ``fetched`` in this run or ``present`` with the right hash;
+    HTTP ``requests`` made (retries included) and body ``bytes_received``."""
 
     dest: Path
     fetched: list[str] = field(default_factory=list)
@@ -92,11 +75,7 @@ class FetchReport:
 
 def pinned_files(only: Iterable[str] | None = None) -> list[ReferenceFile]:
     """The pinned files, in path order; ``only``: shell-style patterns over the whole path (``*`` also crosses
-    ``/``), e.g. ``data/census/*``; None means every file.
-
-    Raises:
-        ConfigError: a pattern matches no pinned file.
-    """
+    ``/``), e.g. ``data/census/*``; None means every file. Raises ConfigError if a pattern matches none."""
     text = importlib.resources.files("llmdisc.data").joinpath(PINS_FILE).read_text(encoding="utf-8")
     files = [ReferenceFile(row["path"], int(row["size"]), row["sha256"]) for row in csv.DictReader(text.splitlines())]
     patterns = [p for p in (only or []) if p]
@@ -105,9 +84,9 @@ def pinned_files(only: Iterable[str] | None = None) -> list[ReferenceFile]:
     unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(f.path, p) for f in files)]
     if unmatched:
         tops = sorted({f.path.rsplit("/", 1)[0] for f in files})
-        raise ConfigError(f"--only pattern(s) {unmatched} match no pinned reference file; fix: use patterns over "
-                          f"the repository paths, e.g. 'data/census/*' or 'results/**/llm_results_*.jsonl' "
-                          f"(folders: {', '.join(tops[:8])}, ...)")
+        raise ConfigError(f"--only pattern(s) {unmatched} match no pinned reference file; fix: use patterns "
+                          f"over the repository paths, e.g. 'data/census/*' or "
+                          f"'results/**/llm_results_*.jsonl' (folders: {', '.join(tops[:8])}, ...)")
     return [f for f in files if any(fnmatch.fnmatchcase(f.path, p) for p in patterns)]
 
 
@@ -137,19 +116,17 @@ def _difference(folder: Path, pin: ReferenceFile) -> Difference | None:
     return None
 
 
-def check_reference(folder: Path | str | None = None, *, only: Iterable[str] | None = None) -> list[Difference]:
-    """List the pinned files of ``folder`` (None: :func:`llmdisc.paths.reference_dir`) that are missing or differ
-    from their pins (empty: all match); ``only`` as in :func:`pinned_files`.
-
-    Raises:
-        ReferenceMissingError: ``folder`` is None and there is no reference folder.
-    """
+def check_reference(folder: Path | str | None = None, *,
+                    only: Iterable[str] | None = None) -> list[Difference]:
+    """The pinned files of ``folder`` (None: :func:`llmdisc.paths.reference_dir`) missing or differing from
+    their pins (empty: all match); ``only`` as in :func:`pinned_files`. Raises ReferenceMissingError when
+    ``folder`` is None and there is no reference folder."""
     folder = Path(folder) if folder is not None else require_reference(what="checking the reference")
     return [d for pin in pinned_files(only) if (d := _difference(folder, pin)) is not None]
 
 
 class ReferenceNetworkError(ReferenceFetchError):
-    """The host cannot be reached at all (the network is off, a wrong --base-url): every file would fail."""
+    """The host cannot be reached at all (network off, a wrong --base-url): every file would fail."""
 
 
 class _Truncated(ValueError):
@@ -157,8 +134,8 @@ class _Truncated(ValueError):
 
 
 class _Download:
-    """pooch's HTTP downloader for one pinned file; counts requests and bytes, keeps the last body's hash. A 4xx
-    other than 408/429 becomes a :class:`ReferenceFetchError`, which pooch does not retry."""
+    """pooch's HTTP downloader for one pinned file; counts requests and bytes, keeps the last body's hash.
+    A 4xx other than 408/429 becomes a :class:`ReferenceFetchError`, which pooch does not retry."""
 
     def __init__(self, pin: ReferenceFile, report: FetchReport) -> None:
         import pooch
@@ -176,9 +153,9 @@ class _Download:
             status = exc.response.status_code
             if status == 404:
                 raise ReferenceFetchError(
-                    f"{self.pin.path}: HTTP 404 at {url}: the file is not at the pinned commit {COMMIT[:12]} of "
-                    f"{REPOSITORY} under this base URL; fix: check --base-url (default {DEFAULT_BASE_URL}) "
-                    f"and re-run `llmdisc data fetch-reference`") from exc
+                    f"{self.pin.path}: HTTP 404 at {url}: the file is not at the pinned commit {COMMIT[:12]} "
+                    f"of {REPOSITORY} under this base URL; fix: check --base-url (default "
+                    f"{DEFAULT_BASE_URL}) and re-run `llmdisc data fetch-reference`") from exc
             if status < 500 and status not in (408, 429):
                 raise ReferenceFetchError(f"{self.pin.path}: HTTP {status} at {url}; fix: check --base-url "
                                           f"and re-run `llmdisc data fetch-reference`") from exc
@@ -196,7 +173,7 @@ def _failure(pin: ReferenceFile, url: str, exc: Exception, got: tuple[int, str],
 
     if isinstance(exc, ReferenceFetchError):
         return exc
-    if isinstance(exc, ValueError) and not isinstance(exc, (_Truncated, requests.RequestException)):  # the hash
+    if isinstance(exc, ValueError) and not isinstance(exc, (_Truncated, requests.RequestException)):  # hash
         return ChecksumError(
             f"{pin.path}: downloaded {got[0]:,} bytes with sha256 {got[1]}, expected {pin.size:,} bytes with "
             f"sha256 {pin.sha256} (pinned for {REPOSITORY}@{COMMIT[:12]}); nothing was written for it; "
@@ -213,29 +190,23 @@ def _failure(pin: ReferenceFile, url: str, exc: Exception, got: tuple[int, str],
                                f"({problem}); nothing was written for it; {FETCH_FIX}")
 
 
-def fetch_reference(
-    dest: Path | str | None = None,
-    *,
-    base_url: str | None = None,
-    only: Iterable[str] | None = None,
-    retries: int = 3,
-    progress: Callable[[str], None] | None = None,
-) -> FetchReport:
-    """Download the pinned files into the reference folder with pooch; files already present with their pinned
-    hash are skipped. Each download is checked against its sha256 before it is moved into place.
+def fetch_reference(dest: Path | str | None = None, *, base_url: str | None = None,
+                    only: Iterable[str] | None = None, retries: int = 3,
+                    progress: Callable[[str], None] | None = None) -> FetchReport:
+    """Download the pinned files missing or wrong in the reference folder with pooch, each checked against its
+    sha256 before it is moved into place.
 
     Args:
         dest: the folder to fill (default :func:`llmdisc.paths.reference_target_dir`).
         base_url: raw-file host (default ``LLMDISC_REFERENCE_URL`` or :data:`DEFAULT_BASE_URL`); files are
             requested at ``<base_url>/<owner>/<repo>/<commit>/<path>``.
         only: patterns selecting some files (:func:`pinned_files`); None fetches all 59 (5.65 MB).
-        retries: further attempts per file after a network error, HTTP 408/429/5xx, a truncated body or a wrong
-            hash (pooch's ``retry_if_failed``).
+        retries: further attempts per file after a network error, HTTP 408/429/5xx, a truncated body or a
+            wrong hash (pooch's ``retry_if_failed``).
         progress: called with one line per file (e.g. ``print``).
 
     Raises:
-        ReferenceFetchError: an HTTP error or a failure after the retries; other files are still fetched, and
-            the error lists all.
+        ReferenceFetchError: an HTTP error or a failure after the retries (the other files are still fetched).
         ReferenceNetworkError: the host cannot be reached (at once: every file would fail).
         ChecksumError: every failed file was downloaded with a sha256 other than its pin (nothing written).
     """
@@ -260,7 +231,8 @@ def fetch_reference(
             try:
                 fetcher.fetch(pin.path, downloader=download)
             except (ValueError, requests.RequestException, ReferenceFetchError) as exc:
-                failures.append(error := _failure(pin, fetcher.get_url(pin.path), exc, download.got, retries + 1))
+                error = _failure(pin, fetcher.get_url(pin.path), exc, download.got, retries + 1)
+                failures.append(error)
                 if isinstance(error, ReferenceNetworkError):
                     raise error from exc  # every other file would fail the same way
                 say(f"FAILED {pin.path}")
@@ -272,19 +244,18 @@ def fetch_reference(
         logger.setLevel(level)
     if failures:
         kind = ChecksumError if all(isinstance(f, ChecksumError) for f in failures) else ReferenceFetchError
-        raise kind(f"{len(failures)} of {len(pins)} reference file(s) failed ({len(report.fetched)} fetched, "
-                   f"{len(report.present)} already present): " + " | ".join(str(f) for f in failures))
+        raise kind(f"{len(failures)} of {len(pins)} reference file(s) failed ({len(report.fetched)} "
+                   f"fetched, {len(report.present)} already present): "
+                   + " | ".join(str(f) for f in failures))
     return report
 
 
 def paper_release_path(synthesizer: str) -> Path:
-    """The paper's Census release of ``synthesizer`` in the reference folder.
-
-    Raises:
-        ConfigError: an unknown synthesizer. ReferenceMissingError: the file is not here.
-    """
+    """The paper's Census release of ``synthesizer`` in the reference folder. Raises ConfigError for an
+    unknown synthesizer, ReferenceMissingError when the file is not here."""
     if synthesizer not in PAPER_SYNTHESIZERS:
-        raise ConfigError(f"unknown paper release {synthesizer!r}; fix: use one of {list(PAPER_SYNTHESIZERS)}")
+        raise ConfigError(f"unknown paper release {synthesizer!r}; "
+                          f"fix: use one of {list(PAPER_SYNTHESIZERS)}")
     return require_reference(*RELEASE_PATH.format(synthesizer=synthesizer).split("/"),
                              what=f"the paper's {synthesizer} Census release")
 
@@ -304,10 +275,10 @@ def _check_paper_file(path: Path, repo_path: str, *, what: str) -> None:
         extra = [c for c in header if c not in expected]
         order = "" if missing or extra else " (same names, other order)"
         raise DataError(
-            f"{what} {relative_to_root(path)} has header {header}{order}: missing {missing}, extra {extra}; "
-            f"expected exactly {expected} as in the paper's repository; the file was edited or is not the "
-            f"paper's; fix: restore it with `llmdisc data fetch-reference` (`--check` lists every file that "
-            f"differs from the pins)")
+            f"{what} {relative_to_root(path)} has header {header}{order}: missing {missing}, extra "
+            f"{extra}; expected exactly {expected} as in the paper's repository; the file was edited or is "
+            f"not the paper's; fix: restore it with `llmdisc data fetch-reference` (`--check` lists every "
+            f"file that differs from the pins)")
     try:
         pin = pin_of(repo_path)
     except ConfigError:
@@ -319,14 +290,14 @@ def _check_paper_file(path: Path, repo_path: str, *, what: str) -> None:
 
 
 def load_paper_release(synthesizer: str) -> pd.DataFrame:
-    """Read the paper's Census release of ``synthesizer`` (``gaussian_copula``, ``ctgan`` or ``tvae``): 32,561
-    rows of the 11 Census columns, ``int64``. The paper fitted it on every real row (no holdout), so
-    distance-based privacy tests against a holdout are not valid on it.
+    """Read the paper's Census release of ``synthesizer``: 32,561 rows of the 11 Census columns, ``int64``.
+
+    The paper fitted it on every real row (no holdout): distance tests against a holdout are not valid on it.
 
     Raises:
         ReferenceMissingError: the release is not on this machine (fix: ``llmdisc data fetch-reference``).
-        DataError: its header differs from the paper's, or a value is not an integer. A file whose bytes differ
-            from the pin but whose header is right loads with a :class:`~llmdisc.errors.LlmdiscWarning`.
+        DataError: its header differs from the paper's, or a value is not an integer. A file whose bytes
+            differ from the pin but whose header is right loads with a warning.
     """
     path = paper_release_path(synthesizer)
     _check_paper_file(path, RELEASE_PATH.format(synthesizer=synthesizer), what=f"the paper's {synthesizer} release")
@@ -334,16 +305,15 @@ def load_paper_release(synthesizer: str) -> pd.DataFrame:
 
 
 def load_paper_census() -> pd.DataFrame:
-    """Read the paper's Census extract (32,561 rows x 11 integer columns); checks and errors as
-    :func:`load_paper_release`."""
+    """Read the paper's Census extract (32,561 rows x 11 integer columns), as :func:`load_paper_release`."""
     path = paper_census_path()
     _check_paper_file(path, CENSUS_REAL_PATH, what="the paper's Census extract")
     return read_census_csv(path)
 
 
 __all__ = [
-    "COMMIT", "DEFAULT_BASE_URL", "REPOSITORY", "PAPER_SYNTHESIZERS", "REFERENCE_FIX", "Difference", "FetchReport",
-    "ReferenceFetchError", "ReferenceFile", "ReferenceMissingError", "ReferenceNetworkError", "check_reference",
-    "fetch_reference", "file_url", "load_paper_census", "load_paper_release", "paper_census_path",
-    "paper_release_path", "pin_of", "pinned_files",
+    "COMMIT", "DEFAULT_BASE_URL", "REPOSITORY", "PAPER_SYNTHESIZERS", "REFERENCE_FIX", "Difference",
+    "FetchReport", "ReferenceFetchError", "ReferenceFile", "ReferenceMissingError", "ReferenceNetworkError",
+    "check_reference", "fetch_reference", "file_url", "load_paper_census", "load_paper_release",
+    "paper_census_path", "paper_release_path", "pin_of", "pinned_files",
 ]

@@ -101,56 +101,28 @@ class ParsedAnswer:
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_STRING = r'"(?:\\.|[^"\\])*(?:"|\\?\Z)'  # a JSON string; an unclosed one runs to the end of the text
+_STRING_OR_BRACKET = re.compile(_STRING + r"|[{}\[\]]", re.DOTALL)
+_STRING_OR_TRAILING_COMMA = re.compile(f"({_STRING})" + r"|,(\s*[}\]])", re.DOTALL)
 _MAX_OBJECT_STARTS = 256
 
 
 def _scan_balanced(text: str, start: int) -> int | None:
     """Return the index just past the ``}`` closing the ``{`` at ``start`` (string-aware), or None."""
     depth = 0
-    in_string = False
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
+    for token in _STRING_OR_BRACKET.finditer(text, start):
+        if token.group() in ("{", "["):
             depth += 1
-        elif ch in "}]":
+        elif token.group() in ("}", "]"):
             depth -= 1
             if depth == 0:
-                return i + 1
+                return token.end()
     return None
 
 
 def _remove_trailing_commas(text: str) -> str:
-    """Drop commas directly before ``}`` or ``]`` outside strings."""
-    out: list[str] = []
-    in_string = False
-    escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            out.append(ch)
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch == "," and _TRAILING_COMMA.match(text, i):
-            continue
-        out.append(ch)
-    return "".join(out)
+    """Drop commas directly before ``}`` or ``]`` outside strings (a string, closed or not, is kept as is)."""
+    return _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 def _loads(text: str) -> tuple[Any, bool] | None:
@@ -159,13 +131,10 @@ def _loads(text: str) -> tuple[Any, bool] | None:
         return json.loads(text), False
     except (json.JSONDecodeError, RecursionError):
         pass
-    repaired = _remove_trailing_commas(text)
-    if repaired != text:
-        try:
-            return json.loads(repaired), True
-        except (json.JSONDecodeError, RecursionError):
-            return None
-    return None
+    try:  # a text without trailing commas just fails again
+        return json.loads(_remove_trailing_commas(text)), True
+    except (json.JSONDecodeError, RecursionError):
+        return None
 
 
 def _has_verdict(value: Any) -> bool:
@@ -204,9 +173,7 @@ def _find_json(text: str) -> tuple[Any, str] | str:
         first = first or candidate
     if first is not None:
         return first
-    if unbalanced:
-        return "truncated_json"
-    return "malformed_json" if "{" in text else "no_json"
+    return "truncated_json" if unbalanced else "malformed_json" if "{" in text else "no_json"
 
 
 def _normalise_verdict(value: Any) -> str | None:
@@ -218,33 +185,24 @@ def _normalise_verdict(value: Any) -> str | None:
 
 def _read_confidence(value: Any) -> int | str:
     """Return the confidence as int, or the invalid reason."""
-    if isinstance(value, bool):
+    if not (isinstance(value, int) and not isinstance(value, bool)
+            or isinstance(value, float) and value.is_integer()
+            or isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value)):
         return "confidence_not_integer"
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        number = int(value)
-    else:
-        return "confidence_not_integer"
+    number = int(value)
     return number if 0 <= number <= 100 else "confidence_out_of_range"
 
 
 def _read_list(name: str, value: Any) -> list[str] | str:
+    """The list's items as strings (numbers turned into text; None: no items), or the invalid reason."""
+    if value is None:
+        return []
     if isinstance(value, str):
         return [value] if value.strip() else []
-    if not isinstance(value, list):
-        return f"{name}_not_list_of_strings"
-    items: list[str] = []
-    for item in value:
-        if isinstance(item, str):
-            items.append(item)
-        elif isinstance(item, (int, float)) and not isinstance(item, bool):
-            items.append(str(item))
-        else:
-            return f"{name}_not_list_of_strings"
-    return items
+    if isinstance(value, list) and all(isinstance(item, (str, int, float)) and not isinstance(item, bool)
+                                       for item in value):
+        return [item if isinstance(item, str) else str(item) for item in value]
+    return f"{name}_not_list_of_strings"
 
 
 def _invalid(raw: str, reason: str, method: str = "", reasoning: str | None = None,
@@ -274,9 +232,7 @@ def parse_answer(text: str) -> ParsedAnswer:
     extra = {k: v for k, v in value.items() if k not in ANSWER_FIELDS}
     fields = {k: value.get(k) for k in ANSWER_FIELDS}
     reasoning = fields["reasoning"] if isinstance(fields["reasoning"], str) else None
-    flags = _read_list("red_flags", fields["red_flags"]) if fields["red_flags"] is not None else []
-    evidence = (_read_list("supporting_evidence", fields["supporting_evidence"])
-                if fields["supporting_evidence"] is not None else [])
+    flags, evidence = (_read_list(name, fields[name]) for name in ("red_flags", "supporting_evidence"))
     partial = {"method": method, "reasoning": reasoning, "extra": extra,
                "red_flags": flags if isinstance(flags, list) else [],
                "evidence": evidence if isinstance(evidence, list) else []}

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from llmdisc.discrimination.providers.base import ANSWER_PREFIX, Completion, GenerateConfig, LabelScores, PromptRequest
+from llmdisc.discrimination.providers.base import (ANSWER_PREFIX, Completion, GenerateConfig, LabelScores,
+                                                  PromptRequest)
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscWarning
 from llmdisc.manifest import sha256_json
 from llmdisc.paths import in_checkout, project_root, relative_to_root
@@ -37,9 +38,9 @@ DEFAULT_CACHE_DIRNAME = ".llmdisc-cache"
 
 
 def default_cache_dir() -> Path:
-    """Return ``$LLMDISC_CACHE_DIR`` if set, else ``<project root>/.llmdisc-cache`` in a clone, else (a package
-    installed from a wheel) ``$XDG_CACHE_HOME/llmdisc`` (``~/.cache/llmdisc``): one cache per user, never inside
-    the environment's site-packages."""
+    """``$LLMDISC_CACHE_DIR`` if set, else ``<project root>/.llmdisc-cache`` in a clone, else (installed from
+    a wheel) ``$XDG_CACHE_HOME/llmdisc`` (``~/.cache/llmdisc``): one cache per user, never inside the
+    environment's site-packages."""
     env = os.environ.get(CACHE_DIR_ENV)
     if env:
         return Path(env)
@@ -53,40 +54,25 @@ def public_base_url(base_url: str | None) -> str | None:
     if not base_url:
         return None
     parts = urlsplit(base_url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
+    host = (parts.hostname or "") + (f":{parts.port}" if parts.port is not None else "")
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
-def cache_key_parts(
-    *,
-    provider: str,
-    model: str,
-    model_digest: str | None,
-    base_url: str | None,
-    system: str,
-    user: str,
-    json_schema: Mapping[str, Any] | None,
-    temperature: float,
-    seed: int,
-    max_tokens: int,
-    replicate: int,
-    sample_seed: int | None = None,
-    kind: str = "completion",
-    label_method: str | None = None,
-) -> dict[str, Any]:
-    """Return the JSON-serialisable dict that :func:`cache_key` hashes (useful to see why two keys differ).
+def cache_key_parts(*, provider: str, model: str, model_digest: str | None, base_url: str | None, system: str,
+                    user: str, json_schema: Mapping[str, Any] | None, temperature: float, seed: int,
+                    max_tokens: int, replicate: int, sample_seed: int | None = None, kind: str = "completion",
+                    label_method: str | None = None) -> dict[str, Any]:
+    """The JSON-serialisable dict that :func:`cache_key` hashes (useful to see why two keys differ).
 
     Args:
         model_digest: weights hash / digest / version known before the call (None if unknown).
         base_url: service URL (credentials and query strings are stripped before hashing).
-        json_schema: the answer schema sent to the provider (None for free text).
         replicate: replicate index, so repeated identical calls stay distinct (Inspect's epoch).
-        sample_seed: the trial's sample seed (already implied by the user text; kept for traceability).
+        sample_seed: the trial's sample seed (implied by the user text; kept for traceability).
         kind: ``completion`` or ``label_scores`` (the labels' log-probabilities after the answer prefix).
             ``completion`` adds nothing to the key, so keys cached before label scores existed are unchanged.
-        label_method: for ``label_scores``, the provider's method when it has several (numbers differ slightly).
+        label_method: for ``label_scores``, the provider's method when it has several (numbers differ
+            slightly).
 
     Raises:
         ConfigError: unknown ``kind``.
@@ -96,48 +82,34 @@ def cache_key_parts(
     extra = {} if kind == "completion" else {"kind": kind, "answer_prefix": ANSWER_PREFIX}
     if kind == "label_scores" and label_method is not None:
         extra["label_method"] = label_method
-    return {**extra,
-        "provider": provider,
-        "model": model,
-        "model_digest": model_digest,
-        "base_url": public_base_url(base_url),
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-        "json_schema": json_schema,
-        "temperature": float(temperature),
-        "seed": int(seed),
-        "max_tokens": int(max_tokens),
-        "replicate": int(replicate),
-        "sample_seed": None if sample_seed is None else int(sample_seed),
-    }
+    return {**extra, "provider": provider, "model": model, "model_digest": model_digest,
+            "base_url": public_base_url(base_url),
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "json_schema": json_schema, "temperature": float(temperature), "seed": int(seed),
+            "max_tokens": int(max_tokens), "replicate": int(replicate),
+            "sample_seed": None if sample_seed is None else int(sample_seed)}
 
 
 def cache_key(**parts: Any) -> str:
-    """Return the cache key of one call: sha256 (64 lowercase hex) of :func:`cache_key_parts` ``(**parts)``."""
+    """The cache key of one call: sha256 (64 lowercase hex) of :func:`cache_key_parts` ``(**parts)``."""
     return sha256_json(cache_key_parts(**parts))
 
 
-def request_cache_key(
-    identity: Mapping[str, Any],
-    request: PromptRequest,
-    config: GenerateConfig,
-    *,
-    replicate: int,
-    sample_seed: int | None = None,
-    kind: str = "completion",
-) -> str:
+def request_cache_key(identity: Mapping[str, Any], request: PromptRequest, config: GenerateConfig, *,
+                      replicate: int, sample_seed: int | None = None, kind: str = "completion") -> str:
     """:func:`cache_key` of a call described by a provider's ``identity()``, a request and a config."""
-    return cache_key(
-        provider=str(identity.get("provider")), model=str(identity.get("model")),
-        model_digest=identity.get("model_digest"), base_url=identity.get("base_url"),
-        system=request.system, user=request.user, json_schema=request.json_schema,
-        temperature=config.temperature, seed=config.seed, max_tokens=config.max_tokens,
-        replicate=replicate, sample_seed=sample_seed, kind=kind, label_method=identity.get("label_method"),
-    )
+    return cache_key(provider=str(identity.get("provider")), model=str(identity.get("model")),
+                     model_digest=identity.get("model_digest"), base_url=identity.get("base_url"),
+                     system=request.system, user=request.user, json_schema=request.json_schema,
+                     temperature=config.temperature, seed=config.seed, max_tokens=config.max_tokens,
+                     replicate=replicate, sample_seed=sample_seed, kind=kind,
+                     label_method=identity.get("label_method"))
 
 
 @contextmanager
 def locked_append(path: Path) -> Iterator[int]:
-    """Open ``path`` (created if missing) read-write in append mode and yield its fd under an exclusive ``flock``."""
+    """Open ``path`` (created if missing) read-write for appending; yield its fd under an exclusive
+    ``flock``."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # the kernel releases it on close, and when the holder is killed
@@ -195,10 +167,6 @@ class ShardedJsonlStore:
         self._shards: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def shard_path(self, key: str) -> Path:
-        """The shard file that holds ``key``."""
-        return self.path / f"{key[:2]}.jsonl"
-
     def _entries(self, name: str) -> dict[str, Any]:
         """The entries of shard ``name`` (read from disk on first use; call with the lock held)."""
         entries = self._shards.get(name)
@@ -231,10 +199,8 @@ class ShardedJsonlStore:
         """The value stored under ``key``, or None (a miss; always None when disabled). Counts hits and misses."""
         with self._lock:
             value = self._entries(key[:2]).get(key) if self.enabled else None
-            if value is None:
-                self.stats.misses += 1
-            else:
-                self.stats.hits += 1
+            self.stats.misses += value is None
+            self.stats.hits += value is not None
         return value
 
     def write(self, key: str, value: Any) -> None:
@@ -248,7 +214,7 @@ class ShardedJsonlStore:
         with self._lock:
             entries = self._entries(key[:2])
             self.path.mkdir(parents=True, exist_ok=True)
-            append_line(self.shard_path(key), line.encode("utf-8"))
+            append_line(self.path / f"{key[:2]}.jsonl", line.encode("utf-8"))
             entries[key] = value
             self.stats.writes += 1
 
@@ -318,15 +284,9 @@ def _is_response(value: Any) -> bool:
 
 
 class ResponseCache:
-    """Completed responses by :func:`cache_key`, in a :class:`ShardedJsonlStore` (one line per store).
-
-    Args:
-        path: cache directory (created on first write); None: :func:`default_cache_dir`.
-        mode: ``fill``, ``offline`` or ``refresh`` (see the module docstring).
-
-    Raises:
-        ConfigError: unknown mode.
-    """
+    """Completed responses by :func:`cache_key`, in a :class:`ShardedJsonlStore` under ``path`` (None:
+    :func:`default_cache_dir`). ``mode``: ``fill``, ``offline`` or ``refresh`` (module docstring); ConfigError
+    for any other."""
 
     def __init__(self, path: Path | str | None = None, mode: str = "fill") -> None:
         if mode not in CACHE_MODES:
@@ -338,7 +298,6 @@ class ResponseCache:
 
     @property
     def corrupt_lines(self) -> int:
-        """Number of unreadable lines skipped so far."""
         return self.stats.corrupt_lines
 
     def _lookup(self, key: str) -> dict[str, Any] | None:
@@ -354,12 +313,9 @@ class ResponseCache:
         return value
 
     def get_label_scores(self, key: str) -> LabelScores | None:
-        """Return the stored label scores for a ``kind="label_scores"`` key, or None on a miss (CacheMissError
-        in ``offline`` mode)."""
-        value = self._lookup(key)
-        if value is None:
-            return None
-        stored = value.get("label_scores")
+        """The stored label scores of a ``kind="label_scores"`` key; None on a miss (CacheMissError
+        offline)."""
+        stored = (self._lookup(key) or {}).get("label_scores")
         if not isinstance(stored, dict):
             return None  # a completion stored under this key by mistake is a miss, never a wrong type
         return LabelScores(
@@ -370,50 +326,40 @@ class ResponseCache:
             invalid_reason=stored.get("invalid_reason"), metadata={"cache": "read"})
 
     def put_label_scores(self, key: str, scores: LabelScores) -> None:
-        """Store label scores (with an ``invalid_reason`` too: the model did answer); no metadata kept. TypeError for
+        """Store label scores (also invalid ones: the model did answer), without metadata; TypeError for
         anything but a :class:`LabelScores`."""
         if not isinstance(scores, LabelScores):
             raise TypeError(f"only LabelScores can be stored here, got {type(scores).__name__}")
-        finite = {k: (float(v) if v == v and abs(float(v)) != float("inf") else None)
-                  for k, v in scores.logprobs.items()}
-        self._append(key, {"label_scores": {
+        finite = {k: float(v) if math.isfinite(v) else None for k, v in scores.logprobs.items()}
+        self._store.write(key, {"label_scores": {
             "logprobs": finite, "n_tokens": dict(scores.n_tokens), "label_mass": scores.label_mass,
             "model": scores.model, "model_version": scores.model_version, "prompt_tokens": scores.prompt_tokens,
             "latency_s": scores.latency_s, "invalid_reason": scores.invalid_reason}})
 
     def get(self, key: str) -> Completion | None:
-        """Return the stored completion for ``key``, or None on a miss (always None in ``refresh`` mode;
-        CacheMissError in ``offline`` mode)."""
+        """The stored completion of ``key``; None on a miss (always in ``refresh`` mode; CacheMissError
+        offline)."""
         value = self._lookup(key)
         if value is None or "text" not in value:
             return None
-        return Completion(
-            text=value["text"], model=value.get("model", ""), model_version=value.get("model_version"),
-            prompt_tokens=value.get("prompt_tokens"), completion_tokens=value.get("completion_tokens"),
-            latency_s=value.get("latency_s"), metadata={"cache": "read"},
-        )
+        return Completion(text=value["text"], model=value.get("model", ""),
+                          model_version=value.get("model_version"), prompt_tokens=value.get("prompt_tokens"),
+                          completion_tokens=value.get("completion_tokens"), latency_s=value.get("latency_s"),
+                          metadata={"cache": "read"})
 
     def put(self, key: str, completion: Completion) -> None:
-        """Store a completed response (supersedes any earlier entry). Provider metadata is dropped so that nothing
-        secret can reach the file.
-
-        Raises:
-            TypeError: ``completion`` is not a :class:`Completion` (a failure must never be cached).
-        """
+        """Store a completed response (superseding any earlier one) without the provider's metadata, so that
+        nothing secret reaches the file. TypeError for anything but a :class:`Completion`."""
         if not isinstance(completion, Completion):
             raise TypeError(f"only a Completion can be cached, got {type(completion).__name__}; "
                             "failures are never cached so that a retry makes a fresh call")
-        self._append(key, {
-            "text": completion.text, "model": completion.model, "model_version": completion.model_version,
-            "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
-            "latency_s": completion.latency_s,
-        })
+        self._store.write(key, {"text": completion.text, "model": completion.model,
+                                "model_version": completion.model_version,
+                                "prompt_tokens": completion.prompt_tokens,
+                                "completion_tokens": completion.completion_tokens,
+                                "latency_s": completion.latency_s})
 
-    def _append(self, key: str, value: dict[str, Any]) -> None:
-        self._store.write(key, value)
-
-    def __len__(self) -> int:
-        """Number of distinct keys stored on disk (loads every shard)."""
+    def __len__(self) -> int:  # distinct keys on disk (reads every shard)
         return len(self._store)
 
     def describe(self) -> dict[str, Any]:

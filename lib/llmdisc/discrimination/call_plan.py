@@ -64,22 +64,17 @@ class CallCount:
 
     @property
     def calls(self) -> int:
-        """Every provider call."""
         return self.verdict_calls + self.label_calls
 
     def add(self, other: "CallCount") -> None:
-        """Add another count to this one."""
-        self.trials += other.trials
-        self.verdict_calls += other.verdict_calls
-        self.label_calls += other.label_calls
-        self.input_tokens += other.input_tokens
+        for name in ("trials", "verdict_calls", "label_calls", "input_tokens"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 def prompt_tokens(dataset_key: str, condition: str) -> int:
     """Estimated prompt tokens of one call (:data:`PROMPT_TOKENS`; the largest of the condition when unlisted)."""
-    if (dataset_key, condition) in PROMPT_TOKENS:
-        return PROMPT_TOKENS[(dataset_key, condition)]
-    return max(tokens for (_, c), tokens in PROMPT_TOKENS.items() if c == condition)
+    return PROMPT_TOKENS.get((dataset_key, condition)) or max(
+        tokens for (_, c), tokens in PROMPT_TOKENS.items() if c == condition)
 
 
 def count_calls(config: TrialRunConfig) -> CallCount:
@@ -94,20 +89,12 @@ def count_calls(config: TrialRunConfig) -> CallCount:
     count = CallCount(trials=len(specs))
     if config.cache_mode == "offline":
         return count
-    asked: set[tuple[object, ...]] = set()
-    for spec in specs:
-        source = "real" if spec.true_label == "REAL" else spec.synthesizer
-        kinds = {"verdict": ("verdict",), "probability": ("label",), "both": ("verdict", "label")}[spec.scoring]
-        for kind in kinds:
-            key = (spec.condition, source, spec.sample_seed, spec.replicate, kind)
-            if key in asked:
-                continue
-            asked.add(key)
-            count.input_tokens += prompt_tokens(config.dataset_key, spec.condition)
-            if kind == "verdict":
-                count.verdict_calls += 1
-            else:
-                count.label_calls += 1
+    kinds = {"verdict": ("verdict",), "probability": ("label",), "both": ("verdict", "label")}
+    asked = {(spec.condition, "real" if spec.true_label == "REAL" else spec.synthesizer, spec.sample_seed,
+              spec.replicate, kind) for spec in specs for kind in kinds[spec.scoring]}
+    count.verdict_calls = sum(key[-1] == "verdict" for key in asked)
+    count.label_calls = len(asked) - count.verdict_calls
+    count.input_tokens = sum(prompt_tokens(config.dataset_key, key[0]) for key in asked)
     if config.scoring != "verdict":
         count.label_calls += len(config.conditions) + 1  # the content-free pass and the log-probability check
         count.input_tokens += sum(prompt_tokens(config.dataset_key, c) for c in config.conditions)
@@ -129,32 +116,27 @@ class ModelPlan:
     offline_runs: int = 0
     count: CallCount = field(default_factory=CallCount)
 
+    def _generated(self, thinking: int) -> int:
+        return (self.count.verdict_calls * (self.costs.answer_tokens + thinking)
+                + self.count.label_calls * (LABEL_ANSWER_TOKENS + thinking))
+
     @property
     def output_tokens(self) -> int:
         """Expected generated tokens (answers and thinking)."""
-        c = self.costs
-        return self.count.verdict_calls * (c.answer_tokens + c.thinking_tokens) + self.count.label_calls * (
-            LABEL_ANSWER_TOKENS + c.thinking_tokens)
+        return self._generated(self.costs.thinking_tokens)
 
     @property
     def output_tokens_max(self) -> int:
         """Generated tokens if every call thought to ``max_thinking_tokens``."""
-        c = self.costs
-        thinking = max(c.thinking_tokens, c.max_thinking_tokens)
-        return self.count.verdict_calls * (c.answer_tokens + thinking) + self.count.label_calls * (
-            LABEL_ANSWER_TOKENS + thinking)
-
-    @property
-    def priced(self) -> bool:
-        """True when the cost is known: a local provider (free) or prices with their date."""
-        return self.provider in LOCAL_PROVIDERS or bool(self.costs.prices_as_of)
+        return self._generated(max(self.costs.thinking_tokens, self.costs.max_thinking_tokens))
 
     def usd(self, output_tokens: int | None = None) -> float | None:
-        """Expected cost in US$ (None: no price known); ``output_tokens`` overrides the expected ones."""
-        if not self.priced:
-            return None
+        """Expected cost in US$ (a local provider is free; None: no prices with their date); ``output_tokens``
+        overrides the expected ones."""
         if self.provider in LOCAL_PROVIDERS:
             return 0.0
+        if not self.costs.prices_as_of:
+            return None
         out = self.output_tokens if output_tokens is None else output_tokens
         return (self.count.input_tokens * self.costs.usd_per_million_input_tokens
                 + out * self.costs.usd_per_million_output_tokens) / 1e6
@@ -180,11 +162,9 @@ class ModelPlan:
 
 def plan_calls(settings: Sequence[TrialRunConfig],
                costs: Mapping[tuple[str, str, str], CallCosts] | None = None) -> list[ModelPlan]:
-    """Sum the runs' calls per provider, model and base URL, in the order they first appear.
-
-    ``costs`` maps ``(provider, model, base_url)`` to :class:`CallCosts` (default: no price, no latency).
-    Returns one :class:`ModelPlan` per key.
-    """
+    """Sum the runs' calls into one :class:`ModelPlan` per provider, model and base URL, in the order they
+    first appear. ``costs`` maps ``(provider, model, base_url)`` to :class:`CallCosts` (default: no price, no
+    latency)."""
     plans: dict[tuple[str, str, str], ModelPlan] = {}
     for config in settings:
         key = (config.provider, config.model, config.base_url)
@@ -222,19 +202,14 @@ def format_plan(plans: Sequence[ModelPlan]) -> str:
         model = plan.model or f"{DEFAULT_MODELS.get(plan.provider, '(default)')} (the provider's default)"
         where = f" at {plan.base_url}" if plan.base_url else ""
         c, count = plan.costs, plan.count
-        kinds = []
-        if count.verdict_calls:
-            kinds.append(f"{count.verdict_calls:,} verdicts")
-        if count.label_calls:
-            kinds.append(f"{count.label_calls:,} label scores")
+        kinds = [f"{n:,} {what}" for n, what in ((count.verdict_calls, "verdicts"),
+                                                 (count.label_calls, "label scores")) if n]
         lines.append(f"- {plan.provider} {model}{where}: {plan.runs} run(s), {count.trials:,} trials")
         offline = f" ({plan.offline_runs} run(s) offline: answered from the cache only)" if plan.offline_runs else ""
         lines.append(f"  calls: {count.calls:,}" + (f" ({', '.join(kinds)})" if kinds else "") + offline)
-        each = [f"{c.answer_tokens:,} a verdict"] if count.verdict_calls else []
-        if count.label_calls:
-            each.append(f"{LABEL_ANSWER_TOKENS} a label score")
-        if c.thinking_tokens:
-            each.append(f"+ {c.thinking_tokens:,} thinking a call")
+        each = [text for n, text in ((count.verdict_calls, f"{c.answer_tokens:,} a verdict"),
+                                     (count.label_calls, f"{LABEL_ANSWER_TOKENS} a label score"),
+                                     (c.thinking_tokens, f"+ {c.thinking_tokens:,} thinking a call")) if n]
         lines.append(f"  tokens: ~{_tokens(count.input_tokens)} prompt, ~{_tokens(plan.output_tokens)} generated"
                      + (f" ({', '.join(each)})" if each else ""))
         usd = plan.usd()
@@ -251,11 +226,10 @@ def format_plan(plans: Sequence[ModelPlan]) -> str:
                          f"US${c.usd_per_million_output_tokens:g} per million prompt / generated tokens, prices "
                          f"of {c.prices_as_of})")
         seconds = plan.seconds
-        pace = []
-        if c.seconds_per_call > 0:
-            pace.append(f"~{c.seconds_per_call:g} s a call, {plan.concurrency} in flight")
-        if plan.requests_per_minute > 0:
-            pace.append(f"at most {plan.requests_per_minute:g} requests a minute")
+        pace = [text for rate, text in (
+            (c.seconds_per_call, f"~{c.seconds_per_call:g} s a call, {plan.concurrency} in flight"),
+            (plan.requests_per_minute, f"at most {plan.requests_per_minute:g} requests a minute"),
+        ) if rate > 0]
         if seconds is None:
             lines.append("  time: unknown (no seconds_per_call in trials.models[].estimate, no "
                          "requests_per_minute)")

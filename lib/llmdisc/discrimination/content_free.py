@@ -26,21 +26,13 @@ from llmdisc.discrimination.runner import public_identity
 CONTENT_FREE_VALUE = "N/A"
 
 
-def content_free_table(real: pd.DataFrame, n_rows: int) -> pd.DataFrame:
-    """``n_rows`` rows of ``N/A`` under the real table's columns (a table of the trial's shape, no content)."""
-    return pd.DataFrame([[CONTENT_FREE_VALUE] * real.shape[1]] * n_rows, columns=list(real.columns))
-
-
 def content_free_request(real: pd.DataFrame, *, condition: str, variant: str, metadata_source: str,
                          n_rows: int = 20) -> PromptRequest:
-    """The content-free prompt of a condition: the trial prompt with every table cell ``N/A``.
-
-    Args:
-        real: the real table (its columns, row count and, for C2, its metadata block, as a trial shows them).
-        metadata_source: for C2: ``real``/``source`` show the real table's block (the block a REAL trial
-            sees), ``sample`` the block of the content-free rows themselves.
+    """The content-free prompt of a condition: the trial prompt with every cell of ``real`` (columns, row
+    count and C2 block as a trial shows them) ``N/A``. For C2, ``metadata_source`` ``real``/``source`` shows
+    the real table's block (the block a REAL trial sees), ``sample`` that of the content-free rows themselves.
     """
-    table = content_free_table(real, n_rows)
+    table = pd.DataFrame([[CONTENT_FREE_VALUE] * real.shape[1]] * n_rows, columns=list(real.columns))
     metadata = None
     if condition == "C2":
         described = table if metadata_source == "sample" else real
@@ -85,7 +77,7 @@ async def score_content_free(provider: Provider, real: pd.DataFrame, *, dataset_
         key = request_cache_key(identity, request, config, replicate=0, kind="label_scores")
         scores = cache.get_label_scores(key) if cache is not None else None
         hit = scores is not None
-        if scores is None:
+        if not hit:
             scores, _ = await call_with_retries(provider, request, config, max_attempts=max_attempts,
                                                 budget=budget or RequestBudget(None), seed=0,
                                                 method="label_scores")
@@ -103,15 +95,9 @@ async def score_content_free(provider: Provider, real: pd.DataFrame, *, dataset_
     return out
 
 
-def content_free_path(run_file: Path | str) -> Path:
-    """``<run>.content-free.json`` beside ``results/trials/<run>.jsonl``."""
-    run_file = Path(run_file)
-    return run_file.with_name(f"{run_file.stem}.content-free.json")
-
-
 def write_content_free(run_file: Path | str, scores: Sequence[ContentFreeScore]) -> Path:
-    """Write the scores beside the run file (atomically) and return the path."""
-    path = content_free_path(run_file)
+    """Write the scores to ``<run>.content-free.json`` beside the run file (atomically); return that path."""
+    path = Path(run_file).with_name(f"{Path(run_file).stem}.content-free.json")
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps([asdict(s) for s in scores], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)

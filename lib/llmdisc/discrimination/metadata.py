@@ -9,6 +9,7 @@ entropy is exact (the paper added 1e-9 to each count: a change below 1e-8).
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from typing import Any
@@ -25,14 +26,6 @@ SHAPIRO_MIN_VALUES = 9
 """Shapiro–Wilk is computed only on more than 8 non-missing values (the paper's rule; SciPy needs 3)."""
 TOP_VALUES_SHOWN = 5
 TOP_CORRELATIONS_SHOWN = 15
-
-
-def _numeric_columns(table: pd.DataFrame) -> list[str]:
-    return table.select_dtypes(include=[np.number]).columns.tolist()
-
-
-def _categorical_columns(table: pd.DataFrame) -> list[str]:
-    return table.select_dtypes(include=["object", "category", "bool", "string"]).columns.tolist()
 
 
 def _shapiro(values: pd.Series, seed: int, max_rows: int) -> tuple[float | None, str | None]:
@@ -52,17 +45,13 @@ def _shapiro(values: pd.Series, seed: int, max_rows: int) -> tuple[float | None,
 def _value_shares(values: pd.Series) -> list[tuple[str, float]]:
     """Shares of each non-missing value, most frequent first, ties in order of first appearance."""
     counts = values.value_counts(sort=False, dropna=True)
-    if counts.empty:
-        return []
-    order = np.argsort(-counts.to_numpy(), kind="stable")
-    counts = counts.iloc[order]
-    total = counts.sum()
-    return [(str(k), float(v) / float(total)) for k, v in counts.items()]
+    shares = counts.iloc[np.argsort(-counts.to_numpy(), kind="stable")] / counts.sum()
+    return [(str(k), float(v)) for k, v in shares.items()]
 
 
 def metadata_statistics(table: pd.DataFrame, *, shapiro_seed: int = 42,
                         shapiro_rows: int = 500) -> dict[str, Any]:
-    """Compute the numbers behind :func:`metadata_block` (unrounded); arguments as there.
+    """The numbers behind :func:`metadata_block` (unrounded); arguments as there.
 
     Returns:
         A JSON-serialisable dict: ``shape`` {rows, columns}; ``missing`` {column: % missing} for columns
@@ -74,8 +63,8 @@ def metadata_statistics(table: pd.DataFrame, *, shapiro_seed: int = 42,
         triangle, table order), sorted by |r| rounded to 4 dp descending, undefined r left out.
         NaN stands for an undefined statistic (e.g. the mean of an all-missing column).
     """
-    numeric = _numeric_columns(table)
-    categorical = _categorical_columns(table)
+    numeric = table.select_dtypes(include=[np.number]).columns.tolist()
+    categorical = table.select_dtypes(include=["object", "category", "bool", "string"]).columns.tolist()
     columns: dict[str, Any] = {}
     for col in table.columns:
         series = table[col]
@@ -83,8 +72,7 @@ def metadata_statistics(table: pd.DataFrame, *, shapiro_seed: int = 42,
             "dtype": str(series.dtype),
             "kind": "numeric" if col in numeric else "categorical" if col in categorical else "other",
             "n_unique": int(series.nunique()),
-            "missing_pct": float(series.isna().mean() * 100) if len(series) else 0.0,
-        }
+            "missing_pct": float(series.isna().mean() * 100) if len(series) else 0.0}
         if col in numeric:
             values = series.astype(float)
             with warnings.catch_warnings():
@@ -103,11 +91,8 @@ def metadata_statistics(table: pd.DataFrame, *, shapiro_seed: int = 42,
     correlations: list[list[Any]] = []
     if len(numeric) >= 2:
         matrix = table[numeric].astype(float).corr()
-        for i, col_a in enumerate(numeric):
-            for col_b in numeric[i + 1:]:
-                r = float(matrix.loc[col_a, col_b])
-                if not math.isnan(r):
-                    correlations.append([str(col_a), str(col_b), r])
+        pairs = [[str(a), str(b), float(matrix.loc[a, b])] for a, b in itertools.combinations(numeric, 2)]
+        correlations = [pair for pair in pairs if not math.isnan(pair[2])]
         # Stable sort on the 4-dp magnitude, as the paper's sorted() over its rounded matrix.
         correlations.sort(key=lambda pair: abs(round(pair[2], 4)), reverse=True)
     missing = {name: info["missing_pct"] for name, info in columns.items() if info["missing_pct"] > 0}
@@ -121,15 +106,11 @@ def _num(value: float) -> str:
 
 
 def render_metadata(statistics: dict[str, Any], *, include_row_count: bool = True) -> str:
-    """Render :func:`metadata_statistics` output as the paper's text block (no trailing newline).
-
-    ``include_row_count`` False: the shape line gives the column count only (the ``neutral`` prompt never shows
-    the dataset size).
-    """
+    """Render :func:`metadata_statistics` output as the paper's text block (no trailing newline);
+    ``include_row_count`` as :func:`metadata_block`."""
     shape = statistics["shape"]
-    lines = ["=== DATASET METADATA ==="]
-    lines.append(f"Shape: {shape['rows']} rows × {shape['columns']} columns" if include_row_count
-                 else f"Shape: {shape['columns']} columns")
+    lines = ["=== DATASET METADATA ===", f"Shape: {shape['rows']} rows × {shape['columns']} columns"
+             if include_row_count else f"Shape: {shape['columns']} columns"]
     if statistics["missing"]:
         lines.append("\n--- Missing Values ---")
         lines.extend(f"  {col}: {round(pct, 2)}% missing" for col, pct in statistics["missing"].items())
@@ -168,13 +149,12 @@ def render_metadata(statistics: dict[str, Any], *, include_row_count: bool = Tru
 
 def metadata_block(table: pd.DataFrame, *, shapiro_seed: int = 42, shapiro_rows: int = 500,
                    include_row_count: bool = True) -> str:
-    """Return the metadata block of ``table`` as shown in C2 prompts: deterministic text starting
-    ``=== DATASET METADATA ===``, without a trailing newline.
+    """The metadata block of ``table`` (see ``METADATA_SOURCES`` for which one) as shown in C2 prompts:
+    deterministic text starting ``=== DATASET METADATA ===``, no trailing newline.
 
-    Args:
-        table: The table the statistics describe (see ``METADATA_SOURCES`` for which one to pass).
-        shapiro_seed: ``random_state`` of the Shapiro–Wilk subsample; shapiro_rows: its size cap (paper: 42, 500).
-        include_row_count: False drops the row count from the shape line (``neutral`` prompts).
+    ``shapiro_seed`` is the ``random_state`` of the Shapiro–Wilk subsample, ``shapiro_rows`` its size cap
+    (paper: 42, 500); ``include_row_count`` False drops the row count from the shape line (``neutral``
+    prompts).
     """
     return render_metadata(metadata_statistics(table, shapiro_seed=shapiro_seed, shapiro_rows=shapiro_rows),
                            include_row_count=include_row_count)

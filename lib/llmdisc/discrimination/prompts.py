@@ -26,15 +26,13 @@ PROMPT_VARIANTS = ("paper", "neutral")
 
 @lru_cache(maxsize=None)
 def load_template(name: str) -> str:
-    """Return the text of ``llmdisc/discrimination/templates/<name>.txt`` (e.g. ``system_paper``) exactly as stored.
-
-    Raises:
-        ConfigError: no such template.
-    """
+    """The text of ``llmdisc/discrimination/templates/<name>.txt`` (e.g. ``system_paper``) exactly as stored;
+    ConfigError when there is no such template."""
     path = resources.files("llmdisc.discrimination") / "templates" / f"{name}.txt"
     if not path.is_file():
-        raise ConfigError(f"prompt template {name!r} is missing from llmdisc/discrimination/templates; fix: reinstall the "
-                          "package (pip install -e .) or restore lib/llmdisc/discrimination/templates/")
+        raise ConfigError(f"prompt template {name!r} is missing from llmdisc/discrimination/templates; fix: "
+                          "reinstall the package (pip install -e .) or restore "
+                          "lib/llmdisc/discrimination/templates/")
     return path.read_text(encoding="utf-8")
 
 
@@ -65,9 +63,7 @@ def build_prompt(sample: pd.DataFrame, *, condition: str, variant: str = "neutra
             refused for C1.
         n_total: Row count of the table the sample came from; required by ``paper``, ignored by ``neutral``.
 
-    Raises:
-        ConfigError: unknown condition or variant; C2 without metadata; C1 with metadata; paper without
-            n_total.
+    ConfigError for an unknown condition or variant, C2 without metadata, C1 with it, paper without n_total.
     """
     _check_variant(variant)
     if condition not in CONDITIONS:
@@ -83,13 +79,8 @@ def build_prompt(sample: pd.DataFrame, *, condition: str, variant: str = "neutra
         raise ConfigError("the paper prompt prints the source table's row count but n_total is None; fix: "
                           "pass n_total=len(source_table)")
     user = load_template(f"user_{condition.lower()}_{variant}").format(
-        n_rows=len(sample),
-        n_total=n_total,
-        table_str=render_table(sample),
-        n_cols=sample.shape[1],
-        col_names=", ".join(str(c) for c in sample.columns),
-        metadata_str=metadata_text,
-    )
+        n_rows=len(sample), n_total=n_total, table_str=render_table(sample), n_cols=sample.shape[1],
+        col_names=", ".join(str(c) for c in sample.columns), metadata_str=metadata_text)
     return PromptRequest(system=system_prompt(variant), user=user, json_schema=ANSWER_JSON_SCHEMA)
 
 

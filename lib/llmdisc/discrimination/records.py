@@ -179,9 +179,8 @@ def read_by_id(path: Path | str, id_field: str = "trial_id") -> RecordFile:
         except (ValueError, UnicodeDecodeError):
             found.corrupt_lines += 1
             continue
-        if record[id_field] in by_id:
+        if by_id.pop(record[id_field], None) is not None:  # re-inserted: order follows the superseding line
             found.duplicate_lines += 1
-            del by_id[record[id_field]]  # re-insert so order follows the superseding line
         by_id[record[id_field]] = record
     found.records = list(by_id.values())
     return found
@@ -208,11 +207,8 @@ def append_record(path: Path | str, record: Any) -> None:
 
 
 def jsonl_files(path_or_dir: Path | str, missing: str, recursive: bool = True) -> list[Path]:
-    """The ``*.jsonl`` files of a folder (sorted; with its subfolders' when ``recursive``), or the file itself.
-
-    Raises:
-        DataError: nothing at ``path_or_dir``; ``missing`` is the message.
-    """
+    """The ``*.jsonl`` files of a folder (sorted; with its subfolders' when ``recursive``), or the file
+    itself; DataError with the message ``missing`` when nothing is at ``path_or_dir``."""
     path = Path(path_or_dir)
     if path.is_dir():
         return sorted(path.rglob("*.jsonl") if recursive else path.glob("*.jsonl"))
@@ -224,11 +220,9 @@ def jsonl_files(path_or_dir: Path | str, missing: str, recursive: bool = True) -
 def load_trials(path_or_dir: Path | str) -> pd.DataFrame:
     """Load trial records into a DataFrame, one row per trial, columns :data:`TRIAL_COLUMNS`.
 
-    ``path_or_dir`` is a ``<run>.jsonl`` file or a folder searched recursively. List columns stay Python lists;
-    torn or corrupt lines are skipped with a :class:`~llmdisc.errors.LlmdiscWarning`.
-
-    Raises:
-        DataError: the path does not exist.
+    ``path_or_dir`` is a ``<run>.jsonl`` file or a folder searched recursively (DataError when it does not
+    exist). List columns stay Python lists; torn or corrupt lines are skipped with a
+    :class:`~llmdisc.errors.LlmdiscWarning`.
     """
     rows: list[dict[str, Any]] = []
     missing = (f"no trials at {relative_to_root(path_or_dir)}; fix: run `llmdisc trials run ...` or notebook "
@@ -258,9 +252,6 @@ def protocol_label(row: Any) -> str:
     """
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [(get("prompt_variant"), "{} prompt"), (get("metadata_source"), "{} metadata"),
-             (get("sampling"), "{} samples"), (get("scoring"), "{}"), (get("label_method"), "{} label scores")]
-    words = [form.format(value) for value, form in parts if isinstance(value, str) and value]
-    config = get("config_name")
-    if isinstance(config, str) and config:
-        words.append(f"config {config}")
-    return ", ".join(words)
+             (get("sampling"), "{} samples"), (get("scoring"), "{}"),
+             (get("label_method"), "{} label scores"), (get("config_name"), "config {}")]
+    return ", ".join(form.format(value) for value, form in parts if isinstance(value, str) and value)

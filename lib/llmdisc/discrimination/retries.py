@@ -45,19 +45,12 @@ class RetryAfterWait(tenacity.wait.wait_base):
         return backoff + self.rng.uniform(0.0, self.jitter)
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """True for failures worth another attempt: transient errors (5xx, timeouts, 429) and no server yet."""
-    return isinstance(exc, (TransientProviderError, ProviderUnreachableError))
-
-
 class RequestBudget:
     """Token bucket of ``requests_per_minute`` holding at most ``burst`` tokens (GCRA form; None = unlimited).
 
     Each caller reserves its slot before sleeping, so concurrent callers are spaced ``60 / requests_per_minute``
-    seconds apart in arrival order. ``clock`` and ``sleep`` are injectable for tests.
-
-    Raises:
-        ConfigError: ``requests_per_minute`` <= 0 or ``burst`` < 1.
+    seconds apart in arrival order. ``clock`` and ``sleep`` are injectable for tests. ConfigError for
+    ``requests_per_minute`` <= 0 or ``burst`` < 1.
     """
 
     def __init__(self, requests_per_minute: float | None, burst: int = 1, *,
@@ -91,21 +84,13 @@ _SHARED_BUDGETS: dict[tuple[Any, ...], RequestBudget] = {}
 
 
 def shared_budget(endpoint: tuple[Any, ...], requests_per_minute: float | None) -> RequestBudget:
-    """The request budget of one endpoint and model in this process, shared by every run that calls it.
-
-    A service's quota is per model (and key), not per run, so a configuration's runs and their content-free passes
-    draw from one budget. ``endpoint`` identifies the quota, e.g. ``(provider, model, base_url)``;
-    ``requests_per_minute`` None gives a fresh unlimited budget. Same endpoint and budget: the same object.
-
-    Raises:
-        ConfigError: ``requests_per_minute`` is 0 or negative.
-    """
+    """The request budget of one endpoint and model in this process, shared by every run that calls it (a
+    service's quota is per model and key, not per run). ``endpoint`` identifies the quota, e.g. ``(provider,
+    model, base_url)``; ``requests_per_minute`` None gives a fresh unlimited budget, 0 or less ConfigError."""
     if requests_per_minute is None:
         return RequestBudget(None)
     key = (*endpoint, float(requests_per_minute))
-    if key not in _SHARED_BUDGETS:
-        _SHARED_BUDGETS[key] = RequestBudget(requests_per_minute)
-    return _SHARED_BUDGETS[key]
+    return _SHARED_BUDGETS.setdefault(key, RequestBudget(requests_per_minute))
 
 
 async def call_with_retries(provider: Provider, request: PromptRequest, config: GenerateConfig, *,
@@ -113,20 +98,17 @@ async def call_with_retries(provider: Provider, request: PromptRequest, config: 
                             method: str = "complete") -> tuple[Any, int]:
     """Call ``provider.<method>`` (``complete`` or ``label_scores``) until it answers, a failure is not
     retryable, or ``max_attempts`` (1 = no retry) run out. Every attempt draws one token from ``budget``;
-    ``seed`` seeds the back-off jitter.
-
-    Returns:
-        ``(completion, attempts)``; ``completion.latency_s`` is measured here when the provider left it None.
-
-    Raises:
-        Exception: the last failure, with an ``attempts`` attribute holding the attempts made.
+    ``seed`` seeds the back-off jitter. Returns ``(completion, attempts)`` (``completion.latency_s`` measured
+    here when the provider left it None); raises the last failure, with an ``attempts`` attribute.
     """
     if method not in ("complete", "label_scores"):
         raise ValueError(f"method {method!r}: use 'complete' or 'label_scores'")
     attempts = 0
     retrying = tenacity.AsyncRetrying(
         stop=tenacity.stop_after_attempt(max_attempts), wait=RetryAfterWait(seed=seed),
-        retry=tenacity.retry_if_exception(is_retryable), sleep=lambda s: retry_sleep(s), reraise=True)
+        # worth another attempt: transient failures (5xx, timeouts, 429) and no server yet
+        retry=tenacity.retry_if_exception_type((TransientProviderError, ProviderUnreachableError)),
+        sleep=lambda s: retry_sleep(s), reraise=True)
     try:
         async for attempt in retrying:
             with attempt:

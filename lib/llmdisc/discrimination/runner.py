@@ -22,12 +22,18 @@ from typing import Any, Callable, Coroutine, Mapping, Sequence, TypeVar
 
 import pandas as pd
 
+from llmdisc.data.datasets import parse_dataset_key
+from llmdisc.discrimination.answers import parse_answer
 from llmdisc.discrimination.cache import ResponseCache, public_base_url, request_cache_key
+from llmdisc.discrimination.label_scores import empty_score_fields, score_fields, verdict_agrees
+from llmdisc.discrimination.metadata import METADATA_SOURCES
+from llmdisc.discrimination.prompts import PROMPT_VARIANTS
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
 from llmdisc.discrimination.records import (UNRECORDED_CONFIG, TrialRecord, append_record, load_trials, read_by_id,
                                            write_atomically)
 from llmdisc.discrimination.retries import RequestBudget, call_with_retries, shared_budget
 from llmdisc.discrimination.samples import TrialSpec
+from llmdisc.discrimination.trial_inputs import MetadataCache, PreparedPrompt, prepare_prompt
 from llmdisc.errors import CacheMissError, ConfigError, LlmdiscError, ProviderError
 from llmdisc.manifest import read_manifest, sha256_json, write_manifest
 from llmdisc.paths import relative_to_root, results_dir
@@ -73,10 +79,8 @@ class RunSummary:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view (paths root-relative)."""
-        data = asdict(self)
-        data["out_path"] = relative_to_root(self.out_path)
-        data["manifest_path"] = relative_to_root(self.manifest_path)
-        return data
+        return {**asdict(self), "out_path": relative_to_root(self.out_path),
+                "manifest_path": relative_to_root(self.manifest_path)}
 
 
 # --------------------------------------------------------------------------- naming
@@ -116,8 +120,6 @@ def default_out_path(name: str) -> Path:
 def _split_key(dataset_key: str) -> tuple[str, str]:
     """(dataset, encoding) of a compendium key; a key of a user's own table (``llmdisc audit``) is kept
     whole, with encoding ``"as-given"``."""
-    from llmdisc.data.datasets import parse_dataset_key
-
     try:
         return parse_dataset_key(dataset_key)
     except ConfigError:
@@ -138,11 +140,12 @@ class _Context:
     max_attempts: int
     budget: RequestBudget
     run_id: str
-    metadata_cache: Any
+    metadata_cache: MetadataCache
     config_name: str = UNRECORDED_CONFIG
 
 
-async def _call_cached(ctx: _Context, prepared: Any, spec: TrialSpec, kind: str) -> tuple[Any, bool, int, Any]:
+async def _call_cached(ctx: _Context, prepared: PreparedPrompt, spec: TrialSpec,
+                       kind: str) -> tuple[Any, bool, int, Any]:
     """One cached, retried call of ``kind``: ``(answer or None, cache_hit, attempts, failure or None)``."""
     key = request_cache_key(ctx.identity, prepared.request, ctx.config, replicate=spec.replicate,
                             sample_seed=prepared.sample_seed, kind=kind)
@@ -164,10 +167,6 @@ async def _call_cached(ctx: _Context, prepared: Any, spec: TrialSpec, kind: str)
 
 
 async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
-    from llmdisc.discrimination.answers import parse_answer
-    from llmdisc.discrimination.label_scores import empty_score_fields, score_fields, verdict_agrees
-    from llmdisc.discrimination.trial_inputs import prepare_prompt
-
     try:
         cell = ctx.tables[spec.dataset_key]
         real, synthetic = cell["real"], cell[spec.synthesizer]
@@ -182,11 +181,10 @@ async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
     completion, cache_hit, attempts, failure = None, True, 0, None
     if wants_verdict:
         completion, cache_hit, attempts, failure = await _call_cached(ctx, prepared, spec, "completion")
-    scores, scores_failure = None, None
+    scores = None
     if wants_scores and failure is None:
-        scores, hit, n, scores_failure = await _call_cached(ctx, prepared, spec, "label_scores")
+        scores, hit, n, failure = await _call_cached(ctx, prepared, spec, "label_scores")
         cache_hit, attempts = cache_hit and hit, attempts + n
-        failure = scores_failure
     dataset, encoding = _split_key(spec.dataset_key)
     base = dict(
         trial_id=spec.trial_id,
@@ -198,35 +196,29 @@ async def _run_one(ctx: _Context, spec: TrialSpec) -> TrialRecord:
         prompt_variant=ctx.variant, metadata_source=ctx.metadata_source, prompt_hash=prepared.prompt_hash,
         attempts=attempts, cache_hit=cache_hit, replicate=spec.replicate, run_seed=spec.run_seed,
         scoring=spec.scoring, label_method=str(ctx.identity.get("label_method") or "") if wants_scores else "",
-        config_name=ctx.config_name, **empty_score_fields())
+        config_name=ctx.config_name, predicted_label=None, correct=None, confidence=None, reasoning=None,
+        red_flags=[], supporting_evidence=[], completion_tokens=None, raw_text=None, **empty_score_fields())
     if failure is not None:  # no answer (verdict or scores): an error record, retried on resume
+        reason = f"{type(failure).__name__}: {failure}"
         if wants_scores:
-            base.update(score_status="error", score_invalid_reason=f"{type(failure).__name__}: {failure}")
-        return TrialRecord(**base, predicted_label=None, correct=None, confidence=None, reasoning=None,
-                           red_flags=[], supporting_evidence=[],
-                           model_digest=ctx.identity.get("model_digest"),
-                           latency_s=None, prompt_tokens=None, completion_tokens=None, status="error",
-                           invalid_reason=f"{type(failure).__name__}: {failure}", raw_text=None)
+            base.update(score_status="error", score_invalid_reason=reason)
+        return TrialRecord(**base, model_digest=ctx.identity.get("model_digest"), latency_s=None,
+                           prompt_tokens=None, status="error", invalid_reason=reason)
     if scores is not None:
         base.update(score_fields(scores))
+    answer = completion if completion is not None else scores
+    base.update(model_digest=answer.model_version or ctx.identity.get("model_digest"),
+                latency_s=answer.latency_s, prompt_tokens=answer.prompt_tokens)
     if completion is None:  # scoring "probability": the record's status is the scores' status
-        return TrialRecord(
-            **base, predicted_label=None, correct=None, confidence=None, reasoning=None, red_flags=[],
-            supporting_evidence=[], model_digest=scores.model_version or ctx.identity.get("model_digest"),
-            latency_s=scores.latency_s, prompt_tokens=scores.prompt_tokens, completion_tokens=None,
-            status=base["score_status"], invalid_reason=base["score_invalid_reason"], raw_text=None)
-    parsed = parse_answer(completion.text)
-    verdict = parsed.verdict if parsed.valid else None
-    base["verdict_agrees"] = verdict_agrees(verdict, base["p_synthetic"])
-    return TrialRecord(
-        **base, predicted_label=verdict,
-        correct=(parsed.verdict == spec.true_label) if parsed.valid else None,
-        confidence=parsed.confidence if parsed.valid else None, reasoning=parsed.reasoning,
-        red_flags=list(parsed.red_flags), supporting_evidence=list(parsed.supporting_evidence),
-        model_digest=completion.model_version or ctx.identity.get("model_digest"),
-        latency_s=completion.latency_s, prompt_tokens=completion.prompt_tokens,
-        completion_tokens=completion.completion_tokens, status="valid" if parsed.valid else "invalid",
-        invalid_reason=None if parsed.valid else parsed.invalid_reason, raw_text=completion.text)
+        return TrialRecord(**base, status=base["score_status"], invalid_reason=base["score_invalid_reason"])
+    parsed = parse_answer(completion.text)  # an invalid answer has verdict and confidence None
+    base.update(predicted_label=parsed.verdict, confidence=parsed.confidence, reasoning=parsed.reasoning,
+                correct=(parsed.verdict == spec.true_label) if parsed.valid else None,
+                red_flags=list(parsed.red_flags), supporting_evidence=list(parsed.supporting_evidence),
+                completion_tokens=completion.completion_tokens, raw_text=completion.text,
+                verdict_agrees=verdict_agrees(parsed.verdict, base["p_synthetic"]))
+    return TrialRecord(**base, status="valid" if parsed.valid else "invalid",
+                       invalid_reason=parsed.invalid_reason)
 
 
 def endpoint_budget(identity: Mapping[str, Any], requests_per_minute: float | None) -> RequestBudget:
@@ -237,18 +229,16 @@ def endpoint_budget(identity: Mapping[str, Any], requests_per_minute: float | No
 
 
 def public_identity(provider: Provider) -> dict[str, Any]:
-    """A provider's ``identity()`` with its base URL stripped of credentials, as the runner records and keys it."""
-    identity = dict(provider.identity())
-    identity["base_url"] = public_base_url(identity.get("base_url"))
-    return identity
+    """A provider's ``identity()``, its base URL stripped of credentials (as records and keys hold it)."""
+    identity = provider.identity()
+    return {**identity, "base_url": public_base_url(identity.get("base_url"))}
 
 
 def _prepare_file(out_path: Path, manifest_path: Path, specs: Sequence[TrialSpec],
                   config_sha256: str) -> tuple[list[dict[str, Any]], int, int]:
     """Repair and trim the run file before (re)starting; returns (kept planned records, retried, repaired)."""
     found = read_by_id(out_path)
-    manifest = read_manifest(manifest_path)
-    recorded = (manifest or {}).get("config_sha256")
+    recorded = (read_manifest(manifest_path) or {}).get("config_sha256")
     if found.records and recorded is not None and recorded != config_sha256:
         raise ConfigError(
             f"{relative_to_root(out_path)} holds trials of a different configuration (provider, model, "
@@ -258,32 +248,20 @@ def _prepare_file(out_path: Path, manifest_path: Path, specs: Sequence[TrialSpec
     planned = {spec.trial_id for spec in specs}
     retried = [r for r in found.records if r["trial_id"] in planned and r.get("status") == "error"]
     keep = [r for r in found.records if not (r["trial_id"] in planned and r.get("status") == "error")]
-    repaired = found.corrupt_lines + found.duplicate_lines
     if retried or not found.clean:
         write_atomically(out_path, keep)  # the file never holds a trial twice
-    return [r for r in keep if r["trial_id"] in planned], len(retried), repaired
+    return ([r for r in keep if r["trial_id"] in planned], len(retried),
+            found.corrupt_lines + found.duplicate_lines)
 
 
-async def run_trials(
-    specs: Sequence[TrialSpec],
-    *,
-    provider: Provider,
-    tables: Mapping[str, Mapping[str, pd.DataFrame]],
-    variant: str,
-    metadata_source: str,
-    out_path: Path | str,
-    cache: ResponseCache | None,
-    concurrency: int = 4,
-    requests_per_minute: float | None = None,
-    max_attempts: int = 5,
-    generate_config: GenerateConfig = GenerateConfig(),
-    n_rows: int = 20,
-    progress: bool = True,
-    max_consecutive_failures: int = 5,
-    parameters: Mapping[str, Any] | None = None,
-    input_files: Sequence[Path | str] = (),
-    config_name: str = "",
-) -> RunSummary:
+async def run_trials(specs: Sequence[TrialSpec], *, provider: Provider,
+                     tables: Mapping[str, Mapping[str, pd.DataFrame]], variant: str, metadata_source: str,
+                     out_path: Path | str, cache: ResponseCache | None, concurrency: int = 4,
+                     requests_per_minute: float | None = None, max_attempts: int = 5,
+                     generate_config: GenerateConfig = GenerateConfig(), n_rows: int = 20,
+                     progress: bool = True, max_consecutive_failures: int = 5,
+                     parameters: Mapping[str, Any] | None = None,
+                     input_files: Sequence[Path | str] = (), config_name: str = "") -> RunSummary:
     """Run (or resume) trials, append one record per finished trial to ``out_path``; return a :class:`RunSummary`.
 
     Args:
@@ -307,15 +285,10 @@ async def run_trials(
     """
     from tqdm import tqdm  # plain text bar: works in terminals and in papermill-run notebooks alike
 
-    from llmdisc.discrimination.trial_inputs import MetadataCache
-
     for name, value in (("concurrency", concurrency), ("max_attempts", max_attempts),
                         ("max_consecutive_failures", max_consecutive_failures), ("n_rows", n_rows)):
         if int(value) < 1:
             raise ConfigError(f"{name}={value}; fix: give an integer of at least 1")
-    from llmdisc.discrimination.metadata import METADATA_SOURCES
-    from llmdisc.discrimination.prompts import PROMPT_VARIANTS
-
     for name, value, allowed in (("variant", variant, PROMPT_VARIANTS),
                                  ("metadata_source", metadata_source, METADATA_SOURCES)):
         if value not in allowed:
@@ -369,8 +342,8 @@ async def run_trials(
     ctx = _Context(provider=provider, identity=identity, tables=tables, variant=variant,
                    metadata_source=metadata_source, cache=cache, config=generate_config, n_rows=int(n_rows),
                    max_attempts=int(max_attempts), budget=endpoint_budget(identity, requests_per_minute),
-                   run_id=run_id,
-                   metadata_cache=MetadataCache(), config_name=config_name or UNRECORDED_CONFIG)
+                   run_id=run_id, metadata_cache=MetadataCache(),
+                   config_name=config_name or UNRECORDED_CONFIG)
     bar = tqdm(total=len(todo), desc=run_id[:40], unit="trial", disable=not progress, mininterval=1.0)
     failures_in_a_row, last_failure = 0, ""
     pending = iter(todo)  # shared by the workers: each next() hands one spec to one worker

@@ -8,6 +8,7 @@ Entry points: :func:`sample_rows`, :func:`build_trial_queue`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -15,7 +16,9 @@ import numpy as np
 import pandas as pd
 
 from llmdisc import CONDITIONS, LABELS, RELEASES
+from llmdisc.discrimination.label_scores import SCORING_MODES
 from llmdisc.errors import ConfigError, DataError
+from llmdisc.synthesis.controls import CONTROLS
 
 SAMPLING_MODES = ("fresh", "fixed")
 """``fresh``: a new seeded sample per trial (ours); ``fixed``: the paper's one sample per table."""
@@ -38,19 +41,15 @@ def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
 
 def sample_rows(table: pd.DataFrame, n: int, *, seed: int,
                 sampling: str = "fresh") -> tuple[pd.DataFrame, list[int]]:
-    """Draw ``n`` distinct rows of ``table``.
+    """Draw ``n`` distinct rows of ``table``: ``(sample, row_ids)``, the drawn rows (fresh 0..n-1 index) and
+    their 0-based positions in ``table``.
 
     Args:
         seed: Seed of the draw; ignored in ``fixed`` mode, which uses :data:`PAPER_FIXED_SEED` as the paper did.
         sampling: ``fresh`` (seeded numpy draw, rows in draw order) or ``fixed`` (the paper's
             ``table.sample(n, random_state=42).sort_index()``, applied to the table's positions).
 
-    Returns:
-        ``(sample, row_ids)``: the drawn rows (fresh 0..n-1 index) and their 0-based positions in ``table``.
-
-    Raises:
-        DataError: ``table`` has fewer than ``n`` rows.
-        ConfigError: unknown ``sampling`` or ``n`` < 1.
+    DataError when ``table`` has fewer than ``n`` rows; ConfigError for an unknown ``sampling`` or ``n`` < 1.
     """
     _check_choice("sampling", sampling, SAMPLING_MODES)
     if n < 1:
@@ -60,14 +59,12 @@ def sample_rows(table: pd.DataFrame, n: int, *, seed: int,
         raise DataError(f"the table has {len(table)} rows, fewer than the {n} rows a sample needs; "
                         f"fix: use a table of at least {n} rows or lower n_rows to at most {len(table)}")
     if sampling == "fresh":
-        rng = np.random.default_rng(seed)
-        row_ids = [int(i) for i in rng.choice(len(table), size=n, replace=False)]
+        row_ids = [int(i) for i in np.random.default_rng(seed).choice(len(table), size=n, replace=False)]
     else:
         # The paper's draw on a RangeIndex, sorted back into file order as its prompt_builder did.
         positions = pd.Series(np.arange(len(table)))
         row_ids = sorted(int(i) for i in positions.sample(n=n, random_state=PAPER_FIXED_SEED))
-    sample = table.iloc[row_ids].reset_index(drop=True)
-    return sample, row_ids
+    return table.iloc[row_ids].reset_index(drop=True), row_ids
 
 
 @dataclass(frozen=True)
@@ -110,9 +107,9 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
                       paired: bool = True, replicates: int = 1, scoring: str = "verdict",
                       verdict_trials_per_label: int | None = None,
                       share_real_samples: bool = False, extra_cells: Sequence[str] = ()) -> list[TrialSpec]:
-    """Build the balanced list of trials: exactly ``trials_per_label`` per true label per cell.
-
-    A cell is ``dataset_key × synthesizer × condition``; the order is deterministic.
+    """Build the balanced list of trials: exactly ``trials_per_label`` per true label per cell
+    (``dataset_key × synthesizer × condition``), in a deterministic order; ``len(dataset_keys) *
+    len(synthesizers) * 2 * replicates * sum(counts)`` :class:`TrialSpec` long.
 
     Args:
         synthesizers: cells: names from ``llmdisc.RELEASES``, :mod:`llmdisc.synthesis.controls` or ``extra_cells``.
@@ -126,15 +123,9 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
         share_real_samples: a REAL sample's seed ignores the synthesizer (see :func:`trial_sample_seed`).
         extra_cells: further synthesizer names to admit (the audit's ``release``).
 
-    Returns:
-        The :class:`TrialSpec` list, ``len(dataset_keys) * len(synthesizers) * 2 * replicates * sum(counts)`` long.
-
     Raises:
         ConfigError: an unknown synthesizer, condition or sampling mode, a count below 1, or duplicates.
     """
-    from llmdisc.discrimination.label_scores import SCORING_MODES
-    from llmdisc.synthesis.controls import CONTROLS
-
     _check_choice("sampling", sampling, SAMPLING_MODES)
     _check_choice("scoring", scoring, SCORING_MODES)
     for synthesizer in synthesizers:
@@ -162,29 +153,20 @@ def build_trial_queue(dataset_keys: Sequence[str], synthesizers: Sequence[str], 
     if n_verdicts < 0:
         raise ConfigError(f"verdict_trials_per_label={n_verdicts}; fix: give 0 or more")
     queue: list[TrialSpec] = []
-    for dataset_key in dataset_keys:
-        for synthesizer in synthesizers:
-            for index in range(max(counts.values())):
-                for true_label in LABELS:
-                    for condition in conditions:
-                        if index >= counts[condition]:
-                            continue
-                        source = "real" if share_real_samples and true_label == "REAL" else synthesizer
-                        if sampling == "fixed":
-                            seed = PAPER_FIXED_SEED
-                        elif paired:
-                            seed = trial_sample_seed(run_seed, dataset_key, synthesizer, true_label, index,
-                                                     share_real_samples=share_real_samples)
-                        else:
-                            seed = derive_seed(run_seed, dataset_key, source, true_label, index,
-                                               condition)
-                        trial_scoring = "both" if scoring == "probability" and index < n_verdicts else scoring
-                        for replicate in range(replicates):
-                            trial_id = (f"{dataset_key}|{synthesizer}|{condition}|{true_label}|{index}"
-                                        f"|r{replicate}")
-                            queue.append(TrialSpec(trial_id=trial_id, dataset_key=dataset_key,
-                                                   synthesizer=synthesizer, condition=condition,
-                                                   true_label=true_label, index=index, replicate=replicate,
-                                                   run_seed=run_seed, sampling=sampling, sample_seed=seed,
-                                                   scoring=trial_scoring))
+    for dataset_key, synthesizer, index, true_label, condition in itertools.product(
+            dataset_keys, synthesizers, range(max(counts.values())), LABELS, conditions):
+        if index >= counts[condition]:
+            continue
+        if sampling == "fixed":
+            seed = PAPER_FIXED_SEED
+        else:  # as trial_sample_seed; unpaired, the condition is part of the draw's seed
+            source = "real" if share_real_samples and true_label == "REAL" else synthesizer
+            seed = derive_seed(run_seed, dataset_key, source, true_label, index,
+                               *([] if paired else [condition]))
+        trial_scoring = "both" if scoring == "probability" and index < n_verdicts else scoring
+        queue.extend(TrialSpec(
+            trial_id=f"{dataset_key}|{synthesizer}|{condition}|{true_label}|{index}|r{replicate}",
+            dataset_key=dataset_key, synthesizer=synthesizer, condition=condition, true_label=true_label,
+            index=index, replicate=replicate, run_seed=run_seed, sampling=sampling, sample_seed=seed,
+            scoring=trial_scoring) for replicate in range(replicates))
     return queue

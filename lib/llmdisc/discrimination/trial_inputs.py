@@ -1,7 +1,5 @@
-"""Turn a :class:`~llmdisc.discrimination.samples.TrialSpec` and the tables into the exact request sent to a model.
-
-Everything that makes the prompt is decided in :func:`prepare_prompt`, so the same spec and tables always give the
-same bytes and the same ``prompt_hash``.
+"""A :class:`~llmdisc.discrimination.samples.TrialSpec` and the tables made into the exact request sent to a
+model, all in :func:`prepare_prompt`: the same spec and tables always give the same bytes and ``prompt_hash``.
 """
 
 from __future__ import annotations
@@ -33,11 +31,9 @@ class PreparedPrompt:
 
 @dataclass
 class MetadataCache:
-    """Memoises :func:`~llmdisc.discrimination.metadata.metadata_block` of whole tables, keyed by table identity.
-
-    A whole-table block takes ~1 s on 30k rows. The cache holds a reference to each table it saw, so an ``id`` is
-    never reused while its entry lives. Do not mutate a table after it has been used with a cache.
-    """
+    """Memoises :func:`~llmdisc.discrimination.metadata.metadata_block` of whole tables (~1 s on 30k rows) by
+    table identity. It holds a reference to each table, so an ``id`` is never reused while its entry lives; do
+    not mutate a table after it has been used with a cache."""
 
     _entries: dict[tuple[int, bool], tuple[pd.DataFrame, str]] = field(default_factory=dict)
     hits: int = 0
@@ -56,47 +52,35 @@ class MetadataCache:
         return text
 
 
-def _metadata_table(metadata_source: str, *, source: pd.DataFrame, real: pd.DataFrame,
-                    sample: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
-    """Return (table the block describes, whether it is a whole table worth caching)."""
-    if metadata_source == "source":
-        return source, True
-    if metadata_source == "real":
-        return real, True
-    return sample, False
-
-
 def prepare_prompt(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame, variant: str,
                    metadata_source: str, n_rows: int = 20,
                    metadata_cache: MetadataCache | None = None) -> PreparedPrompt:
     """Build the :class:`PreparedPrompt` of one trial.
 
     Args:
-        real: The real train table of ``spec.dataset_key``.
-        synthetic: The table of ``spec.synthesizer`` for that dataset.
+        real: The real train table of ``spec.dataset_key``; synthetic: that of ``spec.synthesizer``.
         metadata_source: For C2, which table the metadata describes
             (:data:`~llmdisc.discrimination.metadata.METADATA_SOURCES`). Checked for C1 too.
 
-    Raises:
-        ConfigError: unknown metadata source, prompt variant or label.
-        DataError: the source table has fewer than ``n_rows`` rows, or the real and synthetic tables
-            have different columns.
+    ConfigError for an unknown metadata source, prompt variant or label; DataError when the source table has
+    fewer than ``n_rows`` rows or the real and synthetic tables have different columns.
     """
-    _check_source(metadata_source)
-    source, sample, row_ids = _draw(spec, real=real, synthetic=synthetic, n_rows=n_rows)
-    metadata_text = None
-    if spec.condition == "C2":
-        metadata_text = _metadata_text(metadata_source, variant=variant, source=source, real=real,
-                                       sample=sample, metadata_cache=metadata_cache)
+    source, sample, row_ids = _draw(spec, real=real, synthetic=synthetic, n_rows=n_rows,
+                                    metadata_source=metadata_source)
+    metadata_text = (_metadata_text(metadata_source, variant=variant, source=source, real=real, sample=sample,
+                                    metadata_cache=metadata_cache) if spec.condition == "C2" else None)
     request = build_prompt(sample, condition=spec.condition, variant=variant, metadata_text=metadata_text,
                            n_total=len(source))
     return PreparedPrompt(request=request, prompt_hash=prompt_hash(request), row_ids=row_ids,
                           sample_seed=spec.sample_seed, n_total=len(source))
 
 
-def _draw(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame,
-          n_rows: int) -> tuple[pd.DataFrame, pd.DataFrame, list[int]]:
+def _draw(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame, n_rows: int,
+          metadata_source: str) -> tuple[pd.DataFrame, pd.DataFrame, list[int]]:
     """Check the inputs and return (source table, shown rows, their positional ids)."""
+    if metadata_source not in METADATA_SOURCES:
+        raise ConfigError(f"metadata_source={metadata_source!r} is not known; fix: use one of "
+                          f"{', '.join(map(repr, METADATA_SOURCES))}")
     if spec.true_label not in ("REAL", "SYNTHETIC"):
         raise ConfigError(f"trial {spec.trial_id} has true_label={spec.true_label!r}; fix: use 'REAL' or "
                           "'SYNTHETIC'")
@@ -112,29 +96,21 @@ def _draw(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame,
 def _metadata_text(metadata_source: str, *, variant: str, source: pd.DataFrame, real: pd.DataFrame,
                    sample: pd.DataFrame, metadata_cache: MetadataCache | None) -> str:
     include_rows = variant == "paper"  # the neutral prompt never shows the dataset size
-    table, whole = _metadata_table(metadata_source, source=source, real=real, sample=sample)
-    if whole and metadata_cache is not None:
-        return metadata_cache.block(table, include_row_count=include_rows)
-    return metadata_block(table, include_row_count=include_rows)
+    table = {"source": source, "real": real}.get(metadata_source, sample)
+    if metadata_source == "sample" or metadata_cache is None:  # only whole tables are worth caching
+        return metadata_block(table, include_row_count=include_rows)
+    return metadata_cache.block(table, include_row_count=include_rows)
 
 
 def trial_metadata_text(spec: TrialSpec, *, real: pd.DataFrame, synthetic: pd.DataFrame, variant: str,
                         metadata_source: str, n_rows: int = 20,
                         metadata_cache: MetadataCache | None = None) -> str:
-    """Return the metadata block the trial would show under C2 (whatever ``spec.condition`` is).
-
-    Same arguments as :func:`prepare_prompt`.
-    """
-    _check_source(metadata_source)
-    source, sample, _ = _draw(spec, real=real, synthetic=synthetic, n_rows=n_rows)
+    """The metadata block the trial would show under C2 (whatever ``spec.condition`` is); arguments as
+    :func:`prepare_prompt`."""
+    source, sample, _ = _draw(spec, real=real, synthetic=synthetic, n_rows=n_rows,
+                              metadata_source=metadata_source)
     return _metadata_text(metadata_source, variant=variant, source=source, real=real, sample=sample,
                           metadata_cache=metadata_cache)
-
-
-def _check_source(metadata_source: str) -> None:
-    if metadata_source not in METADATA_SOURCES:
-        raise ConfigError(f"metadata_source={metadata_source!r} is not known; fix: use one of "
-                          f"{', '.join(map(repr, METADATA_SOURCES))}")
 
 
 def token_overview(specs: Sequence[TrialSpec], *, real: pd.DataFrame, synthetic: pd.DataFrame,
@@ -142,11 +118,9 @@ def token_overview(specs: Sequence[TrialSpec], *, real: pd.DataFrame, synthetic:
                    metadata_cache: MetadataCache | None = None) -> pd.DataFrame:
     """Prepare every spec under every variant (and, for C2, every metadata source) and measure the prompts.
 
-    Arguments as for :func:`prepare_prompt`; C1 rows get ``metadata_source="-"``.
-
-    Returns:
-        One row per rendered prompt: trial_id, true_label, condition, variant, metadata_source, system_tokens,
-        user_tokens, total_tokens (estimates), user_chars and prompt_hash.
+    Arguments as for :func:`prepare_prompt`. One row per rendered prompt: trial_id, true_label, condition,
+    variant, metadata_source (``-`` for C1), system_tokens, user_tokens, total_tokens (estimates), user_chars,
+    prompt_hash.
     """
     cache = metadata_cache if metadata_cache is not None else MetadataCache()
     rows: list[dict[str, Any]] = []

@@ -1,11 +1,9 @@
-"""One configured trial run, as notebook 04 and ``llmdisc trials run`` describe it.
-
-:class:`TrialRunConfig` holds the parameters; :func:`run_configured` loads one dataset key's tables, builds the
-queue and runs (or resumes) ``results/trials/<run_name>.jsonl``.
-"""
+"""One configured trial run (:class:`TrialRunConfig`, :func:`run_configured`), as notebook 04 and
+``llmdisc trials run`` describe it."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -13,12 +11,20 @@ from typing import Any, Sequence
 import pandas as pd
 
 from llmdisc import CONDITIONS, SYNTHESIZERS
+from llmdisc.data.datasets import load_processed, processed_dir
 from llmdisc.discrimination.cache import ResponseCache, public_base_url
+from llmdisc.discrimination.content_free import score_content_free, write_content_free
+from llmdisc.discrimination.label_scores import SCORING_MODES
 from llmdisc.discrimination.providers.base import GenerateConfig, Provider
-from llmdisc.discrimination.runner import RunSummary, default_out_path, run_name, run_sync, run_trials
-from llmdisc.discrimination.samples import TrialSpec
-from llmdisc.errors import ConfigError
+from llmdisc.discrimination.runner import (RunSummary, default_out_path, endpoint_budget, public_identity,
+                                          run_name, run_sync, run_trials)
+from llmdisc.discrimination.samples import TrialSpec, build_trial_queue, derive_seed
+from llmdisc.errors import ConfigError, DataError
+from llmdisc.manifest import read_manifest
 from llmdisc.parameters import as_choice, as_items
+from llmdisc.paths import relative_to_root
+from llmdisc.synthesis.controls import CONTROLS, NEGATIVE_CONTROL, POSITIVE_CONTROL, shuffled_columns_table
+from llmdisc.synthesis.releases import load_synthetic, synthetic_path
 
 
 @dataclass(frozen=True)
@@ -72,21 +78,18 @@ class TrialRunConfig:
         set_ = object.__setattr__  # frozen dataclass
         set_(self, "synthesizers", as_items(self.synthesizers, "synthesizers", "releases"))
         set_(self, "conditions", as_items(self.conditions, "conditions", "conditions"))
-        set_(self, "dataset_key", as_choice(self.dataset_key, "dataset_key", "dataset_keys"))
-        set_(self, "provider", as_choice(self.provider, "provider", "providers"))
-        set_(self, "variant", as_choice(self.variant, "variant", "prompt_variants"))
-        set_(self, "metadata_source", as_choice(self.metadata_source, "metadata_source", "metadata_sources"))
-        set_(self, "sampling", as_choice(self.sampling, "sampling", "sampling_modes"))
-        set_(self, "cache_mode", as_choice(self.cache_mode, "cache_mode", "cache_modes"))
+        for name, vocabulary in (("dataset_key", "dataset_keys"), ("provider", "providers"),
+                                 ("variant", "prompt_variants"), ("metadata_source", "metadata_sources"),
+                                 ("sampling", "sampling_modes"), ("cache_mode", "cache_modes")):
+            set_(self, name, as_choice(getattr(self, name), name, vocabulary))
 
     def effective(self) -> "TrialRunConfig":
         """The configuration actually run (``quick`` shrinks it; lists are tuples already)."""
-        config = replace(self, synthesizers=tuple(self.synthesizers), conditions=tuple(self.conditions))
-        if self.quick:
-            config = replace(config, synthesizers=config.synthesizers[:1], conditions=config.conditions[:1],
-                             trials_per_label=1, trials_per_label_c2=0, verdict_trials_per_label=min(
-                                 1, self.verdict_trials_per_label))
-        return config
+        if not self.quick:
+            return self
+        return replace(self, synthesizers=self.synthesizers[:1], conditions=self.conditions[:1],
+                       trials_per_label=1, trials_per_label_c2=0,
+                       verdict_trials_per_label=min(1, self.verdict_trials_per_label))
 
 
 Tables = dict[str, dict[str, pd.DataFrame]]
@@ -95,20 +98,13 @@ Tables = dict[str, dict[str, pd.DataFrame]]
 
 def load_trial_tables(dataset_key: str, synthesizers: Sequence[str], *, controls: bool = False,
                       seed: int = 0) -> tuple[Tables, list[Path]]:
-    """Read ``data/processed/<key>/train.parquet`` and ``data/synthetic/<key>/<synth>.parquet``.
-
-    Args:
-        controls: also build ``shuffled_columns`` (every train column permuted independently, seeded from
-            ``seed``) and ``real_holdout`` (the holdout split standing in for a release).
+    """Read ``data/processed/<key>/train.parquet`` and ``data/synthetic/<key>/<synth>.parquet``; ``controls``
+    also builds ``shuffled_columns`` (every train column permuted independently, seeded from ``seed``) and
+    ``real_holdout`` (the holdout split standing in for a release).
 
     Returns ``({dataset_key: {"real": train, synth: table, ...}}, [the files read])``; DataError names the command
     that writes a missing file.
     """
-    from llmdisc.data.datasets import load_processed, processed_dir
-    from llmdisc.discrimination.samples import derive_seed
-    from llmdisc.synthesis.controls import NEGATIVE_CONTROL, POSITIVE_CONTROL, shuffled_columns_table
-    from llmdisc.synthesis.releases import load_synthetic, synthetic_path
-
     cell: dict[str, pd.DataFrame] = {"real": load_processed(dataset_key, "train")}
     files = [processed_dir(dataset_key) / "train.parquet"]
     for synthesizer in synthesizers:
@@ -125,36 +121,19 @@ def load_trial_tables(dataset_key: str, synthesizers: Sequence[str], *, controls
 def open_provider(name: str, model: str = "", base_url: str = "", replay_path: str = "",
                   label_backend: str = "", api_key_env: str = "") -> Provider:
     """``get_provider(name, model or default, base_url=...)``; ``base_url`` is ``host`` for ollama.
+    ConfigError for an unknown provider or an option it does not take (e.g. a key variable for anything but
+    ``openai``)."""
+    from llmdisc.discrimination.providers.registry import get_provider  # looked up at call time
 
-    Raises:
-        ConfigError: unknown provider, or an option it does not take (e.g. a base URL or a label backend for
-            anything but ``local``, a key variable for anything but ``openai``).
-    """
-    from llmdisc.discrimination.providers.registry import get_provider
-
-    options: dict[str, Any] = {}
-    if base_url:
-        options["host" if name == "ollama" else "base_url"] = base_url
-    if api_key_env:
-        options["api_key_env"] = api_key_env
-    if replay_path:
-        options["path"] = replay_path
-    if label_backend:
-        options["label_backend"] = label_backend
-    return get_provider(name, model or None, **options)
+    options = {"host" if name == "ollama" else "base_url": base_url, "api_key_env": api_key_env,
+               "path": replay_path, "label_backend": label_backend}
+    return get_provider(name, model or None, **{key: value for key, value in options.items() if value})
 
 
 def trial_queue(config: TrialRunConfig) -> list[TrialSpec]:
-    """The :class:`~llmdisc.discrimination.samples.TrialSpec` list one configured run asks for (``quick`` applied),
-    in the runner's order; reads no data.
-
-    Raises:
-        ConfigError: an unknown scoring mode or a negative ``requests_per_minute``.
-    """
-    from llmdisc.discrimination.label_scores import SCORING_MODES
-    from llmdisc.discrimination.samples import build_trial_queue
-    from llmdisc.synthesis.controls import CONTROLS
-
+    """The :class:`~llmdisc.discrimination.samples.TrialSpec` list of one configured run (``quick`` applied),
+    in the runner's order; reads no data. ConfigError for an unknown scoring mode or a negative
+    ``requests_per_minute``."""
     config = config.effective()
     if config.requests_per_minute < 0:
         raise ConfigError(f"requests_per_minute={config.requests_per_minute}; fix: give 0 (no limit) or more")
@@ -178,9 +157,6 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
     ``out_path`` defaults to ``results/trials/<run_name(...)>.jsonl``, ``cache`` to
     ``ResponseCache(mode=config.cache_mode)``. Returns the :class:`~llmdisc.discrimination.runner.RunSummary`.
     """
-    from llmdisc.discrimination.content_free import score_content_free, write_content_free
-    from llmdisc.discrimination.runner import endpoint_budget, public_identity
-
     config = config.effective()
     specs = trial_queue(config)
     tables, files = load_trial_tables(config.dataset_key, config.synthesizers, controls=config.controls,
@@ -199,18 +175,17 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
             target = Path(out_path or default_out_path(name))
             summary = await run_trials(
                 specs, provider=provider, tables=tables, variant=config.variant,
-                metadata_source=config.metadata_source, out_path=target,
-                cache=cache,
+                metadata_source=config.metadata_source, out_path=target, cache=cache,
                 concurrency=config.concurrency, requests_per_minute=config.requests_per_minute or None,
                 max_attempts=config.max_attempts, generate_config=generate, n_rows=config.n_rows,
                 progress=progress, input_files=files, config_name=config.config_name,
                 parameters={**asdict(config), "base_url": public_base_url(config.base_url) or ""})
             if config.scoring != "verdict":  # the label bias of the model, for contextual calibration
-                real = tables[config.dataset_key]["real"]
                 write_content_free(target, await score_content_free(
-                    provider, real, dataset_key=config.dataset_key, conditions=config.conditions,
-                    variant=config.variant, metadata_source=config.metadata_source, n_rows=config.n_rows,
-                    cache=cache, config=generate, max_attempts=config.max_attempts,
+                    provider, tables[config.dataset_key]["real"], dataset_key=config.dataset_key,
+                    conditions=config.conditions, variant=config.variant,
+                    metadata_source=config.metadata_source, n_rows=config.n_rows, cache=cache,
+                    config=generate, max_attempts=config.max_attempts,
                     budget=endpoint_budget(public_identity(provider), config.requests_per_minute)))
             return summary
         finally:
@@ -219,21 +194,12 @@ def run_configured(config: TrialRunConfig, *, out_path: Path | str | None = None
     return run_sync(main)
 
 
-
 def record_run_metrics(manifest_path: Path | str, metrics: dict[str, Any]) -> Path:
     """Merge key numbers (e.g. per-cell DRS) into a run manifest's ``metrics``, atomically.
 
-    ``manifest_path`` is ``RunSummary.manifest_path``; existing keys of the same name are replaced. Returns the path.
-
-    Raises:
-        DataError: the manifest is missing or unreadable.
+    ``manifest_path`` is ``RunSummary.manifest_path``; existing keys of the same name are replaced. Returns
+    the path; DataError when the manifest is missing or unreadable.
     """
-    import json
-
-    from llmdisc.errors import DataError
-    from llmdisc.manifest import read_manifest
-    from llmdisc.paths import relative_to_root
-
     path = Path(manifest_path)
     manifest = read_manifest(path)
     if manifest is None:

@@ -1,9 +1,6 @@
-"""Stage 07, the figures: shape the results into figure tables, then draw them (never computing trials).
-
-:mod:`~llmdisc.figures.figure_data` reads trial records, baselines and human tables and returns the tidy tables
-each figure draws (also written to ``results/tables/``); :mod:`~llmdisc.figures.plots` draws them and writes
-``figures/<name>.{pdf,png}``. :mod:`~llmdisc.figures.comparison` puts every discriminator on one scale.
-"""
+"""Stage 07, the figures: read trial records, baselines and human tables, shape them into figure tables
+(:mod:`~llmdisc.figures.figure_data`, also written to ``results/tables/``) and draw
+``figures/<name>.{pdf,png}`` (:mod:`~llmdisc.figures.plots`), never computing trials."""
 
 from llmdisc.figures import (
     comparison,

@@ -1,13 +1,9 @@
-"""Every discriminator side by side: one tidy table on one comparable scale (notebook 07 § 5b).
+"""Every discriminator side by side: one tidy table on one comparable scale (notebook 07 § 5b), read from the
+results tables of the earlier stages (nothing is recomputed).
 
-:func:`discriminator_comparison` reads the results tables of the earlier stages (nothing is recomputed; inputs
-from :func:`load_inputs`, keys :data:`INPUTS`) and returns one row per dataset key × synthesizer (or control) ×
-discriminator (:data:`DISCRIMINATORS`) × model × condition × statistic.
-
-**The common scale** (``scale_*``, in [0, 1]): an AUC becomes the separation 2·|AUC − 0.5| (0 = chance,
-1 = perfect either way; the way is kept in ``direction``; an interval straddling 0.5 starts at 0); a DRS is kept
-as it is (0 = cannot tell, 1 = tells every sample apart). A balanced coin flip has DRS near 0.5 but separation
-near 0: the two agree at 1, not at chance, so compare DRS with DRS and separation with separation.
+**The common scale** (``scale_*``, in [0, 1]): an AUC becomes the separation 2·|AUC − 0.5| (the way kept in
+``direction``); a DRS is kept as it is. A balanced coin flip has DRS near 0.5 but separation near 0: the two
+agree at 1, not at chance, so compare DRS with DRS and separation with separation.
 """
 
 from __future__ import annotations
@@ -55,10 +51,9 @@ def auc_to_scale(auc: float, low: float, high: float) -> tuple[float, float, flo
 
 def _f(value: object) -> float:
     try:
-        out = float(value)  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return math.nan
-    return out
 
 
 ONE_LABEL_NOTE = ("one label for every sample: the threshold lies outside the cell's scores, so DRS 0 says this "
@@ -67,8 +62,7 @@ ONE_LABEL_NOTE = ("one label for every sample: the threshold lies outside the ce
 
 
 def one_label(p_real: float, p_syn: float) -> bool:
-    """True when a thresholded cell called every sample one label: p_REAL (share of real samples called REAL)
-    and p_SYN (share of synthetic samples called SYNTHETIC) are 1 and 0, or 0 and 1."""
+    """True when a thresholded cell called every sample one label (p_REAL, p_SYN are 1 and 0, or 0 and 1)."""
     return {p_real, p_syn} == {0.0, 1.0}
 
 
@@ -109,8 +103,7 @@ def _llm_probability(cells: pd.DataFrame) -> list[dict[str, object]]:
     rows = []
     for _, r in cells.iterrows():
         n = _f(r["n_real"]) + _f(r["n_syn"])
-        head = (r["dataset_key"], r["synthetic_method"], "llm_probability", _who(r),
-                r["condition"])
+        head = (r["dataset_key"], r["synthetic_method"], "llm_probability", _who(r), r["condition"])
         if not math.isnan(_f(r["auc"])):
             rows.append(_row(*head, "auc", _f(r["auc"]), _f(r["auc_ci_low"]), _f(r["auc_ci_high"]), n,
                              str(r["auc_direction"]), "llm_probability_cells",
@@ -132,8 +125,8 @@ _SAMPLE_SCORE_COLUMNS = ("dataset_key", "backend", "model", "source", "auc", "au
 
 def _sample_scores(cells: pd.DataFrame, table: str, discriminator: str, score: str,
                    condition: Callable[[pd.Series], str]) -> list[dict[str, object]]:
-    """The rows of a per-sample score's cells (the likelihood's, the joint contrast's): AUC and band-rule DRS;
-    their ``real_vs_real`` control is the same comparison as the LLM's ``real_holdout`` and is shown under that name."""
+    """AUC and band-rule DRS rows of a per-sample score's cells; ``real_vs_real`` is shown as
+    ``real_holdout``."""
     _need(cells, table, _SAMPLE_SCORE_COLUMNS)
     if "score" in cells:
         cells = cells[cells["score"] == score]
@@ -174,12 +167,10 @@ def _c2st(long: pd.DataFrame | None, headline: pd.DataFrame | None) -> list[dict
         _need(long, "baselines", ("dataset_key", "synthesizer", "baseline", "variant", "method", "metric", "value",
                                   "ci_low", "ci_high", "n"))
         picked = long[(long["baseline"] == "c2st") & (long["variant"] == "ours") & (long["metric"] == "auc")]
-        for _, r in picked.iterrows():
-            rows.append(_row(r["dataset_key"], r["synthesizer"], "c2st", str(r["method"]), "", "auc", _f(r["value"]),
-                             _f(r["ci_low"]), _f(r["ci_high"]), _f(r["n"]), _direction(_f(r["value"])),
-                             "baselines", "out-of-fold ROC-AUC over rows; Nadeau-Bengio corrected interval; "
-                             "n = rows"))
-        return rows
+        return [_row(r["dataset_key"], r["synthesizer"], "c2st", str(r["method"]), "", "auc", _f(r["value"]),
+                     _f(r["ci_low"]), _f(r["ci_high"]), _f(r["n"]), _direction(_f(r["value"])), "baselines",
+                     "out-of-fold ROC-AUC over rows; Nadeau-Bengio corrected interval; n = rows")
+                for _, r in picked.iterrows()]
     if headline is not None and not headline.empty:
         key = "dataset_key" if "dataset_key" in headline else "dataset"
         synth = "synthesizer" if "synthesizer" in headline else "synthetic_method"
@@ -219,18 +210,11 @@ def _present(tables: Mapping[str, pd.DataFrame | None], name: str) -> pd.DataFra
 def discriminator_comparison(tables: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
     """Every discriminator's headline statistic per dataset × synthesizer (and control), on one scale.
 
-    Args:
-        tables: results tables by name (keys of :data:`INPUTS`; absent, None or empty ones give no rows);
-            ``baselines`` (the long rows, with intervals) is preferred over ``baselines_headline``.
-
-    Returns:
-        Columns :data:`COLUMNS`, one row per statistic that has an estimate: ``estimate`` [``low``, ``high``] on
-        its own scale (AUC or DRS, fractions), ``n`` (valid trials, scored samples or labels; NaN where the table
-        has none), ``direction`` (AUCs only) and the common scale (module docstring). Sorted by dataset,
-        synthesizers then controls, discriminator, model, condition.
-
-    Raises:
-        DataError: a table is present but lacks a column it needs (the message names them).
+    ``tables``: results tables by name (:data:`INPUTS`; absent, None or empty ones give no rows;
+    ``baselines``, with intervals, is preferred over ``baselines_headline``). Returns columns :data:`COLUMNS`,
+    one row per statistic with an estimate (AUC or DRS, fractions; ``n`` NaN where the table has none), sorted
+    by dataset, synthesizers then controls, discriminator, model, condition. DataError when a present table
+    lacks a column.
     """
     rows: list[dict[str, object]] = []
     for name, build in (("llm_cells", _llm_verdict), ("llm_probability_cells", _llm_probability),
@@ -244,8 +228,7 @@ def discriminator_comparison(tables: Mapping[str, pd.DataFrame | None]) -> pd.Da
     scaled = [auc_to_scale(e, lo, hi) if s in AUC_STATISTICS else (e, lo, hi)
               for s, e, lo, hi in zip(out["statistic"], out["estimate"].astype(float), out["low"].astype(float),
                                       out["high"].astype(float))]
-    scale = np.array(scaled, dtype=float).reshape(-1, 3)
-    out["scale_value"], out["scale_low"], out["scale_high"] = scale[:, 0], scale[:, 1], scale[:, 2]
+    out[["scale_value", "scale_low", "scale_high"]] = np.array(scaled, dtype=float).reshape(-1, 3)
     out = out[list(COLUMNS)]
     order = {s: i for i, s in enumerate(SYNTHESIZER_ORDER)}
     disc = {d: i for i, d in enumerate(DISCRIMINATORS)}
@@ -256,16 +239,9 @@ def discriminator_comparison(tables: Mapping[str, pd.DataFrame | None]) -> pd.Da
 
 def load_inputs(tables_dir: Path | None = None, baselines_dir: Path | None = None, *,
                 computed: Mapping[str, pd.DataFrame | None] | None = None) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """Read the inputs of :func:`discriminator_comparison` from disk; say which are missing.
-
-    Args:
-        computed: tables the caller has just computed, by name; each replaces the file on disk (which may be
-            left from an earlier run), and None or an empty table means this run has none.
-
-    Returns:
-        ``(tables, missing)``: the tables found by name, and the names of those not found (``baselines``
-        and ``baselines_headline`` count as one input: missing only when both are).
-    """
+    """``(tables, missing)``: the inputs of :func:`discriminator_comparison` read from disk, and the names of
+    those not found (``baselines`` and ``baselines_headline`` count as one). ``computed``: tables just
+    computed, by name, replacing the files on disk (None or empty: this run has none)."""
     tables_dir = tables_dir or results_dir() / "tables"
     baselines_dir = baselines_dir or results_dir() / "baselines"
     found = {name: read_baselines(baselines_dir) if name == "baselines" else

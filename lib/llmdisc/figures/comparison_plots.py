@@ -1,9 +1,5 @@
-"""The side-by-side figure of every discriminator, reading :func:`~llmdisc.figures.comparison.discriminator_comparison`.
-
-One panel per dataset key; y = each synthesizer, then the controls; x = the common scale. Colour = discriminator
-(shaded for its further models), marker = the statistic (:data:`MARKERS`), open = condition C2; a calibrated DRS
-whose threshold called every sample one label is marked "one label".
-"""
+"""The side-by-side figure of every discriminator: colour = discriminator (shaded for its further models),
+marker = the statistic (:data:`MARKERS`), open = condition C2."""
 
 from __future__ import annotations
 
@@ -13,10 +9,9 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from llmdisc.figures.comparison import AUC_STATISTICS, DISCRIMINATORS, ONE_LABEL_NOTE, SYNTHESIZER_ORDER
-from llmdisc.figures.plots import PALETTE, set_style
+from llmdisc.figures.plots import PALETTE, ordered, set_style
 
 COLOURS = dict(zip(DISCRIMINATORS, (PALETTE[0], PALETTE[2], PALETTE[1], PALETTE[9], PALETTE[4], (0.15, 0.15, 0.15))))
-"""Colour per discriminator (the human pilot in near-black)."""
 STATISTIC_NAMES = {"auc": "AUC → separation", "drs": "DRS", "batch_drs": "DRS, batch-calibrated",
                    "context_drs": "DRS, contextual"}
 MARKERS = {"auc": "o", "drs": "s", "batch_drs": "D", "context_drs": "P"}
@@ -35,16 +30,13 @@ def _series(table: pd.DataFrame) -> list[tuple[str, str, str, str]]:
 
 def _colours(series: list[tuple[str, str, str, str]]) -> dict[tuple[str, str, str, str], tuple[float, ...]]:
     """The discriminator's colour, darker for its second model (classifier), lighter for its third, …"""
-    models: dict[str, list[str]] = {}
+    models: dict[str, dict[str, None]] = {}  # per discriminator, its models in order of appearance
     for disc, _, model, _ in series:
-        models.setdefault(disc, [])
-        if model not in models[disc]:
-            models[disc].append(model)
+        models.setdefault(disc, {})[model] = None
     out = {}
     for key in series:
         base = np.array(COLOURS.get(key[0], PALETTE[5]), dtype=float)
-        k = models[key[0]].index(key[2])
-        shade = (0.0, -0.45, 0.45, -0.7, 0.65)[k % 5]
+        shade = (0.0, -0.45, 0.45, -0.7, 0.65)[list(models[key[0]]).index(key[2]) % 5]
         out[key] = tuple(base * (1 + shade) if shade < 0 else base + (1 - base) * shade)
     return out
 
@@ -54,11 +46,6 @@ def series_label(discriminator: str, statistic: str, model: str, condition: str)
     parts = [f"{DISCRIMINATORS.get(discriminator, discriminator)} {STATISTIC_NAMES.get(statistic, statistic)}"]
     parts += [p for p in (model, condition) if p]
     return " · ".join(parts)
-
-
-def _rows(table: pd.DataFrame) -> list[str]:
-    present = list(dict.fromkeys(table["synthesizer"].astype(str)))
-    return [s for s in SYNTHESIZER_ORDER if s in present] + sorted(s for s in present if s not in SYNTHESIZER_ORDER)
 
 
 def _n_labels(ax: plt.Axes, x: np.ndarray, y: np.ndarray, part: pd.DataFrame) -> None:
@@ -79,15 +66,8 @@ def _n_labels(ax: plt.Axes, x: np.ndarray, y: np.ndarray, part: pd.DataFrame) ->
 
 
 def side_by_side(table: pd.DataFrame) -> plt.Figure:
-    """Dot plot of every discriminator on the common scale, one panel per dataset key.
-
-    Args:
-        table: :func:`llmdisc.figures.comparison.discriminator_comparison` output.
-
-    Returns:
-        The Figure, x from 0 (cannot tell) to 1 (every sample told apart), dotted at 0.5 (about a balanced
-        guess's DRS); one panel saying so when ``table`` is empty.
-    """
+    """Dot plot of :func:`llmdisc.figures.comparison.discriminator_comparison` on the common scale (0 = cannot
+    tell, 1 = every sample told apart), one panel per dataset key."""
     set_style()
     datasets = sorted(table["dataset_key"].astype(str).unique())
     if not datasets:
@@ -97,7 +77,7 @@ def side_by_side(table: pd.DataFrame) -> plt.Figure:
         return fig
     series = _series(table)
     colours = _colours(series)
-    rows = _rows(table)
+    rows = ordered(table["synthesizer"].astype(str), SYNTHESIZER_ORDER)
     slot = 0.8 / max(len(series), 1)
     height = max(2.5, 0.6 + len(rows) * (0.3 + 0.11 * len(series)))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.4 * len(datasets), height), sharey=True, squeeze=False)

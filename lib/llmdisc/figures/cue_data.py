@@ -1,7 +1,5 @@
-"""Notebook 10's inputs: every cue string (our trials, the paper's, the human notes), coded and checked.
-
-:func:`cue_analysis` returns every ``cues_*`` table; notebook 10 writes them and :mod:`llmdisc.figures.cue_plots`
-draws them. It lives in the figures stage because it reads the human label files (:func:`llmdisc.human.read_labels`).
+"""Notebook 10's inputs: every cue string (our trials, the paper's, the human notes), coded and checked into
+the ``cues_*`` tables (in the figures stage because it reads the human label files).
 """
 
 from __future__ import annotations
@@ -41,8 +39,7 @@ from llmdisc.scoring.cues import (
 REFERENCE_SET = "cue_reference_v1.csv"
 CLAIMS_SET = "cue_claims_v1.csv"
 PARAPHRASE_SET = Path("tests") / "fixtures" / "cue_paraphrases"
-"""Hand-checked paraphrased cues on small tables with known truth (relative to the project root; the tests use
-it too): :func:`llmdisc.scoring.cue_validity.load_paraphrase_set`."""
+"""Hand-checked paraphrased cues on small tables with known truth (root-relative; the tests use it too)."""
 
 
 def fixture_path(name: str) -> Path:
@@ -65,11 +62,7 @@ def paper_real_tables() -> dict[str, pd.DataFrame]:
 
 
 def our_samples(trials: pd.DataFrame) -> tuple[dict, dict, dict[str, pd.DataFrame]]:
-    """Rebuild the rows each of our trials showed from ``row_ids`` (train table for REAL, the release otherwise).
-
-    Returns:
-        ``(samples, reasons, reals)`` keyed like :func:`llmdisc.scoring.cue_validity.check_cues`.
-    """
+    """Rebuild the rows each of our trials showed: ``(samples, reasons, reals)`` keyed like ``check_cues``."""
     from llmdisc.discrimination import load_trial_tables
     from llmdisc.synthesis.controls import CONTROLS
 
@@ -110,21 +103,10 @@ def _accuracy_row(attrs: dict, *, fixture: str, measure: str) -> dict[str, Any]:
 
 def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, include_paper: bool = True,
                  include_humans: bool = True) -> dict[str, Any]:
-    """Build every cue table.
-
-    Args:
-        trials_dir: folder of our trial records (default ``results/trials``; absent or empty: none).
-        include_paper: add the paper's 451 valid trials (from :func:`llmdisc.paths.reference_dir`).
-        include_humans: add the human notes (``<reference>/results/human``).
-
-    Returns:
-        ``{"tables": {name: DataFrame}, "inputs": [relative paths read], "input_paths": [the same files as
-        paths], "counts": {...}, "coded": the coded cue strings, "paper_samples": the
-        :class:`~llmdisc.scoring.paper_samples.SampleVerification` of the paper's Census samples (None without
-        the paper's Census extract)}``; the paper's samples are checked only where verified.
-
-    Raises:
-        DataError: neither trial records nor the paper's reference data are present.
+    """Every cue table from our trials (``trials_dir``), the paper's and the human notes: ``{"tables",
+    "inputs" (relative paths read), "input_paths", "counts", "coded", "paper_samples"}`` (the
+    :class:`~llmdisc.scoring.paper_samples.SampleVerification` or None). DataError when there is nothing to
+    read.
     """
     from llmdisc.discrimination import load_trials
     from llmdisc.human import read_labels
@@ -134,6 +116,11 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     themes = codebook.theme_ids
     inputs: list[str] = []
     input_paths: list[Path] = []  # the files themselves, for the manifest's hashes
+
+    def read(paths: list[Path]) -> None:
+        input_paths.extend(paths)
+        inputs.extend(relative_to_root(p) for p in paths)
+
     cue_frames, trial_frames = [], {}
     trials_dir = trials_dir or results_dir() / "trials"
     ours = pd.DataFrame()
@@ -141,8 +128,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         ours = load_trials(trials_dir)
         trial_frames["llmdisc"] = ours
         cue_frames.append(cue_strings(ours, source="llmdisc"))
-        input_paths.extend(sorted(trials_dir.rglob("*.jsonl")))
-        inputs.extend(relative_to_root(f) for f in sorted(trials_dir.rglob("*.jsonl")))
+        read(sorted(trials_dir.rglob("*.jsonl")))
     paper = pd.DataFrame()
     verification = None
     if include_paper and reference_dir() is not None:
@@ -150,8 +136,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         paper = import_paper_trials(files)
         trial_frames["paper"] = paper
         cue_frames.append(cue_strings(paper, source="paper"))
-        input_paths.extend(Path(f) for f in files)
-        inputs.extend(relative_to_root(f) for f in files)
+        read([Path(f) for f in files])
     if include_humans and reference_dir() is not None:
         labels, _, files = read_labels([reference_dir() / "results" / "human"])
         cue_frames.append(note_cues(labels))
@@ -191,8 +176,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
                                                                   & ~reference["in_codebook_examples"].astype(bool)]}
         tables["cues_coder_agreement"] = pd.concat(
             [coder_agreement(p, codebook).assign(subset=name) for name, p in parts.items()], ignore_index=True)
-        input_paths.append(ref_path)
-        inputs.append(relative_to_root(ref_path))
+        read([ref_path])
     reals = paper_real_tables() if not paper.empty else {}
     vocabularies = {k: TableVocabulary.from_table(v) for k, v in reals.items()}
     checked_parts = []
@@ -203,8 +187,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
             releases = paper_release_tables()
             verification = verify_paper_samples(paper, synthetic_tables=releases,
                                                 real_tables={"census-codes": reals["census-codes"]})
-            input_paths.extend(paper_release_path(m) for _, m in sorted(releases))
-            inputs.extend(relative_to_root(paper_release_path(m)) for _, m in sorted(releases))
+            read([paper_release_path(m) for _, m in sorted(releases)])
         samples, reasons = paper_samples(paper_cues, reals, verification=verification)
         # the paper's C2 metadata described the whole source table: the real table, or the release shown
         metadata = {}
@@ -224,9 +207,8 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
     human_cues = usable[usable["source"] == "human"].assign(
         dataset_key=lambda d: d["dataset"].map({"adult": "adult", "census": "census-codes"}))
     if not human_cues.empty and vocabularies:
-        reasons = {}
         checked_parts.append(check_cues(human_cues, {}, vocabularies=vocabularies, reals=reals,
-                                        unavailable_reasons=reasons).assign(
+                                        unavailable_reasons={}).assign(
             detail="the human study did not record which rows each annotator saw"))
         parsed.append(human_cues[human_cues["dataset_key"].isin(list(vocabularies))])
     our_cues = usable[usable["source"] == "llmdisc"]
@@ -243,12 +225,11 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
             "claim_kind", "claim", "verdict", "detail", "text"]
     tables["cues_validity_claims"] = checked.reindex(columns=keep)
     tables["cues_validity"] = validity_table(checked, by=("source", "provider", "model", "true_label"))
-    by_cell = validity_table(checked, by=("source", "provider", "model", "dataset", "synthetic_method", "true_label"))
-    tables["cues_validity_by_cell"] = by_cell[by_cell["n_claims"] > 0].reset_index(drop=True) if len(by_cell) \
-        else by_cell
-    by_kind = validity_table(checked, by=("source", "true_label", "claim_kind"))
-    tables["cues_validity_by_kind"] = by_kind[by_kind["n_claims"] > 0].reset_index(drop=True) if len(by_kind) \
-        else by_kind
+    cell_by = ("source", "provider", "model", "dataset", "synthetic_method", "true_label")
+    for name, by in (("by_cell", cell_by), ("by_kind", ("source", "true_label", "claim_kind"))):
+        table = validity_table(checked, by=by)
+        tables[f"cues_validity_{name}"] = table[table["n_claims"] > 0].reset_index(drop=True) if len(table) \
+            else table
     parsed = [c for c in parsed if not c.empty]
     parsed_cues = pd.concat(parsed) if parsed else usable.iloc[:0]
     tables["cues_parser_coverage"] = parser_coverage(parsed_cues, checked, ("source", "true_label"), themes=themes)
@@ -259,8 +240,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         agreement = parser_agreement(claim_ref[claim_ref["dataset_key"].isin(list(vocabularies))], vocabularies)
         accuracy.append(_accuracy_row(agreement.attrs, fixture=CLAIMS_SET,
                                       measure="claims of real cue strings equal the hand-written claims"))
-        input_paths.append(claims_path)
-        inputs.append(relative_to_root(claims_path))
+        read([claims_path])
     paraphrase_dir = project_root() / PARAPHRASE_SET
     if (paraphrase_dir / "cues.csv").is_file():
         lines, shown, para_reals = load_paraphrase_set(paraphrase_dir)
@@ -269,9 +249,7 @@ def cue_analysis(*, trials_dir: Path | None = None, include_ours: bool = True, i
         accuracy.extend(paraphrase_summary(per_line).assign(
             fixture=PARAPHRASE_SET.as_posix(), measure="kind and truth of paraphrased cues on known tables"
         ).to_dict("records"))
-        files = [paraphrase_dir / "cues.csv", *sorted((paraphrase_dir / "tables").glob("*.csv"))]
-        input_paths.extend(files)
-        inputs.extend(relative_to_root(f) for f in files)
+        read([paraphrase_dir / "cues.csv", *sorted((paraphrase_dir / "tables").glob("*.csv"))])
     if accuracy:
         order = ["fixture", "measure", "subset", "expected_kind", "n_strings", "n_expected", "n_parsed", "n_correct",
                  "recall", "recall_ci_low", "recall_ci_high", "precision", "precision_ci_low", "precision_ci_high",

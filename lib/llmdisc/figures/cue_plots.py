@@ -1,8 +1,5 @@
-"""Figures of the reasoning cues (notebook 10): theme shares under C1 and C2, and the validity of cited facts.
-
-Each function reads a ``cues_*`` table of :func:`llmdisc.figures.cue_data.cue_analysis` and returns a Figure; one
-panel per source × provider/model × dataset, every share with its Wilson 95 % interval and its n.
-"""
+"""Figures of the reasoning cues (notebook 10): theme shares under C1 and C2, and the validity of cited
+facts."""
 
 from __future__ import annotations
 
@@ -16,12 +13,8 @@ VERDICT_COLOURS = {"true": PALETTE[2], "false": PALETTE[3], "not_checkable": "0.
 
 
 def theme_shift_figure(shift: pd.DataFrame, theme_labels: dict[str, str] | None = None) -> plt.Figure:
-    """Share of trials using each theme under C1 and C2 (``cues_condition_shift``), one panel per model × dataset.
-
-    Args:
-        shift: :func:`llmdisc.scoring.cue_tables.condition_shift_table` output.
-        theme_labels: ``{theme id: label}`` for the y axis (default: the ids).
-    """
+    """Share of trials using each theme under C1 and C2, one panel per model × dataset (``theme_labels``: y
+    axis)."""
     set_style()
     theme_labels = theme_labels or {}
     groups = list(shift.groupby(["source", "provider", "model", "dataset"], sort=True))
@@ -48,15 +41,12 @@ def theme_shift_figure(shift: pd.DataFrame, theme_labels: dict[str, str] | None 
 
 
 def validity_figure(validity: pd.DataFrame) -> plt.Figure:
-    """Stacked shares of cited checkable facts that are true, false or not checkable (``cues_validity``).
-
-    One bar per source × provider/model × true label × claim set (``trivial`` claim kinds below the headline
-    one; none for a set without claims), with n claims (by mention) and n distinct claims at its end.
-    """
+    """Stacked shares of cited checkable facts that are true, false or not checkable (``cues_validity``), one
+    bar per source × provider/model × true label × claim set with its n claims (and n distinct) at its end."""
     set_style()
     frame = validity.assign(claim_set=validity["claim_set"] if "claim_set" in validity else "substantive")
-    frame = frame[frame["n_claims"] > 0].sort_values(["source", "provider", "model", "true_label", "claim_set"])
-    frame = frame.reset_index(drop=True)
+    order = ["source", "provider", "model", "true_label", "claim_set"]
+    frame = frame[frame["n_claims"] > 0].sort_values(order).reset_index(drop=True)
     labels = [f"{r.source}: {r.provider}/{r.model} | {r.true_label}" + (" | trivial" if r.claim_set == "trivial"
                                                                           else "") for r in frame.itertuples()]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * max(len(frame), 2) + 1.2))

@@ -1,8 +1,5 @@
-"""Stage 07's inputs: read every earlier product and shape the tidy tables the figures draw.
-
-Notebook 07 calls these functions, writes their results to ``results/tables/`` and hands them to
-:mod:`llmdisc.figures.plots`. Nothing here runs a model or a fit. Trials are scored per cell (:data:`CELLS`);
-protocols and configurations (``configs/paper.yaml`` runs the paper's beside ours) are never pooled.
+"""Stage 07's inputs: read every earlier product and shape the tidy tables the figures draw (no model, no
+fit). Trials are scored per cell (:data:`CELLS`): protocols and configurations are never pooled.
 """
 
 from __future__ import annotations
@@ -30,18 +27,8 @@ CELLS = ["dataset", "synthetic_method", "condition", "provider", "model", *PROTO
 
 
 def run_file_configs(trials: pd.DataFrame) -> pd.Series:
-    """Per trial, the configurations whose runs wrote its run file, joined by ``+`` (e.g. ``default+small``).
-
-    Two configurations with the same protocol and seed share one run file (the second resumes the first), so a
-    record's own ``config_name`` names only the first writer; labelling by all writers keeps the file's cells whole.
-
-    Args:
-        trials: trial records with ``run_id`` (the run file's stem) and ``config_name``.
-
-    Returns:
-        A Series aligned with ``trials``; :data:`~llmdisc.discrimination.records.UNRECORDED_CONFIG` for a file
-        whose records name no configuration.
-    """
+    """Per trial, the configurations whose runs wrote its run file, joined by ``+`` (``default+small``): two
+    configurations with the same protocol and seed share one run file, whose records name only the first."""
     named = trials["config_name"].where(trials["config_name"] != UNRECORDED_CONFIG)
     writers = named.groupby(trials["run_id"].fillna(""), sort=False).agg(
         lambda s: "+".join(sorted(set(s.dropna()))) or UNRECORDED_CONFIG)
@@ -49,12 +36,8 @@ def run_file_configs(trials: pd.DataFrame) -> pd.Series:
 
 
 def load_our_trials(trials_dir: Path | None = None) -> pd.DataFrame:
-    """Every trial record under ``results/trials`` with ``dataset`` set to the dataset key and ``config_name``
-    to its run file's writers (:func:`run_file_configs`).
-
-    Raises:
-        DataError: no trial file exists (run notebook 04 first).
-    """
+    """Every trial record under ``results/trials``, ``dataset`` set to the dataset key and ``config_name`` to
+    its run file's writers (:func:`run_file_configs`); DataError when there is none."""
     trials_dir = trials_dir or results_dir() / "trials"
     if not trials_dir.is_dir() or not any(trials_dir.glob("*.jsonl")):
         raise DataError(f"no trial records in {trials_dir.name}/; fix: run notebook 04 (or `make reproduce`) first")
@@ -65,8 +48,8 @@ def load_our_trials(trials_dir: Path | None = None) -> pd.DataFrame:
 
 
 def llm_cells(trials: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """Per-cell scores of our trials (:func:`llmdisc.scoring.metrics.score_cells`), one row per :data:`CELLS`
-    (never pooled across models or protocols; a hand-built table without protocol columns is one protocol)."""
+    """Per-cell scores of our trials (:func:`llmdisc.scoring.metrics.score_cells`), one row per
+    :data:`CELLS`."""
     return score_cells(trials, by=cell_columns(trials, CELLS[:5]), seed=seed)
 
 
@@ -76,20 +59,14 @@ def condition_tests(trials: pd.DataFrame, *, seed: int) -> pd.DataFrame:
         trials, ("dataset", "provider", "model", "synthetic_method")))
     if tests.empty:
         return tests
-    tests = tests.copy()
-    for col in ("drs_c1", "drs_c2", "delta"):
-        tests[col] = tests[col] / 100
     models = trials.drop_duplicates("model").set_index("model")["provider"]
-    tests["provider"] = tests["model"].map(models).fillna("")
-    return tests
+    return tests.assign(**{col: tests[col] / 100 for col in ("drs_c1", "drs_c2", "delta")},
+                        provider=tests["model"].map(models).fillna(""))
 
 
 def calibration_table(trials: pd.DataFrame, n_bins: int = 5) -> pd.DataFrame:
-    """Reliability bins of stated confidence against correctness, per provider/model and protocol (valid trials).
-
-    Only trials that generated a verdict with a confidence count: a trial that only scored the labels
-    (``scoring: probability``) states neither. Empty when no trial did.
-    """
+    """Reliability bins of stated confidence per provider/model and protocol (valid trials with a
+    confidence)."""
     valid = trials[trials["status"] == "valid"] if "status" in trials else trials
     valid = valid[valid["predicted_label"].notna() & pd.to_numeric(valid["confidence"], errors="coerce").notna()]
     frames = []
@@ -113,18 +90,12 @@ def baseline_headlines(baselines_dir: Path | None = None) -> pd.DataFrame:
     baselines = read_baselines(baselines_dir or results_dir() / "baselines")
     if baselines is None:
         return pd.DataFrame(columns=["dataset", "synthetic_method"])
-    table = headline(baselines)
-    return table.rename(columns={"dataset_key": "dataset", "synthesizer": "synthetic_method"})
+    return headline(baselines).rename(columns={"dataset_key": "dataset", "synthesizer": "synthetic_method"})
 
 
 def likelihood_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """The table likelihood over every notebook-09 run present: ``likelihood_cells`` (per dataset × release and
-    control, both scores), ``likelihood_columns`` and ``likelihood_samples``; empty when no run is present.
-
-    Notebook 07 writes them (not each dataset's notebook 09), so the datasets' 09 runs can run side by side.
-    ``likelihood_dir`` (default ``results/likelihood``) is searched recursively; ``seed`` seeds the intervals
-    and permutation p-values.
-    """
+    """``likelihood_cells``, ``likelihood_columns`` and ``likelihood_samples`` over every notebook-09 run
+    under ``likelihood_dir`` (recursive; default ``results/likelihood``); empty when there is none."""
     from llmdisc.discrimination.likelihood.records import load_likelihood
     from llmdisc.scoring import likelihood as likelihood_scoring
 
@@ -142,22 +113,9 @@ def likelihood_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> d
 def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0,
                  load_tables: Callable[[str, list[str]], dict[str, pd.DataFrame]] | None = None
                  ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """The joint-structure contrast over every notebook-09 run present.
-
-    Args:
-        likelihood_dir: Folder of notebook 09's records (default ``results/likelihood``); the joint records are the
-            ``*.jsonl`` of its ``joint/`` folder, not of its subfolders (the benches' records, not runs).
-        load_tables: ``load_tables(dataset_key, sources)`` → the tables the samples were drawn from (default
-            :func:`~llmdisc.discrimination.likelihood.runs.load_likelihood_tables` at the records' run seed).
-
-    Returns:
-        ``(records, tables)``: one row per scored sample with its ``variety`` and variety-adjusted contrast (the
-        samples rebuilt from ``data/``), and ``joint_cells`` (C and the adjusted C, told apart by ``score``) and
-        ``joint_columns`` by name (``{}`` when no run is present).
-
-    Raises:
-        DataError: a table the records were drawn from is missing or is not the one they were drawn from.
-    """
+    """``(records, {"joint_cells": …, "joint_columns": …})`` of the joint-structure contrast over the
+    ``*.jsonl`` of ``<likelihood_dir>/joint/`` (not its subfolders), each record variety-adjusted against the
+    tables ``load_tables(dataset_key, sources)`` drew it from (DataError when one is missing or differs)."""
     from llmdisc.discrimination.likelihood.records import load_joint
     from llmdisc.discrimination.likelihood.runs import load_likelihood_tables
     from llmdisc.scoring import joint as joint_scoring
@@ -179,18 +137,8 @@ def joint_tables(likelihood_dir: Path | None = None, *, seed: int = 0,
 
 
 def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Directional agreement of the LLM's DRS with each baseline metric, over the synthesizers.
-
-    Args:
-        cells: per-cell LLM scores (:func:`llm_cells`).
-        baselines: one row per dataset × synthetic_method with the ``metrics`` columns (:func:`baseline_headlines`).
-        metrics: baseline columns to compare, e.g. ``c2st_auc_hist_gb`` or ``dcr_share_closer``.
-
-    Returns:
-        One row per dataset × condition × provider × model (× protocol columns) × metric: ``n_synthesizers``,
-        ``kendall_tau`` (τ-b between DRS and the metric across synthesizers: +1 = same order, −1 = reversed),
-        ``tau_note`` (why τ is missing). With three synthesizers τ takes only ±1, ±1/3: a direction, not a test.
-    """
+    """Kendall τ-b of the LLM's DRS with each baseline metric across the synthesizers, per cell (``tau_note``:
+    why τ is missing). With three synthesizers τ takes only ±1, ±1/3: a direction, not a test."""
     from scipy import stats
 
     keys = cell_columns(cells, ("dataset", "condition", "provider", "model"))
@@ -199,11 +147,8 @@ def baseline_agreement(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: li
     for key, group in merged.groupby(keys, sort=True, dropna=False):
         for metric in metrics:
             pair = group[["drs", metric]].astype(float).dropna()
-            note = ""
-            if len(pair) < 2:
-                note = "fewer than 2 synthesizers"
-            elif pair["drs"].nunique() < 2 or pair[metric].nunique() < 2:
-                note = "constant " + ("DRS" if pair["drs"].nunique() < 2 else metric)
+            flat = [name for col, name in (("drs", "DRS"), (metric, metric)) if pair[col].nunique() < 2]
+            note = "fewer than 2 synthesizers" if len(pair) < 2 else f"constant {flat[0]}" if flat else ""
             tau = float("nan") if note else float(stats.kendalltau(pair["drs"], pair[metric]).statistic)
             rows.append({**dict(zip(keys, key)), "metric": metric, "n_synthesizers": len(pair),
                          "kendall_tau": tau, "tau_note": note})
@@ -215,10 +160,8 @@ PAPER_RECORDS = "paper's records"
 
 
 def paper_llm_trials() -> pd.DataFrame:
-    """The paper's own LLM trial records with our protocol columns, or an empty table without ``../shared``.
-
-    The paper ran one protocol: prompt ``paper``, metadata ``source``, sampling ``fixed``, generated verdicts.
-    """
+    """The paper's own LLM trial records with our protocol columns, or an empty table without
+    ``../shared``."""
     if reference_dir() is None:
         return pd.DataFrame()
     from llmdisc.scoring.reference import import_paper_trials, paper_trial_files
@@ -246,46 +189,28 @@ def protocol_effect_table(trials: pd.DataFrame) -> pd.DataFrame:
 
 HUMAN_PAIR_COLUMNS = ["dataset", "synthetic_method", "condition", "model", "llm_source", "human_source", "llm_drs",
                       "human_drs", "comparable", "differs"]
-"""Columns of :func:`human_llm_pairs`."""
 
 _HUMAN_SOURCES = {"paper": "the paper's pilot: its releases, its app (fixed samples, source metadata)",
                   "llmdisc": "our pilot: this project's releases, llmdisc's app"}
 
 
 def _pair_differs(human_protocol: str, llm_is_paper: bool, on_paper_release: bool = False) -> str:
-    """What differs between a human cell and an LLM cell ("" = same releases and protocol).
-
-    ``llm_is_paper``: the paper's own LLM records (its releases, its protocol); ``on_paper_release``: our trials
-    on the paper's own release (``paper_ctgan`` …: its release, our protocol)."""
-    if human_protocol == "paper":
-        if llm_is_paper:
-            return ""
-        return "protocol" if on_paper_release else "release, protocol"
-    if human_protocol == "llmdisc":
-        if llm_is_paper:
-            return "release, protocol"
-        return "release" if on_paper_release else ""
-    return "unknown: the human cells do not record their protocol (re-run notebook 06)"
+    """What differs between a human cell and an LLM cell ("" = same releases and protocol);
+    ``on_paper_release``: our trials on the paper's own release (``paper_ctgan`` …)."""
+    if human_protocol not in ("paper", "llmdisc"):
+        return "unknown: the human cells do not record their protocol (re-run notebook 06)"
+    paper_pilot = human_protocol == "paper"  # the paper's releases under its protocol, else ours under ours
+    same = {"release": (on_paper_release or llm_is_paper) == paper_pilot,
+            "protocol": llm_is_paper == paper_pilot}
+    return ", ".join(what for what, alike in same.items() if not alike)
 
 
 def human_llm_pairs(llm: pd.DataFrame, human_cells_csv: Path | None = None, *,
                     paper_trials: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Pooled human DRS beside LLM DRS per dataset × synthesizer × condition, each pair marked comparable or not.
-
-    A pair is *comparable* only when both sides judged the same releases under the same protocol: the paper's
-    pilot against the paper's own LLM records, or a pilot recorded with llmdisc's app against our cells. Every
-    other pairing is kept with ``comparable`` False and ``differs`` naming what differs (``release, protocol``),
-    so a figure can show it without reading "above the diagonal: the LLM better" into it.
-
-    Args:
-        llm: our per-cell LLM scores (:func:`llm_cells`); may be empty.
-        human_cells_csv: default ``results/tables/human_cells.csv`` (notebook 06).
-        paper_trials: the paper's LLM records (:func:`paper_llm_trials`), or None / empty when absent.
-
-    Returns:
-        Columns :data:`HUMAN_PAIR_COLUMNS` (``llm_source``: whose trials under which protocol; ``human_source``:
-        which pilot; DRS as fractions, 1 = every sample told apart); empty without a human table.
-    """
+    """Pooled human DRS (``human_cells_csv``) beside LLM DRS (our cells ``llm`` and the paper's
+    ``paper_trials``) per dataset × synthesizer × condition; a pair is *comparable* only when both sides
+    judged the same releases under the same protocol, else ``differs`` names what differs. Empty without a
+    human table."""
     path = human_cells_csv or results_dir() / "tables" / "human_cells.csv"
     if not path.exists():
         return pd.DataFrame(columns=HUMAN_PAIR_COLUMNS)

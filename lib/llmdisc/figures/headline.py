@@ -1,9 +1,5 @@
-"""The headline figure: every instrument's separation of every release and both controls from real data, on one
-scale (D = 2·|AUC − 0.5|, 0 = not told apart, 1 = every sample told apart), one marker per instrument.
-
-:func:`headline_frame` reads the cells of :func:`llmdisc.scoring.readings.collect` (the same D the README's tables
-print); :func:`headline_figure` draws them at the README's width. Notebook 07 saves ``figures/headline.png``;
-a test keeps the README's committed copy equal to what the committed tables draw.
+"""The headline figure: every instrument's separation D = 2·|AUC − 0.5| of every release and both controls
+from real data (the cells of :func:`llmdisc.scoring.readings.collect`), at the README's width.
 """
 
 from __future__ import annotations
@@ -25,10 +21,8 @@ WIDTH_IN, DPI = 9.0, 100
 
 
 def headline_frame(tables_dir: Path) -> pd.DataFrame:
-    """One row per dataset × group × instrument with a reading: ``d``, ``low``, ``high`` (None for the row-level
-    C2ST, whose interval is narrower than its marker), ``direction`` (``higher``/``lower``), ``expected`` (True
-    when the direction is the one the instrument's positive control must show), ``words`` (the direction in
-    words), ``n_real``, ``n_other`` (units a class; None for the C2ST's rows)."""
+    """One row per dataset × group × instrument with a reading (D, interval, direction and n; interval and n
+    None for the row-level C2ST)."""
     rows = []
     for instrument, cells in collect(Path(tables_dir)).items():
         if instrument not in INSTRUMENTS:
@@ -37,11 +31,10 @@ def headline_frame(tables_dir: Path) -> pd.DataFrame:
             sep = cell.separation
             if sep is None:
                 continue
-            lower, higher = WORDS[instrument]
             rows.append({"dataset": dataset, "group": group, "instrument": instrument, "d": sep.d,
                          "low": None if cell.rows else sep.low, "high": None if cell.rows else sep.high,
                          "direction": sep.direction, "expected": sep.direction == EXPECTED[instrument],
-                         "words": {"lower": lower, "higher": higher}.get(sep.direction, ""),
+                         "words": dict(zip(("lower", "higher"), WORDS[instrument])).get(sep.direction, ""),
                          "n_real": None if cell.rows else cell.n_real,
                          "n_other": None if cell.rows else cell.n_other})
     return pd.DataFrame(rows)
@@ -62,15 +55,8 @@ def _n_text(frame: pd.DataFrame) -> str:
 
 
 def headline_figure(frame: pd.DataFrame, *, model: str) -> plt.Figure:
-    """The figure: one panel per dataset (stacked), one row per release and control, one marker per instrument
-    with its interval; a hollow marker reads the other way than the instrument's positive control must.
-
-    Args:
-        model: the language model behind the sample instruments, named in the title.
-
-    Returns:
-        A Figure :data:`WIDTH_IN` inches wide at :data:`DPI`; one panel saying so when ``frame`` is empty.
-    """
+    """One panel per dataset, one row per release and control, one marker per instrument with its interval
+    (hollow: the other way than its positive control must read); ``model`` is named in the title."""
     set_style()
     if frame.empty:
         fig, ax = plt.subplots(figsize=(WIDTH_IN, 1.5), dpi=DPI)
@@ -89,8 +75,7 @@ def headline_figure(frame: pd.DataFrame, *, model: str) -> plt.Figure:
         order = orders[dataset]
         part = frame[frame["dataset"] == dataset]
         for j, instrument in enumerate(shown):
-            rows = part[part["instrument"] == instrument]
-            for row in rows.itertuples():
+            for row in part[part["instrument"] == instrument].itertuples():
                 y = order.index(row.group) - 0.36 + slot * (j + 0.5)
                 colour = colours[instrument]
                 if row.low is not None and not pd.isna(row.low):
@@ -129,7 +114,6 @@ def sample_models(tables_dir: Path) -> str:
 
 
 def draw_headline(tables_dir: Path) -> plt.Figure:
-    """:func:`headline_figure` of :func:`headline_frame` of ``tables_dir``, naming :func:`sample_models`."""
     return headline_figure(headline_frame(tables_dir), model=sample_models(tables_dir))
 
 

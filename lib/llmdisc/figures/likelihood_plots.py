@@ -1,9 +1,5 @@
-"""Figures of the likelihood discriminator and the joint-structure contrast, reading their tables only.
-
-:func:`score_distributions` (per-sample scores, real holdout beside each release and control),
-:func:`column_contributions` (each column's change in nats per row) and :func:`joint_dependence` (each column's
-share of the contrast C); one panel per dataset × model.
-"""
+"""Figures of the likelihood discriminator and the joint-structure contrast (their tables only), one panel per
+dataset × model."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from llmdisc.figures.plots import PALETTE, SYNTH_ORDER, set_style
+from llmdisc.figures.plots import PALETTE, SYNTH_ORDER, ordered, set_style
 
 REAL_LABEL = "real holdout"
 # The contrast's label is on two lines: on one it is taller than a 3.4-inch panel and runs into the title.
@@ -21,9 +17,7 @@ CONTROL_ORDER = ("shuffled_columns", "real_vs_real")
 
 
 def _source_order(values) -> list[str]:  # noqa: ANN001
-    present = set(values)
-    return [s for s in (*SYNTH_ORDER, *CONTROL_ORDER) if s in present] + sorted(present - {*SYNTH_ORDER,
-                                                                                              *CONTROL_ORDER})
+    return ordered(values, (*SYNTH_ORDER, *CONTROL_ORDER))
 
 
 def _grid(n: int, width: float, height: float) -> tuple[plt.Figure, list]:
@@ -40,14 +34,8 @@ def _panels(frame: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
 
 
 def score_distributions(samples: pd.DataFrame, cells: pd.DataFrame, *, score: str = "mean_logprob") -> plt.Figure:
-    """Strip plot of per-sample scores: real holdout test samples, then each compared source.
-
-    Args:
-        samples: ``likelihood_samples`` (or ``joint_samples``) table, one row per sample. Train samples are drawn
-            under ``real_vs_real``; reference samples are left out.
-        cells: ``likelihood_cells`` table (its ``auc`` per source labels the x axis).
-        score: ``mean_logprob``, ``min_k_logprob`` or ``contrast`` (nats).
-    """
+    """Strip plot of per-sample ``score`` (nats) of ``samples``: real holdout, then each source (train samples
+    as ``real_vs_real``, reference samples left out), each labelled with its AUC in ``cells``."""
     set_style()
     shown = samples[samples["role"] != "reference"].copy()
     shown["group"] = np.where(shown["source"] == "holdout", REAL_LABEL,
@@ -80,12 +68,8 @@ def score_distributions(samples: pd.DataFrame, cells: pd.DataFrame, *, score: st
 
 
 def column_contributions(columns: pd.DataFrame, *, top: int = 8) -> plt.Figure:
-    """Horizontal bars: per column, synthetic minus real holdout nats per row, one colour per source.
-
-    Args:
-        columns: ``likelihood_columns`` table.
-        top: Columns shown per panel (those with the largest |delta| over the releases).
-    """
+    """Bars of ``likelihood_columns``: synthetic minus real holdout nats per row of the ``top`` columns a
+    panel."""
     set_style()
     panels = _panels(columns)
     fig, axes = _grid(len(panels), width=5.2, height=3.8)
@@ -109,10 +93,8 @@ def column_contributions(columns: pd.DataFrame, *, top: int = 8) -> plt.Figure:
 
 
 def joint_dependence(columns: pd.DataFrame, *, value: str = "delta_split") -> plt.Figure:
-    """Heatmap per dataset × model: columns (rows) × compared group (columns) of ``value`` from ``joint_columns``
-    (``delta_split``: the group's mean share of C minus real holdout's, nats per sample; ``delta_cj`` where C_j
-    was measured). Blue (negative): that column is less predictable from the columns before it than in real rows (the
-    free split credits a tie to its later column; ``delta_cj``, each column permuted alone, sees both ends)."""
+    """Heatmap per dataset × model of ``joint_columns``' ``value`` (nats per sample), column × group; blue:
+    that column is less predictable from the columns before it than in real rows."""
     set_style()
     panels = _panels(columns)
     fig, axes = _grid(len(panels), width=4.6, height=4.2)

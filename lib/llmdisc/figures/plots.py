@@ -1,14 +1,12 @@
-"""Figures: one function per figure, each taking tidy tables and returning a matplotlib Figure.
-
-:func:`save_figure` writes it as PDF and PNG under ``figures/``. One style (:func:`set_style`), every bar with its
-n and its interval, every panel about one provider/model — never pooled.
+"""Figures: one function per figure, each taking tidy tables and returning a matplotlib Figure; every bar with
+its n and its interval, every panel about one provider/model — never pooled.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import matplotlib
 
@@ -28,15 +26,13 @@ SYNTH_ORDER = RELEASES  # ours, then the paper's own Census releases
 
 
 def set_style() -> None:
-    """Apply the project's one figure style."""
     sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=1.0)
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 200, "savefig.bbox": "tight"})
 
 
 def save_figure(fig: plt.Figure, name: str, directory: Path | None = None, *, dpi: float | None = None) -> list[Path]:
-    """Write ``<name>.pdf`` and ``<name>.png`` to ``figures/`` (or ``directory``); return both paths and close ``fig``.
-
-    ``dpi``: the PNG's resolution (default the style's)."""
+    """Write ``<name>.pdf`` and ``<name>.png`` (PNG at ``dpi``) to ``figures/`` (or ``directory``), close
+    ``fig`` and return both paths."""
     directory = directory or figures_dir()
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"{name}.pdf", directory / f"{name}.png"]
@@ -49,18 +45,13 @@ def save_figure(fig: plt.Figure, name: str, directory: Path | None = None, *, dp
 
 
 def model_label(provider: str, model: str) -> str:
-    """``provider / model`` as shown in panel titles."""
     return f"{provider} / {model}"
 
 
 def series_labels(frame: pd.DataFrame) -> list[str]:
-    """Per row, ``provider / model`` and, when the table has them, its protocol and configuration on a second
-    line: panels and series never pool protocols."""
-    labels = []
-    for row in frame.to_dict("records"):
-        protocol = protocol_label(row)
-        labels.append(model_label(row["provider"], row["model"]) + (f"\n{protocol}" if protocol else ""))
-    return labels
+    """Per row, ``provider / model`` and, on a second line, its protocol and configuration when recorded."""
+    return [model_label(row["provider"], row["model"]) + (f"\n{p}" if (p := protocol_label(row)) else "")
+            for row in frame.to_dict("records")]
 
 
 def _panels(cells: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
@@ -78,15 +69,16 @@ def panel_grid(n: int, width: float = 4.2, height: float = 3.2) -> tuple[plt.Fig
     return fig, axes.flat
 
 
-def _order(values: Sequence[str]) -> list[str]:
-    present = list(dict.fromkeys(values))
-    return [s for s in SYNTH_ORDER if s in present] + sorted(s for s in present if s not in SYNTH_ORDER)
+def ordered(values: Sequence[str], order: Sequence[str] = SYNTH_ORDER) -> list[str]:
+    """The distinct ``values``: those in ``order`` first, in its order, then the others sorted."""
+    present = set(values)
+    return [s for s in order if s in present] + sorted(present.difference(order))
 
 
 def _bars(ax: plt.Axes, frame: pd.DataFrame, value: str, low: str, high: str, n_col: str,
           hue: str = "condition") -> None:
     """Grouped bars of ``value`` by synthesizer and ``hue`` with [low, high] error bars and n on each bar."""
-    synths = _order(frame["synthetic_method"])
+    synths = ordered(frame["synthetic_method"])
     hues = sorted(frame[hue].unique())
     width = 0.8 / max(len(hues), 1)
     for j, level in enumerate(hues):
@@ -106,19 +98,28 @@ def _bars(ax: plt.Axes, frame: pd.DataFrame, value: str, low: str, high: str, n_
 
 
 def drs_by_cell(cells: pd.DataFrame) -> plt.Figure:
-    """DRS by synthesizer × condition, one panel per dataset × provider/model, 95 % bootstrap intervals.
+    """DRS of :func:`llmdisc.scoring.metrics.score_cells` by synthesizer × condition with 95 % bootstrap
+    intervals, one panel per dataset × provider/model."""
+    return _bar_panels(cells, ("drs", "drs_ci_low", "drs_ci_high", "n_valid"), "DRS = min(p_REAL, p_SYN)",
+                       "Disclosure Risk Score by synthesizer and condition (n = valid trials)",
+                       extra=lambda ax, _: ax.axhline(0.5, ls="--", lw=0.8, color="grey"))
 
-    ``cells``: :func:`llmdisc.scoring.metrics.score_cells` output. 0 = no discrimination, 0.5 = balanced chance.
-    """
+
+def _bar_panels(cells: pd.DataFrame, columns: tuple[str, str, str, str], ylabel: str, title: str, *,
+                hue: str = "condition", legend: dict | None = None,
+                extra: Callable[[plt.Axes, pd.DataFrame], object] | None = None) -> plt.Figure:
+    """:func:`_bars` of ``columns`` (value, low, high, n) per dataset × provider/model panel;
+    ``extra(ax, frame)`` draws over the bars."""
     panels = _panels(cells)
     fig, axes = panel_grid(len(panels))
     for ax, (dataset, model, frame) in zip(axes, panels):
-        _bars(ax, frame, "drs", "drs_ci_low", "drs_ci_high", "n_valid")
-        ax.axhline(0.5, ls="--", lw=0.8, color="grey")
+        _bars(ax, frame, *columns, hue=hue)
+        if extra is not None:
+            extra(ax, frame)
         ax.set_title(f"{dataset} — {model}", fontsize=9)
-        ax.set_ylabel("DRS = min(p_REAL, p_SYN)")
-    axes[0].legend(title="condition", fontsize=7)
-    fig.suptitle("Disclosure Risk Score by synthesizer and condition (n = valid trials)")
+        ax.set_ylabel(ylabel)
+    axes[0].legend(**(legend or {"title": "condition", "fontsize": 7}))
+    fig.suptitle(title)
     return fig
 
 
@@ -129,49 +130,34 @@ def drs_decomposition(cells: pd.DataFrame) -> plt.Figure:
         for part, n_col in (("p_real", "n_valid_real"), ("p_syn", "n_valid_syn")):
             long.append({**row.to_dict(), "part": f"{part} {row['condition']}", "value": row[part],
                          "low": row[f"{part}_ci_low"], "high": row[f"{part}_ci_high"], "n": row[n_col]})
-    frame = pd.DataFrame(long)
-    panels = _panels(frame)
-    fig, axes = panel_grid(len(panels))
-    for ax, (dataset, model, sub) in zip(axes, panels):
-        _bars(ax, sub, "value", "low", "high", "n", hue="part")
-        ax.set_title(f"{dataset} — {model}", fontsize=9)
-        ax.set_ylabel("share answered correctly")
-    axes[0].legend(fontsize=6)
-    fig.suptitle("DRS decomposition: p_REAL (real called REAL) vs p_SYN (synthetic called SYNTHETIC)")
-    return fig
+    return _bar_panels(pd.DataFrame(long), ("value", "low", "high", "n"), "share answered correctly",
+                       "DRS decomposition: p_REAL (real called REAL) vs p_SYN (synthetic called SYNTHETIC)",
+                       hue="part", legend={"fontsize": 6})
 
 
 def label_bias(cells: pd.DataFrame) -> plt.Figure:
     """Share of REAL answers and mean stated confidence per cell (an always-REAL model sits at 1)."""
-    panels = _panels(cells)
-    fig, axes = panel_grid(len(panels))
-    for ax, (dataset, model, frame) in zip(axes, panels):
-        frame = frame.assign(conf=frame["mean_confidence"] / 100, lo=frame["real_prediction_rate"],
-                             hi=frame["real_prediction_rate"])
-        _bars(ax, frame, "real_prediction_rate", "lo", "hi", "n_valid")
-        synths = _order(frame["synthetic_method"])
+    def confidence(ax: plt.Axes, frame: pd.DataFrame) -> None:
+        synths = ordered(frame["synthetic_method"])
         for _, row in frame.iterrows():
             ax.plot(synths.index(row["synthetic_method"]) + (-0.2 if row["condition"] == "C1" else 0.2),
-                    row["conf"], marker="D", color="black", ms=4)
-        ax.set_title(f"{dataset} — {model}", fontsize=9)
-        ax.set_ylabel("REAL-answer rate (bars); mean confidence/100 (◆)")
-    axes[0].legend(title="condition", fontsize=7)
-    fig.suptitle("Label bias and stated confidence")
-    return fig
+                    row["mean_confidence"] / 100, marker="D", color="black", ms=4)
+
+    rate = "real_prediction_rate"  # no interval: low = high = the rate
+    return _bar_panels(cells, (rate, rate, rate, "n_valid"),
+                       "REAL-answer rate (bars); mean confidence/100 (◆)",
+                       "Label bias and stated confidence", extra=confidence)
 
 
 def condition_change(tests: pd.DataFrame) -> plt.Figure:
-    """DRS(C1) → DRS(C2) per cell with the permutation p-value (:func:`llmdisc.scoring.analyses.permutation_tests`).
-
-    ``tests`` columns: dataset, model, synthetic_method, drs_c1, drs_c2, p_value (and optionally provider).
-    """
-    tests = tests.copy()
+    """DRS(C1) → DRS(C2) per cell with the permutation p-value (columns dataset, model, synthetic_method,
+    drs_c1, drs_c2, p_value and optionally provider)."""
     if "provider" not in tests:
-        tests["provider"] = ""
+        tests = tests.assign(provider="")
     panels = _panels(tests)
     fig, axes = panel_grid(len(panels))
     for ax, (dataset, model, frame) in zip(axes, panels):
-        synths = _order(frame["synthetic_method"])
+        synths = ordered(frame["synthetic_method"])
         frame = frame.set_index("synthetic_method").reindex(synths)
         for i, (name, row) in enumerate(frame.iterrows()):
             ax.plot([0, 1], [row["drs_c1"], row["drs_c2"]], marker="o", color=PALETTE[i % len(PALETTE)],
@@ -186,25 +172,11 @@ def condition_change(tests: pd.DataFrame) -> plt.Figure:
 
 
 def seed_stability(stability: pd.DataFrame) -> plt.Figure:
-    """Mean DRS and 2.5–97.5 % interval over re-draw seeds (from :func:`llmdisc.scoring.analyses.seed_stability`).
-
-    ``stability`` columns: dataset, synthetic_method, condition, model, drs_mean, drs_q025, drs_q975
-    (and optionally provider, n).
-    """
-    stability = stability.copy()
-    if "provider" not in stability:
-        stability["provider"] = ""
-    if "n" not in stability:
-        stability["n"] = np.nan
-    panels = _panels(stability)
-    fig, axes = panel_grid(len(panels))
-    for ax, (dataset, model, frame) in zip(axes, panels):
-        _bars(ax, frame, "drs_mean", "drs_q025", "drs_q975", "n")
-        ax.set_title(f"{dataset} — {model}", fontsize=9)
-        ax.set_ylabel("DRS over seeds (mean, 2.5–97.5 %)")
-    axes[0].legend(title="condition", fontsize=7)
-    fig.suptitle("Seed stability of the matched-N DRS")
-    return fig
+    """Mean DRS and 2.5–97.5 % interval over re-draw seeds (:func:`llmdisc.scoring.analyses.seed_stability`;
+    provider and n optional)."""
+    stability = stability.assign(**{c: v for c, v in (("provider", ""), ("n", np.nan)) if c not in stability})
+    return _bar_panels(stability, ("drs_mean", "drs_q025", "drs_q975", "n"),
+                       "DRS over seeds (mean, 2.5–97.5 %)", "Seed stability of the matched-N DRS")
 
 
 DATASET_MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -215,11 +187,8 @@ METRIC_LABELS = {"c2st_auc_hist_gb": "C2ST ROC-AUC (gradient boosting)",
 
 def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequence[str],
                      agreement: pd.DataFrame | None = None) -> plt.Figure:
-    """LLM DRS against baseline metrics: one panel per model × metric, one point per synthesizer.
-
-    Colour = condition, marker = dataset. ``agreement`` (:func:`~llmdisc.figures.figure_data.baseline_agreement`)
-    puts each series' Kendall τ in the legend.
-    """
+    """LLM DRS against baseline metrics, one panel per model × metric, one point per synthesizer;
+    ``agreement`` puts each series' Kendall τ in the legend."""
     merged = cells.merge(baselines, on=["dataset", "synthetic_method"], how="inner")
     merged = merged.assign(_model=series_labels(merged))
     models = sorted(set(merged["_model"]))
@@ -229,12 +198,10 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
             (f"τ={r['kendall_tau']:+.2f}" if not pd.isna(r["kendall_tau"]) else f"τ n/a: {r['tau_note']}")
         for label, r in zip(series_labels(agreement), agreement.to_dict("records"))}
     fig, axes = panel_grid(max(len(metrics) * max(len(models), 1), 1), width=4.6, height=3.6)
-    k = 0
     for model in models:
         sub = merged[merged["_model"] == model]
         for metric in metrics:
-            ax = axes[k]
-            k += 1
+            ax = next(axes)
             for (cond, dataset), frame in sub.groupby(["condition", "dataset"]):
                 tau = taus.get((model, dataset, cond, metric))
                 ax.errorbar(frame[metric], frame["drs"],
@@ -256,27 +223,23 @@ def llm_vs_baselines(cells: pd.DataFrame, baselines: pd.DataFrame, metrics: Sequ
 
 
 def _diagonal_axes(ax: plt.Axes, xlabel: str, ylabel: str, title: str, *, xlim: tuple[float, float],
-                   ylim: tuple[float, float]) -> None:
-    """Unit-square axes with the y = x reference line (agreement, perfect calibration)."""
-    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
+                   ylim: tuple[float, float], diagonal: bool = True, **title_kw: float) -> None:
+    """Unit-square axes, with the y = x reference line (agreement, perfect calibration) when ``diagonal``."""
+    if diagonal:
+        ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=6)
-    ax.set_title(title)
+    ax.set_title(title, **title_kw)
 
 
 def human_vs_llm(pairs: pd.DataFrame) -> plt.Figure:
-    """Human DRS against LLM DRS per cell (:func:`llmdisc.figures.figure_data.human_llm_pairs`).
-
-    One panel for the comparable pairs (same releases and protocol), with the y = x line of equal ability; one
-    panel per kind of difference for the others, drawn *without* that line: there a point above it would compare
-    releases and protocols, not humans with the LLM.
-    """
-    pairs = pairs.copy()
+    """Human DRS against LLM DRS per cell: the comparable pairs with the y = x line, the others one panel per
+    kind of difference *without* it (there a point above it compares releases, not humans with the LLM)."""
     if "comparable" not in pairs:
-        pairs["comparable"], pairs["differs"] = False, "not recorded"
+        pairs = pairs.assign(comparable=False, differs="not recorded")
     groups = [(True, "", pairs[pairs["comparable"].astype(bool)])]
     groups += [(False, d, g) for d, g in pairs[~pairs["comparable"].astype(bool)].groupby("differs", sort=True)]
     groups = [g for g in groups if len(g[2])]
@@ -285,23 +248,16 @@ def human_vs_llm(pairs: pd.DataFrame) -> plt.Figure:
         for (model, source, cond), frame in part.groupby(["model", "llm_source", "condition"]):
             ax.scatter(frame["human_drs"], frame["llm_drs"], label=f"{model} {cond}\n{source}"[:90],
                        color=CONDITION_COLOURS.get(cond, PALETTE[3]), marker="o" if cond == "C1" else "s")
-        if comparable:
-            _diagonal_axes(ax, "human DRS (pooled annotators)", "LLM DRS",
-                           "Same releases, same protocol", xlim=(-0.05, 1.05), ylim=(-0.05, 1.05))
-        else:
-            ax.set_xlim(-0.05, 1.05)
-            ax.set_ylim(-0.05, 1.05)
-            ax.set_xlabel("human DRS (pooled annotators)")
-            ax.set_ylabel("LLM DRS")
-            ax.legend(fontsize=6)
-            ax.set_title(f"Not comparable: differs in {differs}", fontsize=9)
+        title = "Same releases, same protocol" if comparable else f"Not comparable: differs in {differs}"
+        _diagonal_axes(ax, "human DRS (pooled annotators)", "LLM DRS", title,
+                       xlim=(-0.05, 1.05), ylim=(-0.05, 1.05), diagonal=comparable,
+                       **({} if comparable else {"fontsize": 9}))
     fig.suptitle("Humans against the LLM, per cell")
     return fig
 
 
 def calibration(bins: pd.DataFrame) -> plt.Figure:
-    """Reliability diagram: stated confidence against observed accuracy (columns model, mean_confidence,
-    accuracy, n per bin; from :func:`llmdisc.scoring.calibration.reliability_bins`)."""
+    """Reliability diagram of :func:`llmdisc.scoring.calibration.reliability_bins`: confidence vs accuracy."""
     fig, ax = plt.subplots(figsize=(4.5, 4.2))
     for i, (model, frame) in enumerate(bins.groupby("model")):
         frame = frame[frame["n"] > 0]
@@ -319,8 +275,7 @@ def encoding_effect(cells: pd.DataFrame) -> plt.Figure:
     census = cells[cells["dataset"].astype(str).str.startswith("census")]
     census = census.assign(encoding=census["dataset"].str.replace("census-", "", regex=False),
                            dataset="census")
-    labels = pd.Series(series_labels(census), index=census.index, dtype=object)
-    panels = [(m, g) for m, g in census.groupby(labels)]
+    panels = list(census.groupby(pd.Series(series_labels(census), index=census.index, dtype=object)))
     fig, axes = panel_grid(max(len(panels), 1))
     for ax, (model, frame) in zip(axes, panels):
         frame = frame.assign(hue=frame["encoding"] + " " + frame["condition"])
@@ -333,14 +288,10 @@ def encoding_effect(cells: pd.DataFrame) -> plt.Figure:
 
 
 def protocol_effect(effective: pd.DataFrame) -> plt.Figure:
-    """Effective N (distinct prompts or answers) against trials per cell: the paper's fixed sample vs fresh.
-
-    ``effective`` columns: protocol, cell (label), n_valid, effective_n.
-    """
+    """Effective N (distinct prompts or answers) against trials per cell (columns protocol, cell, n_valid,
+    effective_n): the paper's fixed sample vs fresh."""
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    protocols = sorted(effective["protocol"].unique())
-    for i, protocol in enumerate(protocols):
-        frame = effective[effective["protocol"] == protocol]
+    for i, (protocol, frame) in enumerate(effective.groupby("protocol", sort=True)):
         ax.scatter(frame["n_valid"], frame["effective_n"], label=f"{protocol} ({len(frame)} cells)",
                    color=PALETTE[i % len(PALETTE)], alpha=0.8)
     top = float(np.nanmax(effective[["n_valid", "effective_n"]].to_numpy(dtype=float))) if len(effective) else 1

@@ -1,8 +1,8 @@
 """Analysis of human label files: the paper's pilot (docs/protocol.md §7) and sessions of llmdisc's app.
 
-Entry point :func:`analyse_labels`. Rates are fractions in [0, 1] (DRS 0.5 = chance-level); confidences are 0-100.
-The paper's app showed C1 correctness before C2, so its C2 answers are flagged ``contaminated`` (docs/protocol.md
-§8 row 4).
+Entry point :func:`analyse_labels`. Rates are fractions in [0, 1] (DRS 0.5 = chance-level); confidences are
+0-100. The paper's app showed C1 correctness before C2, so its C2 answers are flagged ``contaminated``
+(docs/protocol.md §8 row 4).
 """
 
 from __future__ import annotations
@@ -15,13 +15,8 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from llmdisc.errors import DataError
-from llmdisc.human.label_app.label_files import (
-    PAPER_ANNOTATOR_MAP,
-    LabelProblem,
-    find_label_files,
-    read_label_file,
-    read_labels,
-)
+from llmdisc.human.label_app.label_files import (PAPER_ANNOTATOR_MAP, LabelProblem, find_label_files,
+                                                 read_label_file, read_labels)
 from llmdisc.human.label_app.schema import PROTOCOL_PAPER
 from llmdisc.paths import data_dir, reference_dir
 from llmdisc.scoring.metrics import score_cells
@@ -38,9 +33,7 @@ SCORE_COLUMNS = ["n_valid", "n_valid_real", "n_valid_syn", "p_real", "p_real_ci_
 class HumanAnalysis:
     """Every table of the human-pilot analysis (fractions in [0, 1], confidences 0-100)."""
 
-    labels: pd.DataFrame
-    """The checked, de-duplicated answers (one row each), with ``annotator``, ``protocol`` and
-    ``contaminated`` added."""
+    labels: pd.DataFrame  # the checked, de-duplicated answers, with annotator, protocol and contaminated
     problems: list[LabelProblem]
     files: list[str]
     cells: pd.DataFrame
@@ -71,10 +64,9 @@ def cell_table(labels: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd
     """Scores per annotator × dataset × method × condition, annotators first, then ``pooled`` rows.
 
     Returns:
-        Columns ``annotator, dataset, method, condition``, the :data:`SCORE_COLUMNS` (p_real/p_syn with Wilson
-        95 % bounds, drs with bootstrap 95 % bounds), ``contaminated`` and ``protocol`` (``paper``, ``llmdisc``
-        or ``+``-joined), which :func:`llmdisc.figures.figure_data.human_llm_pairs` uses to pair humans only
-        with LLM cells of the same releases and protocol.
+        Columns ``annotator``, :data:`CELL`, the :data:`SCORE_COLUMNS` (p_real/p_syn with Wilson 95 % bounds,
+        drs with bootstrap 95 % bounds), ``contaminated`` and ``protocol`` (``paper``, ``llmdisc`` or
+        ``+``-joined: humans are paired only with LLM cells of the same releases and protocol).
     """
     return _score(_with_pooled(labels), ["annotator", *CELL], seed, n_boot)
 
@@ -92,12 +84,8 @@ def annotator_totals(labels: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000)
 
 
 def confidence_by_correctness(labels: pd.DataFrame) -> pd.DataFrame:
-    """Mean confidence (0-100) of right and of wrong answers, per annotator (and pooled) × condition.
-
-    Returns:
-        Columns ``annotator, condition, n_right, n_wrong, confidence_right, confidence_wrong,
-        difference`` (right − wrong, points; > 0 means confidence tracks correctness).
-    """
+    """Mean confidence (0-100) of right and of wrong answers, per annotator (and pooled) × condition: columns
+    ``annotator, condition, n_right, n_wrong, confidence_right, confidence_wrong`` and ``difference``."""
     pooled = _with_pooled(labels)
     pooled = pd.concat([pooled, pooled.assign(condition="all")], ignore_index=True)
     keys = ["annotator", "condition"]
@@ -112,10 +100,8 @@ def confidence_by_correctness(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def condition_deltas(cells: pd.DataFrame) -> pd.DataFrame:
-    """C2 − C1 per annotator × dataset × method, from :func:`cell_table` (DRS, accuracy, confidence).
-
-    Where ``contaminated``, the difference mixes the metadata's effect with that of C1 feedback.
-    """
+    """C2 − C1 per annotator × dataset × method, from :func:`cell_table` (DRS, accuracy, confidence); where
+    ``contaminated``, the difference mixes the metadata's effect with that of C1 feedback."""
     keys = ["annotator", "dataset", "method"]
     values = ["drs", "accuracy", "mean_confidence", "n_valid"]
     wide = cells.pivot_table(index=keys, columns="condition", values=values, aggfunc="first")
@@ -154,18 +140,16 @@ def llm_agreement(human_cells: pd.DataFrame, llm_cells: pd.DataFrame, *,
     """Agreement between human and LLM DRS over the cells both cover (Spearman ρ, Bland–Altman).
 
     Args:
-        human_cells: :func:`cell_table` output.
+        human_cells: :func:`cell_table` output; its ``annotator`` rows are compared.
         llm_cells: one row per LLM cell with ``dataset``, ``method`` (or ``synthetic_method``),
             ``condition`` and ``drs`` (fraction) or ``DRS`` (percent, the paper's tables); optionally
             ``model`` and ``fair_cell_Nmin8`` (only True rows kept).
-        annotator: which human rows to compare (default the pooled ones).
 
     Returns:
-        ``(summary, merged)``. ``summary`` has one row per model and, with several models, a row
-        :data:`STACKED` over every (cell, model) pair (the paper's way). Columns: ``n_pairs, spearman_rho,
-        spearman_p`` (NaN when a side is constant or under 3 pairs) and Bland–Altman ``ba_mean_difference,
-        ba_sd, ba_loa_low, ba_loa_high`` (LLM − human, DRS points 0-100; limits mean ± 1.96 SD).
-        ``merged`` is the per-cell table.
+        ``(summary, merged)``: ``summary`` has one row per model and, with several models, a row
+        :data:`STACKED`; columns ``n_pairs, spearman_rho, spearman_p`` (NaN when a side is constant or under
+        3 pairs) and Bland–Altman ``ba_mean_difference, ba_sd, ba_loa_low, ba_loa_high`` (LLM − human, DRS
+        points 0-100; limits mean ± 1.96 SD). ``merged`` is the per-cell table.
 
     Raises:
         DataError: ``llm_cells`` lacks a cell column or a DRS column.
@@ -191,10 +175,8 @@ def llm_agreement(human_cells: pd.DataFrame, llm_cells: pd.DataFrame, *,
 
 
 def protocol_notes(labels: pd.DataFrame) -> list[str]:
-    """Plain-language notes on the paper's protocol defects visible in the answers (empty list: none).
-
-    Checked: C2 answers given after C1 feedback, and the share of confidences at 50, the paper slider's preset.
-    """
+    """Plain-language notes on the paper's protocol defects visible in the answers: C2 answers given after C1
+    feedback, and the share of confidences at 50, the paper slider's preset."""
     notes = []
     paper = labels[labels["protocol"] == PROTOCOL_PAPER] if not labels.empty else labels
     if labels.empty or not labels["contaminated"].any():
@@ -218,15 +200,8 @@ def analyse_labels(paths: Iterable[Path | str], *, annotator_map: Mapping[str, s
                    n_boot: int = 2000) -> HumanAnalysis:
     """Run the whole human-pilot analysis on the label files under ``paths``.
 
-    Args:
-        paths: label files or folders (searched recursively; ``*_export-*`` files skipped).
-        annotator_map: annotator renames (default :data:`PAPER_ANNOTATOR_MAP`).
-        seed: base seed of the DRS bootstraps (each cell's seed derives from it and the cell).
-        llm_cells: optional LLM per-cell DRS table for :func:`llm_agreement`.
-        protocol: ``auto`` (detect the paper's files by their columns), ``paper`` or ``llmdisc``.
-
-    Returns:
-        A :class:`HumanAnalysis`; its ``problems`` list what was left out and why.
+    ``paths``, ``annotator_map`` and ``protocol`` as :func:`read_labels`; ``seed``: base seed of the DRS
+    bootstraps (each cell's derives from it and the cell); ``llm_cells``: LLM cells for :func:`llm_agreement`.
     """
     labels, problems, files = read_labels(paths, annotator_map=annotator_map, protocol=protocol)
     if labels.empty:
@@ -236,8 +211,7 @@ def analyse_labels(paths: Iterable[Path | str], *, annotator_map: Mapping[str, s
     cells = cell_table(labels, seed=seed, n_boot=n_boot)
     totals = annotator_totals(labels, seed=seed, n_boot=n_boot)
     analysis = HumanAnalysis(labels, problems, files, cells, totals, confidence_by_correctness(labels),
-                             condition_deltas(cells),
-                             notes=protocol_notes(labels))
+                             condition_deltas(cells), notes=protocol_notes(labels))
     if llm_cells is not None:
         analysis.agreement, analysis.agreement_cells = llm_agreement(cells, llm_cells)
     return analysis
@@ -253,7 +227,8 @@ def default_label_dirs() -> list[Path]:
 
 
 def write_tables(analysis: HumanAnalysis, out_dir: Path | str) -> list[Path]:
-    """Write ``human_{cells,totals,confidence,deltas,problems}.csv`` (+ ``human_agreement*.csv``); return the paths."""
+    """Write ``human_{cells,totals,confidence,deltas,problems}.csv`` (+ ``human_agreement*.csv``) into
+    ``out_dir``; return the paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = {"cells": analysis.cells, "totals": analysis.totals, "confidence": analysis.confidence,
@@ -261,22 +236,14 @@ def write_tables(analysis: HumanAnalysis, out_dir: Path | str) -> list[Path]:
               "problems": pd.DataFrame([vars(p) for p in analysis.problems],
                                        columns=["file", "line", "message"])}
     if analysis.agreement is not None:
-        tables["agreement"] = analysis.agreement
-        tables["agreement_cells"] = analysis.agreement_cells
-    written = []
+        tables.update(agreement=analysis.agreement, agreement_cells=analysis.agreement_cells)
     for name, table in tables.items():
-        path = out_dir / f"human_{name}.csv"
-        table.to_csv(path, index=False)
-        written.append(path)
-    return written
+        table.to_csv(out_dir / f"human_{name}.csv", index=False)
+    return [out_dir / f"human_{name}.csv" for name in tables]
 
 
 def _percent(table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    out = table.copy()
-    for column in columns:
-        if column in out.columns:
-            out[column] = (100 * out[column]).round(1)
-    return out
+    return table.assign(**{c: (100 * table[c]).round(1) for c in columns if c in table.columns})
 
 
 def format_report(analysis: HumanAnalysis) -> str:
@@ -305,7 +272,7 @@ def format_report(analysis: HumanAnalysis) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["CELL", "PAPER_ANNOTATOR_MAP", "POOLED", "SCORE_COLUMNS", "STACKED", "HumanAnalysis", "LabelProblem",
-           "analyse_labels", "annotator_totals", "cell_table", "condition_deltas", "confidence_by_correctness",
-           "default_label_dirs", "find_label_files", "format_report", "llm_agreement", "protocol_notes",
-           "read_label_file", "read_labels", "write_tables"]
+__all__ = ["CELL", "PAPER_ANNOTATOR_MAP", "POOLED", "SCORE_COLUMNS", "STACKED", "HumanAnalysis",
+           "LabelProblem", "analyse_labels", "annotator_totals", "cell_table", "condition_deltas",
+           "confidence_by_correctness", "default_label_dirs", "find_label_files", "format_report",
+           "llm_agreement", "protocol_notes", "read_label_file", "read_labels", "write_tables"]

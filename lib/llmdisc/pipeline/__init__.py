@@ -1,9 +1,6 @@
-"""The compendium pipeline: run configs, papermill runs with skip-by-hash, the HTML supplementary, the README block.
-
-Reads ``configs/*.yaml`` (:mod:`~llmdisc.pipeline.config`), runs the numbered notebooks through papermill,
-skipping those whose inputs are unchanged (:mod:`~llmdisc.pipeline.runs`), and writes
-``reports/executed/<config>/*.ipynb``, the supplementary in ``reports/html/`` (:mod:`~llmdisc.pipeline.supplementary`)
-and the README's generated blocks (:mod:`~llmdisc.pipeline.readme`).
+"""The compendium pipeline: run configs, papermill runs with skip-by-hash, the HTML supplementary, the README
+block; writes ``reports/executed/<config>/*.ipynb``, the supplementary in ``reports/html/`` and the README's
+blocks.
 """
 
 from llmdisc.pipeline.config import RunConfig, load_config

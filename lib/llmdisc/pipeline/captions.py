@@ -1,8 +1,5 @@
-"""The supplementary's words in one place: figure captions, table descriptions and the research questions.
-
-The words are kept in ``templates/captions.yaml`` and loaded into :data:`FIGURE_CAPTIONS`,
-:data:`TABLE_DESCRIPTIONS` and :data:`RESEARCH_QUESTIONS`; :func:`caption_text` renders one figure's caption.
-"""
+"""The supplementary's words, loaded from ``templates/captions.yaml``: figure captions, table descriptions and
+the research questions."""
 
 from __future__ import annotations
 
@@ -44,17 +41,11 @@ class ResearchQuestion:
     """The results table (``results/tables/<table>.csv``) holding the numbers."""
 
 
-def _joined(value: str | list[str]) -> str:
-    return "".join(value) if isinstance(value, list) else value
-
-
 _TEXT = yaml.safe_load((Path(__file__).with_name("templates") / "captions.yaml").read_text(encoding="utf-8"))
 FIGURE_CAPTIONS: dict[str, FigureCaption] = {
-    name: FigureCaption(**{part: _joined(text) for part, text in parts.items()})
+    name: FigureCaption(**{part: "".join(t) if isinstance(t, list) else t for part, t in parts.items()})
     for name, parts in _TEXT["figures"].items()}
-"""Figure file name → its caption."""
 TABLE_DESCRIPTIONS: dict[str, str] = _TEXT["tables"]
-"""Results table name → one sentence on what it holds."""
 RESEARCH_QUESTIONS: tuple[ResearchQuestion, ...] = tuple(
     ResearchQuestion(**{**rq, "figures": tuple(rq.get("figures", ()))}) for rq in _TEXT["research_questions"])
 
@@ -67,16 +58,8 @@ class _Counts(dict):
 
 
 def caption_text(name: str, counts: Mapping[str, object] | None = None) -> str:
-    """The caption of figure ``name`` (file name without suffix) as one paragraph of Markdown.
-
-    Args:
-        counts: values for the caption's placeholders (``n_valid``, ``n_cells``, ``n_human``); missing ones
-            read "not available".
-
-    Returns:
-        ``**title** plotted n interval reading``; for a figure without an entry, a caption saying so (the build
-        does not fail over it).
-    """
+    """The caption of figure ``name`` as one Markdown paragraph, its placeholders filled from ``counts`` ("not
+    available" when missing); a figure without an entry gets a caption saying so (the build does not fail)."""
     caption = FIGURE_CAPTIONS.get(name)
     if caption is None:
         return (f"**{name}.** No caption is recorded for this figure yet: add one to "

@@ -1,7 +1,6 @@
-"""The paper's claims judged, one row each, from ``results/tables/`` (the README's and the landing page's first table).
-
-Every number printed is a :class:`Quote` (table, row, column), so a test re-reads each from its CSV. Verdicts follow
-from the numbers (:func:`claims`): **holds**, **does not hold**, or **cannot be tested without a capable model**.
+"""The paper's claims judged, one row each, from ``results/tables/`` (the README's and the landing page's
+first table); every number printed is a :class:`Quote` (table, row, column), so a test re-reads each from its
+CSV.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from llmdisc.pipeline.findings import _model_note, control_verdict
 from llmdisc.scoring.readings import MIN_N, POSITIVE, collect, read_table
 
 GEMINI, LLAMA = "gemini-2.5-flash", "llama-3.1-8b-instant"
+DATASETS = ("adult", "census")  # the paper's two
 PAPER_NOTEBOOK = "notebooks/08_paper_reproduction.ipynb"
 HUMAN_NOTEBOOK = "notebooks/06_human_pilot.ipynb"
 CAPABLE_RUN = "`llmdisc run --config configs/paper.yaml --provider gemini` (20 fresh samples a class, both controls)"
@@ -38,8 +38,6 @@ class Quote:
 
 @dataclass
 class Claim:
-    """One claim of the paper, judged (module docstring)."""
-
     paper: str
     records: str
     measured: str
@@ -70,12 +68,8 @@ class _Tables:
         return self._cache[name]
 
     def quote(self, table: str, column: str, fmt: str = "{:.1f}", scale: float = 1.0, **where: str) -> Quote:
-        """The one row of ``table`` matching ``where`` (column = value, compared as text), its ``column``
-        (printed times ``scale``: 100 turns a share into the percent the paper prints).
-
-        Raises:
-            KeyError: the table is missing or the row is not exactly one (the claims cannot be stated).
-        """
+        """``column`` of the one row of ``table`` matching ``where`` (compared as text), printed times
+        ``scale``; KeyError when the table is missing or the row is not exactly one."""
         rows = self.frame(table)
         for key, value in where.items():
             rows = rows[rows[key].astype(str) == str(value)]
@@ -93,8 +87,8 @@ def _effective_range(t: _Tables, model: str) -> tuple[Quote, Quote, float]:
     cells = frame[frame["model"] == model]
     low, high = cells.loc[cells["effective_n"].idxmin()], cells.loc[cells["effective_n"].idxmax()]
     keys = ("dataset", "synthetic_method", "condition", "model")
-    q_low = t.quote("paper_effective_n", "effective_n", "{:.0f}", **{k: low[k] for k in keys})
-    q_high = t.quote("paper_effective_n", "effective_n", "{:.0f}", **{k: high[k] for k in keys})
+    q_low, q_high = (t.quote("paper_effective_n", "effective_n", "{:.0f}", **{k: row[k] for k in keys})
+                     for row in (low, high))
     return q_low, q_high, float(high["effective_n"])
 
 
@@ -115,8 +109,7 @@ def _our_verdict_model(tables_dir: Path) -> tuple[str, list[str]]:
 
 
 def claims(tables_dir: Path) -> list[Claim]:
-    """The paper's claims judged from ``tables_dir`` (``results/tables``); claims whose tables are missing are left
-    out (the paper's records come from ``make reference``)."""
+    """The paper's claims judged from ``tables_dir``; claims whose tables are missing are left out."""
     tables_dir = Path(tables_dir)
     out: list[Claim] = []
     for build in (_headline, _one_label, _metadata_drop, _look_real, _human):
@@ -131,10 +124,10 @@ def claims(tables_dir: Path) -> list[Claim]:
 
 
 def _headline(t: _Tables) -> Claim:
-    g_adult = t.quote("paper_datasets_from_trials", "DRS", dataset="adult", model=GEMINI)
-    g_census = t.quote("paper_datasets_from_trials", "DRS", dataset="census", model=GEMINI)
-    n_adult = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="adult", model=GEMINI)
-    n_census = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="census", model=GEMINI)
+    g_adult, g_census = (t.quote("paper_datasets_from_trials", "DRS", dataset=d, model=GEMINI)
+                         for d in DATASETS)
+    n_adult, n_census = (t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset=d, model=GEMINI)
+                         for d in DATASETS)
     cells = t.frame("paper_cells_from_trials")
     matches = f"{int(cells['matches'].sum())} / {len(cells)}"
     calls = t.quote("paper_effective_n", "n_total", "{:.0f}", dataset="adult", synthetic_method="ctgan",
@@ -157,10 +150,10 @@ def _headline(t: _Tables) -> Claim:
 
 
 def _one_label(t: _Tables) -> Claim:
-    adult = t.quote("paper_datasets_from_trials", "Pred_REAL_rate", dataset="adult", model=LLAMA)
-    census = t.quote("paper_datasets_from_trials", "Pred_REAL_rate", dataset="census", model=LLAMA)
-    n_adult = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="adult", model=LLAMA)
-    n_census = t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset="census", model=LLAMA)
+    adult, census = (t.quote("paper_datasets_from_trials", "Pred_REAL_rate", dataset=d, model=LLAMA)
+                     for d in DATASETS)
+    n_adult, n_census = (t.quote("paper_datasets_from_trials", "N", "{:.0f}", dataset=d, model=LLAMA)
+                         for d in DATASETS)
     one_label = all(q.value >= 95 or q.value <= 5 for q in (adult, census))
     return Claim(
         paper="LLaMA cannot tell real from synthetic: DRS about 0 on both datasets",
@@ -189,7 +182,6 @@ def _metadata_drop(t: _Tables) -> Claim:
     revealing = all(q.value == 100 for q in rule_drs)
     repeated = max(q.value for q in eff) < MIN_N
     methods = ", ".join(f"{m} {d}" for m, d in zip(rule["synthetic_method"], model_drs))
-    verdict = ("does not hold" if revealing or repeated else "holds")
     return Claim(
         paper=f"Metadata lowers Gemini's DRS on Census: CTGAN p {p_ctgan}, TVAE p {p_tvae}",
         records=(f"the p-values reproduce but count repeated answers as independent: "
@@ -197,7 +189,7 @@ def _metadata_drop(t: _Tables) -> Claim:
         measured=(f"a rule reading only the C2 block ({decides}) gets all {n_trials} of Gemini's Census C2 trials "
                   f"right (DRS {rule_drs[0]}; Gemini: {methods}): the block, one text a dataset and label, gives the "
                   "label away"),
-        verdict=verdict,
+        verdict="does not hold" if revealing or repeated else "holds",
         next_step="C2 with `metadata_source: real` (one block for both labels) and fresh samples",
         tables=["paper_permutation", "paper_effective_n", "paper_metadata_rule"],
         notebook=PAPER_NOTEBOOK, sections=("3", "7"))
@@ -215,10 +207,9 @@ def _look_real(t: _Tables) -> Claim:
     told_apart = min(d) > 0.1
     control, quoted = "", len(t.quotes)
     try:  # the C2STs on the shuffled-columns control (notebook 05 § 2b), where the run has them
-        paper_blind = t.quote("baselines_headline", "paper_c2st_auc", "{:.2f}", dataset="census-codes",
-                              synthetic_method="shuffled_columns")
-        trees_see = t.quote("baselines_headline", "c2st_auc_hist_gb", "{:.2f}", dataset="census-codes",
-                            synthetic_method="shuffled_columns")
+        paper_blind, trees_see = (t.quote("baselines_headline", column, "{:.2f}", dataset="census-codes",
+                                          synthetic_method="shuffled_columns")
+                                  for column in ("paper_c2st_auc", "c2st_auc_hist_gb"))
         control = (f"; on Census with its columns shuffled the paper's C2ST reads AUC {paper_blind}, the trees "
                    f"{trees_see}: the paper's cannot see how values go together")
     except KeyError:
@@ -238,9 +229,8 @@ def _look_real(t: _Tables) -> Claim:
 def _human(t: _Tables) -> Claim:
     pooled = t.quote("human_totals", "drs", scale=100, annotator="pooled", condition="all")
     n = t.quote("human_totals", "n_valid", "{:.0f}", annotator="pooled", condition="all")
-    c1 = t.quote("human_totals", "drs", scale=100, annotator="pooled", condition="C1")
-    c1_low = t.quote("human_totals", "drs_ci_low", scale=100, annotator="pooled", condition="C1")
-    c1_high = t.quote("human_totals", "drs_ci_high", scale=100, annotator="pooled", condition="C1")
+    c1, c1_low, c1_high = (t.quote("human_totals", column, scale=100, annotator="pooled", condition="C1")
+                           for column in ("drs", "drs_ci_low", "drs_ci_high"))
     n_c1 = t.quote("human_totals", "n_valid", "{:.0f}", annotator="pooled", condition="C1")
     rho = t.quote("human_agreement", "spearman_rho", "{:.3f}", model="all models (stacked)")
     rho_p = t.quote("human_agreement", "spearman_p", "{:.2f}", model="all models (stacked)")
@@ -273,12 +263,8 @@ def repo_link(target: str, text: str) -> str:
 
 
 def claims_markdown(tables_dir: Path, *, link: Link = repo_link) -> list[str]:
-    """The claims as a Markdown table (one row a claim); one line when the paper's records are not in ``tables_dir``.
-
-    Args:
-        link: how to link a table or a notebook section (:data:`Link`; the README links the files, the site its
-            own pages and copies).
-    """
+    """The claims as a Markdown table, tables and notebook sections linked by ``link`` (the README links the
+    files, the site its own pages); one line when the paper's records are not in ``tables_dir``."""
     found = claims(tables_dir)
     if not found:
         return ["_The paper's records are not in `results/tables/`: run `make reference` and notebook 08._"]

@@ -1,9 +1,5 @@
-"""Run configurations (``configs/*.yaml``): one validated pydantic model per section.
-
-A configuration names the grid the pipeline runs: datasets, synthesizers and their epochs, the
-models that act as discriminators, the trial design, and the baselines. Every key is checked on
-load: an unknown or misspelt key is an error that names it and lists the valid ones, so a typo
-never silently falls back to a default.
+"""Run configurations (``configs/*.yaml``): one validated pydantic model per section; an unknown or misspelt
+key is an error that names it and lists the valid ones, so a typo never silently falls back to a default.
 """
 
 from __future__ import annotations
@@ -20,11 +16,8 @@ from llmdisc.parameters import as_items
 
 
 def _items_validator(vocabulary: str | None, *, allow_empty: bool = False) -> Any:
-    """A ``mode="before"`` validator: one string, comma-separated items or a list, each item checked.
-
-    A :class:`ConfigError` raised inside a pydantic validator would escape pydantic's error report, so the
-    message travels as a ``ValueError`` and :func:`load_config` reports it with the key it belongs to.
-    """
+    """A ``mode="before"`` validator: one string, comma-separated items or a list, each item checked (its
+    error travels as a ``ValueError`` so that pydantic's report names the key)."""
 
     def validate(cls: type, value: Any, info: Any) -> list[str]:
         try:
@@ -57,17 +50,14 @@ class SynthesisConfig(_Section):
     metadata_mode: Literal["declared", "detected"] = "declared"
     """``declared``: integer codes stay categorical; ``detected``: SDV's auto-detection, as the paper."""
     paper_releases: bool = False
-    """Add the paper's own Census releases (``paper_gaussian_copula``, ``paper_ctgan``, ``paper_tvae``) as cells of
-    ``census-codes`` beside ours, when the reference folder has them (``llmdisc data fetch-reference``): every
-    discriminator and the C2ST read them; distance tests are not valid on them (the paper fitted on every row)."""
+    """Add the paper's own Census releases (``paper_ctgan`` …) as cells of ``census-codes`` beside ours, when
+    the reference folder has them; distance tests are not valid on them (the paper fitted on every row)."""
 
     _synthesizers = field_validator("synthesizers", mode="before")(_items_validator("synthesizers"))
 
 
 class EstimateConfig(_Section):
-    """What the plan printed before any call assumes of one model (``llmdisc run --plan``;
-    :class:`~llmdisc.discrimination.call_plan.CallCosts`). Prices are the service's, with the date they were read:
-    check them before a paid run."""
+    """What ``llmdisc run --plan`` assumes of one model's calls (prices are the service's, dated)."""
 
     seconds_per_call: float = Field(0.0, ge=0)
     """Seconds one call takes, answer included; 0 = unknown."""
@@ -89,7 +79,6 @@ class EstimateConfig(_Section):
         return self
 
     def call_costs(self) -> Any:
-        """This estimate as :class:`~llmdisc.discrimination.call_plan.CallCosts`."""
         from llmdisc.discrimination.call_plan import CallCosts
 
         return CallCosts(**self.model_dump())
@@ -108,23 +97,15 @@ class ModelConfig(_Section):
     ``OPENAI_API_KEY``. Keys are read from the environment only, never from a configuration."""
     concurrency: int = Field(1, ge=1, le=64)
     requests_per_minute: float | None = Field(None, gt=0)
-    """The most calls a minute (the service's quota: the paper lost 409 of 860 calls to HTTP 429); retries count.
-    None = no limit. Runs of this model never go side by side, so the budget is the model's, not each run's."""
+    """The most calls a minute, retries included (the service's quota); None = no limit. Runs of this model
+    never go side by side, so the budget is the model's, not each run's."""
     estimate: EstimateConfig = Field(default_factory=EstimateConfig)
-    """What the plan printed before any call assumes: prices, seconds a call, answer and thinking tokens."""
     label_backend: Literal["", "transformers", "transformers-bfloat16", "transformers-auto", "llamacpp"] = ""
-    """``local`` only: how label scores are computed (``transformers``, float32, when empty;
-    ``transformers-bfloat16``, the same pass 1.7-1.8x faster on a CPU with native bfloat16 and ~4.7x slower on one
-    without; ``transformers-auto``, whichever of the two this CPU runs faster, resolved when the configuration is
-    read; ``llamacpp``, forced tokens). The bfloat16 and auto names are opt-ins: their records (``label_method``)
-    and cells are keyed apart from float32's, and ``configs/default.yaml`` runs float32 on every CPU. Notebook 09
-    reads the tables' stored token log-probabilities when ``likelihood.backend`` names the same transformers
-    backend."""
+    """``local`` only: how label scores are computed (empty = ``transformers``, float32; ``-auto``: the faster
+    of float32 and bfloat16 on this CPU, resolved on load; ``llamacpp``: forced tokens). bfloat16 and auto
+    records are keyed apart from float32's. Notebook 09 reuses the same backend's stored log-probabilities."""
 
-    @field_validator("label_backend")
-    @classmethod
-    def _resolve_label_backend(cls, value: str) -> str:
-        return _resolve_backend(value)
+    _label_backend = field_validator("label_backend")(classmethod(lambda cls, value: _resolve_backend(value)))
 
     @model_validator(mode="after")
     def _label_backend_is_local(self) -> "ModelConfig":
@@ -162,9 +143,8 @@ class ProtocolConfig(_Section):
     sampling: Literal["fresh", "fixed"] = "fresh"
     """``fresh``: a seeded new sample per trial; ``fixed``: the paper's same 20 rows every trial."""
     scoring: Literal["verdict", "probability", "both"] = "verdict"
-    """``verdict``: a generated JSON answer (the paper's reading); ``probability``: the model's probability of
-    each label as the answer's first value (one prompt evaluation per trial; needs a provider that returns
-    token log-probabilities); ``both``: the two on the same prompt."""
+    """``verdict``: a generated JSON answer (the paper's reading); ``probability``: each label's probability
+    as the answer's first value (needs token log-probabilities); ``both``: the two on the same prompt."""
 
 
 class TrialsConfig(_Section):
@@ -218,21 +198,15 @@ class LikelihoodConfig(_Section):
     """Holdout samples setting the decision band; 0 = ``samples_per_class``."""
     model: str = "smollm2-135m-instruct-q4_1"
     backend: Literal["transformers", "transformers-bfloat16", "transformers-auto", "llamacpp"] = "transformers"
-    """``transformers`` (float32), ``transformers-bfloat16`` (1.7-1.8x faster where the CPU has native bfloat16),
-    ``transformers-auto`` (the faster of the two on this CPU, resolved when the configuration is read) or
-    ``llamacpp`` (forced tokens, slower). A transformers backend reads the trials' stored tokens when the local
-    model's ``label_backend`` resolves to the same."""
+    """As :attr:`ModelConfig.label_backend` (not empty); reads the trials' stored tokens of the same
+    backend."""
 
-    @field_validator("backend")
-    @classmethod
-    def _resolve_backend(cls, value: str) -> str:
-        return _resolve_backend(value)
+    _backend = field_validator("backend")(classmethod(lambda cls, value: _resolve_backend(value)))
     serialisation: Literal["markdown", "great", "csv"] = "markdown"
     joint: bool = True
     """Also score the joint-structure contrast of the same samples (notebook 09, section 6)."""
     joint_serialisation: Literal["markdown", "great", "csv"] = "csv"
-    """How the joint contrast writes the table: ``csv`` (the default: half Markdown's tokens on Adult at the same
-    power there on its positive control, and the reference rows' text never changes with the sample, so they run once;
+    """How the joint contrast writes the table: ``csv`` (half Markdown's tokens at the same power on Adult;
     ``results/tables/joint_design.csv``), ``markdown`` (as the LLM is shown the table) or ``great``."""
     joint_k: int = Field(2, ge=1)
     """Within-sample permutations per sample (each one more pass of the sample's rows)."""
@@ -272,26 +246,21 @@ class RunConfig(_Section):
     cue_analysis: bool = True
     """Run notebook 10 (reasoning cues: themes, coder agreement, whether cited facts are true of the rows)."""
     workers: int = Field(1, ge=1)
-    """Notebooks run side by side, each kernel on one CPU thread, when their inputs are ready (1: one after
-    another). On 2 cores, 2 lets one dataset's stages run while the other's synthesizers fit."""
+    """Notebooks run side by side when their inputs are ready, each kernel on one CPU thread (1: in turn)."""
     readme: bool = False
-    """Rewrite the README's results block after the run (``configs/default.yaml`` only: the README reports the
-    default run; every other configuration leaves it alone, though it rewrites ``results/tables``)."""
+    """Rewrite the README's results block after the run (only ``configs/default.yaml``, the run it
+    reports)."""
 
     _datasets = field_validator("datasets", mode="before")(_items_validator("dataset_keys"))
 
 
 def trial_providers(config: RunConfig) -> list[str]:
-    """The providers of a configuration's trial models, each once, in order."""
     return list(dict.fromkeys(model.provider for model in config.trials.models))
 
 
 def select_provider(config: RunConfig, provider: str | None) -> RunConfig:
-    """The configuration with only the trial models of ``provider`` (None: unchanged).
-
-    Raises:
-        ConfigError: no model of the configuration has that provider; the message lists its models.
-    """
+    """The configuration with only the trial models of ``provider`` (None: unchanged); ConfigError when it has
+    none."""
     if provider is None:
         return config
     models = [model for model in config.trials.models if model.provider == provider]
@@ -303,11 +272,7 @@ def select_provider(config: RunConfig, provider: str | None) -> RunConfig:
 
 
 def require_one_provider(config: RunConfig) -> None:
-    """Refuse a run that would call several providers: each has its own quota, cost and time.
-
-    Raises:
-        ConfigError: the trial models name more than one provider; the message names them and the fix.
-    """
+    """Raise ConfigError when the trial models name several providers (each has its own quota, cost, time)."""
     providers = trial_providers(config)
     if len(providers) > 1:
         listed = "; ".join(model.describe() for model in config.trials.models)
@@ -345,28 +310,16 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
         field = model.model_fields.get(str(part))
         if field is None:
             return None
-        annotation = field.annotation
-        inner = getattr(annotation, "__args__", (annotation,))
-        candidates = [a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)]
-        if not candidates:
+        inner = getattr(field.annotation, "__args__", (field.annotation,))
+        model = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if model is None:
             return None
-        model = candidates[0]
     return model
 
 
 def load_config(path: str | Path) -> RunConfig:
-    """Read and validate a YAML run configuration.
-
-    Args:
-        path: a YAML file (``configs/default.yaml``).
-
-    Returns:
-        The validated :class:`RunConfig`.
-
-    Raises:
-        ConfigError: the file is missing, is not YAML, or has an unknown key or a bad value; the
-            message names each offending key.
-    """
+    """Read and validate a YAML run configuration; ConfigError when the file is missing, is not YAML, or has
+    an unknown key or a bad value (each one named)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"configuration file {path} does not exist; pick one of configs/*.yaml "

@@ -1,8 +1,6 @@
-"""What the run found, in one summary generated from ``results/tables/``: the README's results block and the
-first section of the landing page are this same text (:func:`findings_markdown`).
-
-Per dataset × release and control, every instrument side by side as the separation D = 2·|AUC − 0.5| from real
-data with its 95 % interval. The statements follow the control rule of docs/glossary.md (:func:`control_verdict`).
+"""What the run found, generated from ``results/tables/`` (:func:`findings_markdown`: the README's results
+block and the landing page's first section): every instrument's separation D = 2·|AUC − 0.5| from real data,
+judged by the control rule of docs/glossary.md (:func:`control_verdict`).
 """
 
 from __future__ import annotations
@@ -18,8 +16,7 @@ from llmdisc.scoring.separation import (Separation, auc_interval, equivalent_to_
 
 def effect_needed(cells: dict[tuple[str, str], Cell], dataset: str) -> float | None:
     """The smallest D a release cell of ``dataset`` could detect with 80 % power at Holm's first-step level α/m
-    (m = the instrument's release cells with a p-value, :data:`HOLM_FAMILY`), at the fewest units a class among
-    that dataset's release cells. None without a release cell there."""
+    (:data:`HOLM_FAMILY`) at its fewest units a class; None without a release cell there."""
     family = [c for k, c in cells.items() if k[1] not in (POSITIVE, NEGATIVE) and c.p is not None]
     here = [c for k, c in cells.items() if k[0] == dataset and k[1] not in (POSITIVE, NEGATIVE) and c.enough]
     if not here:
@@ -29,12 +26,9 @@ def effect_needed(cells: dict[tuple[str, str], Cell], dataset: str) -> float | N
 
 
 def control_verdict(cells: dict[tuple[str, str], Cell], dataset: str, instrument: str) -> tuple[str, str]:
-    """``(status, words)`` of the control rule (docs/glossary.md) for one instrument on one dataset.
-
-    ``status``: ``passed``, ``weak`` (positive control told apart the right way, but by less than the effect
-    needed: releases told apart count, of the others it cannot say), ``cannot say`` (positive control not told
-    apart, or the wrong way), ``biased`` (real vs real separated), ``unjudged`` (a control missing or too small, or
-    real vs real not shown at chance) or ``not measured``. ``words``: the figures behind it."""
+    """``(status, words)`` of the control rule (docs/glossary.md) for one instrument on one dataset:
+    ``passed``, ``weak``, ``cannot say``, ``biased``, ``unjudged`` or ``not measured``, and the figures behind
+    it."""
     lower, higher = WORDS[instrument]
     positive, negative = cells.get((dataset, POSITIVE)), cells.get((dataset, NEGATIVE))
     needed = effect_needed(cells, dataset)
@@ -72,8 +66,8 @@ C2ST_CLASSIFIERS = {"c2st_auc_hist_gb": "gradient-boosted", "c2st_auc_logistic":
 
 
 def _c2st_controls_sentence(table: pd.DataFrame | None, datasets: list[str]) -> list[str]:
-    """Per dataset and C2ST: D on the shuffled-columns control beside D on real vs real (``baselines_headline``'s
-    ``shuffled_columns`` and ``real_holdout`` rows); a "not measured" line when those rows are absent."""
+    """Per dataset and C2ST of ``baselines_headline``: D on the shuffled-columns control beside real vs
+    real."""
     if table is None:
         return []
     synth = "synthesizer" if "synthesizer" in table else "synthetic_method"
@@ -138,8 +132,6 @@ def _instrument_sentence(cells: dict[tuple[str, str], Cell], datasets: list[str]
 
 
 def _calibration_sentence(table: pd.DataFrame | None) -> list[str]:
-    """The calibration of the joint contrast's per-sample test per dataset (``joint_calibration.csv``, from ``llmdisc
-    bench joint-calibration``); no line without the table."""
     if table is None or "run_seed" not in table:
         return []
     pooled = table[table["run_seed"].astype(str) == "all"]
@@ -159,8 +151,8 @@ def _calibration_sentence(table: pd.DataFrame | None) -> list[str]:
 
 
 def _variety_sentence(table: pd.DataFrame | None) -> list[str]:
-    """Where the joint contrast's reading of a group follows its variety (``joint_cells``' ``contrast`` and
-    ``contrast_adjusted`` rows, :mod:`llmdisc.scoring.variety`), per dataset; no line without a fitted slope."""
+    """Per dataset, where the joint contrast's reading of a group follows its variety
+    (:mod:`llmdisc.scoring.variety`)."""
     if table is None or "variety_slope_low" not in table:
         return []
     raw = table[(table["score"] == "contrast") & table["variety_slope"].notna()].set_index(["dataset_key", "source"])
@@ -203,7 +195,6 @@ def _variety_sentence(table: pd.DataFrame | None) -> list[str]:
 
 
 def _separation(row: pd.Series) -> Separation | None:
-    """The row's :class:`~llmdisc.scoring.separation.Separation` (its AUC over ``n_real`` and ``n_syn``)."""
     return Cell(row["auc"], None, int(row["n_real"]), int(row["n_syn"])).separation
 
 
@@ -220,7 +211,7 @@ def _told(separation: Separation) -> str:
 
 
 def _model_note(tables_dir: Path, table: str, fallback: str) -> str:
-    """`` (model m)``: the model that wrote ``table`` (its ``model`` column), or ``fallback``."""
+    """The models that wrote ``table`` (its ``model`` column), or ``fallback``."""
     frame = read_table(tables_dir, table)
     if frame is None or "model" not in frame:
         return fallback
@@ -277,8 +268,8 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
 
 
 def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
-    """The summary as Markdown lines: a ``heading``-level title, one sentence per question, the side-by-side table,
-    notes; a single "no results yet" line when ``tables_dir`` (``results/tables``) holds no table."""
+    """The summary as Markdown lines (a ``heading``-level title, one sentence per question, the side-by-side
+    table, notes); one "no results yet" line when ``tables_dir`` holds no table."""
     found = collect(Path(tables_dir))
     keys = sorted({k for cells in found.values() for k in cells})
     if not keys:
@@ -308,15 +299,15 @@ def findings_markdown(tables_dir: Path, *, heading: str = "###") -> list[str]:
     return lines + design_markdown(read_table(Path(tables_dir), "joint_design"))
 
 
-def _design_separation(auc: float, n_real: int, n_other: int) -> Separation:
-    """A design row's control as D with its score interval (``auc`` = P(real C > other C))."""
-    return separation(auc, *auc_interval(auc, n_real, n_other))
+def _design_control(row: pd.Series) -> Separation:
+    """A design row's shuffled-columns control as D with its score interval (auc = P(real C > other C))."""
+    auc, n_other = float(row["auc_control"]), int(row.get("n_control", row["n_real"]) or row["n_real"])
+    return separation(auc, *auc_interval(auc, int(row["n_real"]), n_other))
 
 
 def design_markdown(design: pd.DataFrame | None) -> list[str]:
-    """The joint-structure design study (``joint_design.csv``, ``llmdisc bench joint-design``) as Markdown lines; the
-    cost is in tokens a sample runs through the model, since seconds depend on what else the machine ran. No lines
-    when the table is absent."""
+    """The joint-structure design study (``joint_design.csv``) as Markdown lines; the cost is in tokens, since
+    seconds depend on what else the machine ran."""
     if design is None:
         return []
     lines = ["", "How the joint-structure design was chosen (`llmdisc bench joint-design`, one factor at a time from "
@@ -327,8 +318,7 @@ def design_markdown(design: pd.DataFrame | None) -> list[str]:
              "| model | dataset | design | n per group | shuffled columns D | real vs real D | tokens per sample |",
              "|---|---|---|---|---|---|---|"]
     for _, row in design.iterrows():
-        n_real, n_other = int(row["n_real"]), int(row.get("n_control", row["n_real"]) or row["n_real"])
-        control = _design_separation(float(row["auc_control"]), n_real, n_other)
+        n_real, control = int(row["n_real"]), _design_control(row)
         # P(real > other) above 0.5 means the other group is the less structured one
         way = {"higher": "less structured", "lower": "more structured"}.get(control.direction, "")
         rr = "–" if pd.isna(row["auc_real_vs_real"]) else f"{2 * abs(row['auc_real_vs_real'] - 0.5):.2f}"
@@ -344,16 +334,15 @@ DESIGN_D = 0.8
 
 
 def _cheapest_design(design: pd.DataFrame) -> list[str]:
-    """The sentence naming, per dataset, the cheapest design of the embedded model whose shuffled-columns control is
-    told apart the right way with D at least :data:`DESIGN_D`, and the datasets where none is."""
+    """Per dataset, the cheapest design of the embedded model whose shuffled-columns control is told apart the
+    right way with D at least :data:`DESIGN_D` (or none)."""
     if "model" in design:
         design = design[design["model"] == DEFAULT_LIKELIHOOD_MODEL]
     if design.empty:  # only opt-in models measured: nothing to say of the embedded one
         return []
 
     def qualifies(row: pd.Series) -> bool:
-        n_other = int(row.get("n_control", row["n_real"]) or row["n_real"])
-        control = _design_separation(float(row["auc_control"]), int(row["n_real"]), n_other)
+        control = _design_control(row)
         return control.direction == "higher" and control.low > 0 and control.d >= DESIGN_D
 
     rows = design[design.apply(qualifies, axis=1)]

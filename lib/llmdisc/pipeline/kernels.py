@@ -1,7 +1,5 @@
-"""The environment a notebook kernel starts with: its CPU threads and its kernels' pinned instruction set.
-
-Kernels inherit this process's environment, so the variables their torch, llama.cpp and BLAS read at start are
-set around their launch (:func:`kernel_environment`) and removed after; a variable the user set is kept.
+"""The environment a notebook kernel inherits: its CPU threads and pinned instruction set, set around the
+kernels' launch (:func:`kernel_environment`) and removed after; a variable the user set is kept.
 """
 
 from __future__ import annotations
@@ -18,17 +16,13 @@ THREAD_ENVS = ("LLMDISC_TORCH_THREADS", "LLMDISC_LLM_THREADS", "OMP_NUM_THREADS"
 
 @contextlib.contextmanager
 def one_thread_per_kernel(workers: int) -> Iterator[None]:
-    """With ``workers`` > 1, start every kernel with one CPU thread (variables a user set are kept).
-
-    Why: two one-thread kernels side by side keep both cores busy without contention (torch with two threads
-    beside another process: docs/measurements.md, "Fitting threads and processes").
-    """
+    """With ``workers`` > 1, start every kernel with one CPU thread: side by side they keep the cores busy
+    without contention (docs/measurements.md)."""
     if workers <= 1:
         yield
         return
     added = [name for name in THREAD_ENVS if name not in os.environ]
-    for name in added:
-        os.environ[name] = "1"
+    os.environ.update(dict.fromkeys(added, "1"))
     try:
         yield
     finally:

@@ -1,8 +1,5 @@
-"""The supplementary's landing page and tables page, generated as MyST Markdown from ``results/tables/``.
-
-Entry points :func:`landing_page` (claims, findings, research questions, headline tables, the paper's numbers)
-and :func:`tables_page` (every table, files linked). Both only read tables: a missing table leaves its part out
-with a line saying so, never an error.
+"""The supplementary's landing page and tables page, generated as MyST Markdown from ``results/tables/``; a
+missing table leaves its part out with a line saying so, never an error.
 """
 
 from __future__ import annotations
@@ -44,9 +41,7 @@ class SiteMap:
 
 def pct(value: object) -> str:
     """A share in [0, 1] as percent with one decimal (``0.837`` → ``83.7``); missing → ``–``."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{100 * float(value):.1f}"
+    return _num(value, 1, scale=100)
 
 
 def _cell(text: object) -> str:
@@ -70,10 +65,8 @@ def _downloads(site: SiteMap, name: str) -> str:
 
 
 def headline_rows(cells: pd.DataFrame) -> list[list[object]]:
-    """Rows of one model's headline table from its rows of ``llm_cells.csv``, by dataset, synthesizer, condition.
-
-    Columns: :data:`HEADLINE_HEADER`; p_REAL, p_SYN and DRS [95 % bootstrap interval] in percent, one decimal.
-    """
+    """Rows (:data:`HEADLINE_HEADER`, percent) of one model's headline table from its rows of
+    ``llm_cells.csv``, by dataset, synthesizer, condition."""
     order = cells.sort_values(["dataset", "synthetic_method", "condition"])
     return [[r.dataset, r.synthetic_method, r.condition, f"{int(r.n_valid_real)} / {int(r.n_valid_syn)}",
              pct(r.p_real), pct(r.p_syn), f"{pct(r.drs)} [{pct(r.drs_ci_low)}, {pct(r.drs_ci_high)}]"]
@@ -108,11 +101,11 @@ def _headline(tables_dir: Path, site: SiteMap) -> list[str]:
     return lines
 
 
-def _num(value: object, digits: int = 2) -> str:
-    """A number with ``digits`` decimals; missing → ``–``."""
+def _num(value: object, digits: int = 2, *, scale: float = 1) -> str:
+    """``value`` times ``scale`` with ``digits`` decimals; missing → ``–``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    return f"{float(value):.{digits}f}"
+    return f"{scale * float(value):.{digits}f}"
 
 
 def _interval(estimate: object, low: object, high: object) -> str:
@@ -120,8 +113,8 @@ def _interval(estimate: object, low: object, high: object) -> str:
 
 
 def probability_headline_rows(cells: pd.DataFrame) -> list[list[object]]:
-    """Rows of one model's probability headline (:data:`PROBABILITY_HEADER`) from ``llm_probability_cells.csv``;
-    AUC of p_synthetic with its 95 % score interval, DRS as fractions."""
+    """Rows (:data:`PROBABILITY_HEADER`) of one model's probability headline from
+    ``llm_probability_cells.csv``."""
     order = cells.sort_values(["dataset_key", "synthetic_method", "condition"])
     return [[r.dataset_key, r.synthetic_method, r.condition, f"{int(r.n_real)} / {int(r.n_syn)}",
              _interval(r.auc, r.auc_ci_low, r.auc_ci_high), _num(r.auc_p_value, 3),
@@ -185,13 +178,9 @@ def _question_lines(tables_dir: Path, site: SiteMap) -> list[str]:
             label = site.section_labels.get((pages[0], rq.section)) if rq.section else None
             where.append(f"{{ref}}`notebook {rq.notebook} § {rq.section} <{label}>`" if label
                          else f"{{doc}}`notebook {rq.notebook} </{pages[0]}>`")
-        figures = [f"{{numref}}`{site.figure_labels[f]}`" for f in rq.figures if f in site.figure_labels]
-        where += figures
-        if rq.table and measured:
-            where.append(f"table `{rq.table}` ({_downloads(site, rq.table)})")
-        if rq.table and not measured:
-            # a run that generated no verdict writes llm_cells with a header and no rows
-            where = []
+        where += [f"{{numref}}`{site.figure_labels[f]}`" for f in rq.figures if f in site.figure_labels]
+        if rq.table:  # a run without verdicts writes llm_cells with a header only: not measured
+            where = where + [f"table `{rq.table}` ({_downloads(site, rq.table)})"] if measured else []
         answer = "; ".join(where) if where else "_not in this run_"
         lines.append(f"- **{rq.key}.** {rq.question} → {answer}")
     return lines + [""]
@@ -231,13 +220,8 @@ def _paper_lines(tables_dir: Path, site: SiteMap) -> list[str]:
 
 
 def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
-    """The landing page (``index.md``) as MyST Markdown.
-
-    Args:
-        tables_dir: ``results/tables`` (or a copy); read only.
-        site: the staged pages, sections, figures and table files to link.
-        toctree: the toctree directives (one string each) listing the notebook pages in pipeline order.
-    """
+    """The landing page (``index.md``) as MyST Markdown from ``tables_dir``, linking ``site``'s pages,
+    sections, figures and table files, ending with the ``toctree`` lines."""
     lines = [
         "# LLM-as-a-Discriminator — supplementary material", "",
         "A data holder releases a synthetic table instead of the real one. **Can a large language model, shown a "
@@ -253,21 +237,14 @@ def landing_page(tables_dir: Path, site: SiteMap, toctree: list[str]) -> str:
         "every number below is read from `results/tables/` ({doc}`all tables <tables>`).", ""]
     from llmdisc.pipeline.findings import findings_markdown
 
-    lines += answer_lines(tables_dir, site)
-
-    lines += findings_markdown(tables_dir, heading="##") + [""]
-    lines += _question_lines(tables_dir, site)
-    lines += _probability_headline(tables_dir, site)
-    lines += _likelihood_headline(tables_dir, site)
-    lines += _headline(tables_dir, site)
-    lines += _paper_lines(tables_dir, site)
-    lines += toctree
-    return "\n".join(lines) + "\n"
+    lines += answer_lines(tables_dir, site) + findings_markdown(tables_dir, heading="##") + [""]
+    for part in (_question_lines, _probability_headline, _likelihood_headline, _headline, _paper_lines):
+        lines += part(tables_dir, site)
+    return "\n".join(lines + toctree) + "\n"
 
 
 def answer_lines(tables_dir: Path, site: SiteMap) -> list[str]:
-    """The page's lead, as the README's: the paper's claims judged (:mod:`llmdisc.pipeline.claims`), linked to the
-    staged tables and notebook pages, and the headline figure when the run drew it."""
+    """The page's lead, as the README's: the paper's claims judged, and the headline figure when drawn."""
     from llmdisc.pipeline.claims import claims_markdown
 
     def link(target: str, text: str) -> str:
@@ -294,18 +271,14 @@ def _format(value: object) -> str:
 
 
 def tables_page(tables: dict[str, Path], site: SiteMap) -> str:
-    """The tables page (``tables.md``): every table rendered (first :data:`MAX_TABLE_ROWS` rows), files linked.
-
-    Args:
-        tables: table name → its CSV file, in the order to show them.
-    """
+    """The tables page (``tables.md``): every table of ``tables`` (name → CSV, in order) rendered (first
+    :data:`MAX_TABLE_ROWS` rows), files linked."""
     lines = ["# Result tables", "",
              "Every table the run wrote, as rendered from its CSV (numbers to 4 significant digits; the files "
              "hold full precision).", ""]
     for name, path in tables.items():
-        lines += [f"## `{name}`", ""]
-        description = TABLE_DESCRIPTIONS.get(name, "")
-        lines += [f"{description} Files: {_downloads(site, name)}.".strip(), ""]
+        about = f"{TABLE_DESCRIPTIONS.get(name, '')} Files: {_downloads(site, name)}.".strip()
+        lines += [f"## `{name}`", "", about, ""]
         try:
             frame = pd.read_csv(path)
         except (ValueError, OSError) as exc:
@@ -315,8 +288,7 @@ def tables_page(tables: dict[str, Path], site: SiteMap) -> str:
             lines += ["_Empty table (no rows)._", ""]
             continue
         frame = frame.loc[:, [c for c in frame.columns if not str(c).startswith("Unnamed")]]
-        shown = frame.head(MAX_TABLE_ROWS)
-        rows = [[_format(v) for v in row] for row in shown.itertuples(index=False)]
+        rows = [[_format(v) for v in row] for row in frame.head(MAX_TABLE_ROWS).itertuples(index=False)]
         note = "" if len(frame) <= MAX_TABLE_ROWS else f" (first {MAX_TABLE_ROWS} of {len(frame)} rows)"
         label = "tbl-" + name.replace("_", "-")
         lines += _numbered_table(label, f"`{name}`{note}.", [str(c) for c in frame.columns], rows)

@@ -1,7 +1,5 @@
-"""The generated blocks of the README and of ``docs/results.md``, from ``results/tables/`` so neither can drift.
-
-Two blocks between ``<!-- name:start -->`` / ``<!-- name:end -->`` markers: ``claims`` (README) and ``results``
-(``docs/results.md``). :func:`update_readme` rewrites them, and only for a configuration with ``readme: true``.
+"""The generated blocks of the README (``claims``) and of ``docs/results.md`` (``results``), between
+``<!-- name:start -->`` / ``<!-- name:end -->`` markers, from ``results/tables/`` so neither can drift.
 """
 
 from __future__ import annotations
@@ -28,11 +26,8 @@ _CLAIMS = _pattern(CLAIMS_START, CLAIMS_END)
 
 
 def tables_source(tables_dir: Path | None = None) -> tuple[str, str]:
-    """The configuration and the date (UTC, ``YYYY-MM-DD``) of the run that wrote ``results/tables``.
-
-    Read from ``llm_manifest.json`` (notebook 07's manifest beside the tables); ``("", "")`` when it is missing
-    or unreadable.
-    """
+    """The configuration and the date (UTC, ``YYYY-MM-DD``) of the run that wrote ``results/tables``, from its
+    ``llm_manifest.json``; ``("", "")`` when it is missing or unreadable."""
     path = (tables_dir or results_dir() / "tables") / "llm_manifest.json"
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -42,8 +37,7 @@ def tables_source(tables_dir: Path | None = None) -> tuple[str, str]:
 
 
 def _later_stages(tables_dir: Path, date: str) -> list[str]:
-    """``notebook 08 (2026-12-06)`` for each manifest beside the tables written after the run's ``date``: a stage
-    re-run on its own since (its tables and manifest rewritten by the same code)."""
+    """``notebook 08 (2026-12-06)`` for each stage re-run on its own after the run's ``date``."""
     later = []
     for path in sorted(tables_dir.glob("*manifest*.json")):
         try:
@@ -68,8 +62,7 @@ def _source_sentence(tables_dir: Path) -> str:
 
 
 def render_results_block(tables_dir: Path | None = None) -> str:
-    """Return the results block (markers included): which run wrote ``tables_dir`` (default ``results/tables``),
-    then :func:`llmdisc.pipeline.findings.findings_markdown` (the landing page's first section, word for word)."""
+    """The results block (markers included): which run wrote ``tables_dir``, then the findings."""
     from llmdisc.pipeline.findings import findings_markdown
 
     tables_dir = tables_dir or results_dir() / "tables"
@@ -80,8 +73,7 @@ def render_results_block(tables_dir: Path | None = None) -> str:
 
 
 def render_claims_block(tables_dir: Path | None = None) -> str:
-    """Return the README's claims block (markers included): the claims table
-    (:func:`llmdisc.pipeline.claims.claims_markdown`), the headline figure and which run wrote ``tables_dir``."""
+    """The README's claims block (markers included): the claims, the headline figure, which run wrote them."""
     from llmdisc.pipeline.claims import claims_markdown
 
     tables_dir = tables_dir or results_dir() / "tables"
@@ -95,26 +87,18 @@ def _rewrite(path: Path, blocks: dict[re.Pattern[str], str]) -> bool:
     """Replace each block present in ``path``; True when the file changed."""
     if not path.is_file():
         return False
-    text = path.read_text(encoding="utf-8")
-    new = text
+    text = new = path.read_text(encoding="utf-8")
     for pattern, block in blocks.items():
         new = pattern.sub(lambda _, b=block: b, new)
     if new != text:
         path.write_text(new, encoding="utf-8")
-        return True
-    return False
+    return new != text
 
 
 def update_readme(readme: Path | None = None, *, config: Any = None) -> bool:
-    """Rewrite the generated blocks from ``results/tables``; return True when a file changed.
-
-    Args:
-        readme: one file to rewrite (every block it holds); default the project's README and
-            ``docs/results.md``.
-        config: the :class:`~llmdisc.pipeline.config.RunConfig` of the run that just wrote the tables; when
-            given, the blocks are rewritten only if its ``readme`` flag is true, so a tiny, small or paper run
-            never puts its numbers in the README. None: rewrite (a deliberate call).
-    """
+    """Rewrite the generated blocks of ``readme`` (default the README and ``docs/results.md``); True when a
+    file changed. With the run's ``config``, only if its ``readme`` flag is true (a tiny or paper run never
+    is)."""
     if config is not None and not getattr(config, "readme", False):
         return False
     blocks = {_BLOCK: render_results_block(), _CLAIMS: render_claims_block()}
@@ -123,8 +107,8 @@ def update_readme(readme: Path | None = None, *, config: Any = None) -> bool:
 
 
 def readme_block(readme: Path | None = None, *, name: str = "results") -> str:
-    """The generated block ``name`` (``results`` or ``claims``) currently in ``readme`` (markers included); default
-    file: ``docs/results.md`` for the results, the README for the claims."""
+    """The generated block ``name`` (``results`` or ``claims``) now in ``readme`` (default: where it
+    lives)."""
     pattern = _BLOCK if name == "results" else _CLAIMS
     default = "docs/results.md" if name == "results" else "README.md"
     match = pattern.search((readme or project_root() / default).read_text(encoding="utf-8"))

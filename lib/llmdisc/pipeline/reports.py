@@ -1,8 +1,4 @@
-"""Publishing safely: executed notebooks and rendered pages scrubbed of secrets and machine paths.
-
-:func:`scrub_text` replaces absolute paths of this machine and API-key values in any text, :func:`scrub_notebook`
-in an executed notebook; :func:`find_leaks` checks a result for what is left.
-"""
+"""Publishing safely: executed notebooks and rendered pages scrubbed of secrets and machine paths."""
 
 from __future__ import annotations
 
@@ -20,15 +16,10 @@ _SECRET_ENV = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
 
 def _replacements() -> list[tuple[str, str]]:
     """Absolute paths to hide, longest first, with what replaces them."""
-    pairs = [(str(project_root()), "<project>")]
-    shared = shared_dir()
-    if shared is not None:
-        pairs.append((str(shared), "<shared>"))
-    ref = reference_dir()  # LLMDISC_REFERENCE may name a folder outside the project and ../shared
-    if ref is not None:
-        pairs.append((str(ref), "<reference>"))
-    pairs.append((sys.prefix, "<venv>"))
-    pairs.append((sys.base_prefix, "<python>"))
+    # LLMDISC_REFERENCE may name a folder outside the project and ../shared
+    found = ((project_root(), "<project>"), (shared_dir(), "<shared>"), (reference_dir(), "<reference>"))
+    pairs = [(str(p), name) for p, name in found if p is not None]
+    pairs += [(sys.prefix, "<venv>"), (sys.base_prefix, "<python>")]
     home = os.path.expanduser("~")
     if home not in ("/", ""):
         pairs.append((home, "~"))
@@ -41,7 +32,6 @@ def _secret_values() -> list[str]:
 
 
 def scrub_text(text: str) -> str:
-    """Replace absolute machine paths and secret values in ``text``."""
     for secret in _secret_values():
         text = text.replace(secret, "<redacted>")
     text = _KEY_PATTERN.sub("<redacted>", text)
@@ -68,7 +58,4 @@ def find_leaks(text: str) -> list[str]:
     """Return the problems in a published text: API-key-shaped strings, secret values, absolute paths."""
     problems = [f"key-shaped string {m.group(0)[:6]}…" for m in _KEY_PATTERN.finditer(text)]
     problems += ["value of a secret environment variable" for v in _secret_values() if v in text]
-    for path, _ in _replacements():
-        if len(path) > 1 and path in text:
-            problems.append(f"absolute path {path}")
-    return problems
+    return problems + [f"absolute path {p}" for p, _ in _replacements() if len(p) > 1 and p in text]

@@ -1,14 +1,6 @@
-"""The compendium pipeline: the numbered notebooks run through papermill over a configuration's grid.
-
-:func:`plan_run` turns a :class:`~llmdisc.pipeline.config.RunConfig` into an ordered list of
-:class:`NotebookRun` (one per notebook × dataset × model × prompt variant …); :func:`run_pipeline`
-executes them, writing executed copies to ``reports/executed/<config>/`` and a run record per
-notebook; with ``workers`` > 1 it runs notebooks whose inputs are ready side by side (each kernel on one CPU
-thread), so one dataset's stages run while the other's synthesizers fit; every kernel starts with the pinned
-instruction set of :mod:`llmdisc.pipeline.kernels`. A notebook is skipped when its
-notebook source, its parameters, the records of the stages it reads and its external input files all hash as
-last time and its outputs still match their recorded hashes — decided from hashes, never from file times.
-``force=True`` re-runs.
+"""The numbered notebooks run through papermill over a configuration's grid (:func:`plan_run`,
+:func:`run_pipeline`). A notebook is skipped when its source, parameters, upstream records and input files
+hash as last time and its outputs still match their recorded hashes (never file times).
 """
 
 from __future__ import annotations
@@ -50,8 +42,6 @@ class NotebookFailed(LlmdiscError):
 
 @dataclass
 class NotebookRun:
-    """One notebook execution of the plan."""
-
     run_id: str
     """Unique, readable id; also the executed copy's file name (``04_llm_trials__adult__local``)."""
     stage: str
@@ -70,11 +60,6 @@ def _suffix(*parts: object) -> str:
     return "__".join(str(p).replace("/", "-").replace(":", "-") for p in parts if p not in ("", None))
 
 
-def _split_key(key: str) -> tuple[str, str]:
-    dataset, _, encoding = key.partition("-")
-    return dataset, encoding
-
-
 def _raw_inputs(dataset: str) -> list[str]:
     """The raw files stage 01 reads for a dataset (the same resolution order as :mod:`llmdisc.data.acs`)."""
     if dataset == "adult":
@@ -89,21 +74,17 @@ def _raw_inputs(dataset: str) -> list[str]:
     return ["data/raw/acs/**/*"]
 
 
-def _paper_release_file(name: str) -> str:
-    from llmdisc.data.reference import paper_release_path
-
-    return str(paper_release_path(name.removeprefix("paper_")))
-
-
 def plan_run(config: RunConfig) -> list[NotebookRun]:
     """Expand a configuration into the ordered notebook runs (01 → 06, 08, 09, 10, then 07's figures)."""
+    from llmdisc.data.reference import paper_release_path
+
     seed, quick = config.seed, config.quick
     runs: list[NotebookRun] = []
     trial_runs: list[str] = []
     baseline_runs: list[str] = []
     releases: dict[str, list[str]] = {}  # per key: ours, then the paper's own when asked for and present
     for key in config.datasets:
-        dataset, encoding = _split_key(key)
+        dataset, _, encoding = key.partition("-")
         paper = paper_releases_for(key) if config.synthesis.paper_releases else []
         releases[key] = list(config.synthesis.synthesizers) + paper
         prep = NotebookRun(
@@ -119,7 +100,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
              "metadata_mode": config.synthesis.metadata_mode,
              "paper_releases": paper, "quick": quick},
             depends_on=[prep.run_id], output_globs=[f"data/synthetic/{key}/*.*"],
-            input_globs=[_paper_release_file(name) for name in paper])
+            input_globs=[str(paper_release_path(name.removeprefix("paper_"))) for name in paper])
         runs += [prep, synth]
     prompting = config.prompting
     prompt_key = prompting.dataset_key if prompting.dataset_key in config.datasets else config.datasets[0]
@@ -200,8 +181,7 @@ def plan_run(config: RunConfig) -> list[NotebookRun]:
                 # after the key's trials: their label-score forward passes hold these samples' table tokens
                 depends_on=[f"01_data_prep__{key}", f"02_synthesis__{key}"]
                 + [run for run in trial_runs if run.startswith(f"04_llm_trials__{key}__")],
-                # its own records only (07 writes the tables over every dataset's run), so the datasets' runs
-                # go side by side
+                # its own records only (07 writes the tables), so the datasets' runs go side by side
                 output_globs=[f"results/likelihood/likelihood-{key}-*", f"results/likelihood/joint/joint-{key}-*"]))
             final_deps.append(run_id)
     if config.cue_analysis:
@@ -230,9 +210,8 @@ def trial_settings(config: RunConfig) -> list[Any]:
 
 
 def call_plan(config: RunConfig) -> list[Any]:
-    """What the configuration's trials will ask of each provider and model: calls, tokens, cost and time
-    (:func:`llmdisc.discrimination.call_plan.plan_calls`; :func:`~llmdisc.discrimination.call_plan.format_plan`
-    prints it). Reads no data, opens no provider, needs no key."""
+    """Calls, tokens, cost and time of the configuration's trials per provider and model
+    (:func:`llmdisc.discrimination.call_plan.plan_calls`); reads no data, opens no provider, needs no key."""
     from llmdisc.discrimination.call_plan import plan_calls
     from llmdisc.pipeline.config import call_costs
 
@@ -241,13 +220,8 @@ def call_plan(config: RunConfig) -> list[Any]:
 
 def _hash_globs(patterns: list[str]) -> dict[str, str]:
     root = project_root()
-    hashes: dict[str, str] = {}
-    for pattern in patterns:
-        base = pattern if Path(pattern).is_absolute() else str(root / pattern)
-        for path in sorted(glob.glob(base, recursive=True)):
-            if Path(path).is_file():
-                hashes[relative_to_root(path)] = sha256_file(path)
-    return hashes
+    paths = [path for pattern in patterns for path in sorted(glob.glob(str(root / pattern), recursive=True))]
+    return {relative_to_root(path): sha256_file(path) for path in paths if Path(path).is_file()}
 
 
 class RunRecords:
@@ -268,9 +242,8 @@ class RunRecords:
 
 
 def package_source_hash() -> str:
-    """sha256 over the llmdisc package's files (code, prompt templates, the cue codebook and caption YAML, …;
-    not bytecode): a change re-runs the stages (fits and LLM answers stay cached, so a re-run after a code change
-    is cheap where results do not change)."""
+    """sha256 over the llmdisc package's files (not bytecode): a change re-runs the stages (fits and LLM
+    answers stay cached)."""
     package = Path(__file__).resolve().parents[1]  # the whole llmdisc package, not only pipeline/
     files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     return sha256_json({p.relative_to(package).as_posix(): sha256_file(p) for p in files})
@@ -344,8 +317,8 @@ other stages count 30 s. Only the order of side-by-side runs depends on them."""
 
 
 def critical_path_seconds(plan: list[NotebookRun], records: "RunRecords") -> dict[str, float]:
-    """Per run: its expected seconds plus the longest chain of runs that wait on it (the last recorded seconds of
-    each run where there are any, else :data:`STAGE_SECONDS`). Side-by-side runs start the longest chain first."""
+    """Per run: its expected seconds (last recorded, else :data:`STAGE_SECONDS`) plus the longest chain of
+    runs that wait on it."""
     expected = {r.run_id: float(records.records.get(r.run_id, {}).get("seconds") or STAGE_SECONDS.get(r.stage, 30.0))
                 for r in plan}
     waiting_on = {r.run_id: [w.run_id for w in plan if r.run_id in w.depends_on] for r in plan}
@@ -359,12 +332,7 @@ def critical_path_seconds(plan: list[NotebookRun], records: "RunRecords") -> dic
 def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | None = None,
                  workers: int | None = None, log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """Execute the plan of ``config`` (see :func:`run_plan`); ``only`` restricts it to stages like ``["01"]``;
-    ``workers`` overrides the configuration's.
-
-    Raises:
-        ConfigError: the plan runs trials (stage 04) of models of more than one provider
-            (:func:`~llmdisc.pipeline.config.require_one_provider`; ``select_provider`` picks one).
-    """
+    ``workers`` overrides the configuration's. ConfigError when its trials call more than one provider."""
     plan = [r for r in plan_run(config) if only is None or r.stage in only]
     if any(run.stage == "04" for run in plan):
         require_one_provider(config)
@@ -374,23 +342,12 @@ def run_pipeline(config: RunConfig, *, force: bool = False, only: list[str] | No
 
 def run_plan(plan: list[NotebookRun], executed_dir: Path, *, force: bool = False, workers: int = 1,
              log: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Execute notebook runs, each once its dependencies have finished; return one outcome per run, in plan order.
-
-    Args:
-        plan: the runs, in order (each reads only what earlier ones wrote; ``depends_on`` names which).
-        executed_dir: where executed copies and ``runs.json`` go.
-        force: re-run every notebook even when its inputs are unchanged.
-        workers: notebooks run side by side at most (1: one after another, in plan order). A run starts when
-            every run it depends on has finished; among those ready, the one heading the longest chain of expected work starts first
-            (:func:`critical_path_seconds`; ties: the earliest in the plan).
-        log: where progress lines go.
-
-    Returns:
-        Dicts with ``run_id``, ``status`` (``ran`` or ``skipped``) and ``seconds``.
+    """Execute ``plan`` into ``executed_dir``, each run once its ``depends_on`` have finished, at most
+    ``workers`` side by side (longest chain of expected work first); ``force`` re-runs unchanged notebooks.
+    Returns per run, in plan order, ``run_id``, ``status`` (``ran`` or ``skipped``) and ``seconds``.
 
     Raises:
-        ConfigError: a notebook is missing, a run depends on itself or on a cycle, or ``workers`` < 1
-            (checked first).
+        ConfigError: a notebook is missing, a run depends on a cycle, or ``workers`` < 1 (checked first).
         NotebookFailed: a notebook raised. No new run starts; runs already started finish and are recorded,
             so a second call resumes after the failed one.
     """
@@ -481,8 +438,7 @@ class _InlineExecutor(Executor):
 
 
 def _executor(workers: int) -> Executor:
-    """Inline for one worker; else a pool of fresh processes (spawned: each starts and stops its own kernels,
-    and Ctrl-C reaches them as it reaches this process)."""
+    """Inline for one worker; else a pool of spawned processes (each starts and stops its own kernels)."""
     if workers == 1:
         return _InlineExecutor()
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))

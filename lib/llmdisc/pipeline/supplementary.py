@@ -1,12 +1,11 @@
-"""The supplementary material: the executed notebooks published as a Sphinx + MyST-NB site, never re-executed.
-
-:func:`render_html` stages the notebooks, figures and tables (scrubbed), builds them with MyST-NB, and replaces
-``reports/html/`` only when :func:`~llmdisc.pipeline.reports.find_leaks` finds no leak in the result. A build is
-skipped when the staged sources and the tool versions hash as last time.
+"""The supplementary material: the executed notebooks published as a Sphinx + MyST-NB site, never re-executed;
+``reports/html/`` is replaced only when no leak is found, and the build skipped when nothing it hashes
+changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -85,25 +84,20 @@ def _caption_counts(tables_dir: Path) -> dict[str, object]:
     import pandas as pd
 
     counts: dict[str, object] = {}
-    try:
+    with contextlib.suppress(OSError, ValueError, KeyError):
         cells = pd.read_csv(tables_dir / "llm_cells.csv")
         counts.update(n_valid=int(cells["n_valid"].sum()), n_cells=len(cells))
-    except (OSError, ValueError, KeyError):
-        pass
-    try:
+    with contextlib.suppress(OSError, ValueError, KeyError):
         totals = pd.read_csv(tables_dir / "human_totals.csv")
         pooled = totals[(totals["annotator"] == "pooled") & (totals["condition"] == "all")]
         if len(pooled):
             counts["n_human"] = int(pooled["n_valid"].iloc[0])
-    except (OSError, ValueError, KeyError):
-        pass
     return counts
 
 
 def _stage_notebook(path: Path, config: str, docname: str, site: SiteMap | None,
                     counts: dict[str, object]) -> tuple[str, str]:
-    """The notebook copy as staged (titled, parameters shown, sections labelled, figures captioned) and
-    its navigation title."""
+    """The notebook copy as staged (titled, sections labelled, figures captioned) and its navigation title."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -116,8 +110,7 @@ def _stage_notebook(path: Path, config: str, docname: str, site: SiteMap | None,
         title = head[2:].strip()
     else:
         title, rest = path.stem, None
-    full_title = f"{title} — {label}" if label else title
-    intro = [f"# {full_title}", ""]
+    intro = [f"# {title} — {label}" if label else f"# {title}", ""]
     intro += [f"Configuration `{config}`; executed copy `reports/executed/{config}/{path.name}`, shown with "
               "the outputs the run stored (not re-executed)."]
     if parameters:
@@ -166,15 +159,8 @@ def _table_sources() -> dict[str, Path]:
 
 
 def stage_sources(config_name: str | None = None) -> dict[str, bytes]:
-    """Every file of the Sphinx source tree, as ``{relative path: content}`` (nothing is written).
-
-    Args:
-        config_name: the configuration just run; its notebooks come first and the landing page links them.
-            ``None``: every configuration in ``reports/executed/``, alphabetically.
-
-    Raises:
-        SupplementaryError: there is no executed notebook to publish.
-    """
+    """Every file of the Sphinx source tree, as ``{relative path: content}``, ``config_name``'s notebooks
+    first (``None``: every configuration); SupplementaryError when there is no executed notebook."""
     executed_root = reports_dir() / "executed"
     configs = sorted(p.name for p in executed_root.glob("*") if p.is_dir() and any(p.glob("*.ipynb")))
     if config_name in configs:
@@ -229,8 +215,8 @@ def stage_sources(config_name: str | None = None) -> dict[str, bytes]:
 
 
 def _sync(files: dict[str, bytes], src: Path) -> None:
-    """Write ``files`` under ``src``, leaving unchanged files untouched (Sphinx rebuilds by mtime) and
-    removing files no longer staged."""
+    """Write ``files`` under ``src``: unchanged files untouched (Sphinx rebuilds by mtime), stale ones
+    removed."""
     src.mkdir(parents=True, exist_ok=True)
     for rel, content in files.items():
         path = src / rel
@@ -256,8 +242,7 @@ def fingerprint(files: dict[str, bytes]) -> str:
 
 
 def leaks_in_tree(directory: Path) -> list[str]:
-    """Every secret or machine path :func:`find_leaks` finds in the text files under ``directory``
-    (``path: problem``); an empty list when the folder is safe to publish."""
+    """Every secret or machine path :func:`find_leaks` finds in the text files under ``directory``."""
     problems = []
     for path in sorted(directory.rglob("*")):
         if not path.is_file() or path.suffix not in _TEXT_SUFFIXES:
@@ -271,11 +256,8 @@ def leaks_in_tree(directory: Path) -> list[str]:
 
 
 def build_site(src: Path, out: Path, doctrees: Path) -> tuple[float, Path]:
-    """Run Sphinx (HTML builder) on ``src`` into ``out``; return seconds and the warnings file.
-
-    Raises:
-        SupplementaryError: Sphinx failed; the message carries the end of its output.
-    """
+    """Run Sphinx (HTML builder) on ``src`` into ``out``; return seconds and the warnings file
+    (SupplementaryError with the end of its output when it fails)."""
     warnings = doctrees.parent / "warnings.txt"
     started = time.perf_counter()
     result = subprocess.run(
@@ -292,18 +274,9 @@ def build_site(src: Path, out: Path, doctrees: Path) -> tuple[float, Path]:
 
 def render_html(config_name: str | None = None, *, out_dir: Path | None = None, work_dir: Path | None = None,
                 force: bool = False, log: Callable[[str], None] = lambda line: None) -> Path:
-    """Build the supplementary into ``reports/html/`` (or ``out_dir``) and return its ``index.html``.
-
-    Args:
-        config_name: the configuration just run (its notebooks first); ``None``: all, alphabetically.
-        out_dir: where the published site goes (default ``reports/html``); replaced only by a clean build.
-        work_dir: the staged sources and Sphinx's incremental build (default ``reports/.supplementary``).
-        force: build even when the sources are unchanged.
-        log: where progress lines go (the skip decision, build seconds, size).
-
-    Raises:
-        SupplementaryError: nothing to publish, Sphinx failed, or a leak survived the scrub (nothing replaced).
-    """
+    """Build the supplementary in ``work_dir`` into ``reports/html/`` (or ``out_dir``, replaced only by a
+    clean build); return its ``index.html``. SupplementaryError: nothing to publish, Sphinx failed, or a
+    leak."""
     out_dir = Path(out_dir) if out_dir is not None else reports_dir() / "html"
     work = Path(work_dir) if work_dir is not None else reports_dir() / ".supplementary"
     files = stage_sources(config_name)

@@ -7,35 +7,16 @@ docs/ARCHITECTURE.md; start with :mod:`~llmdisc.scoring.metrics` (DRS with its i
 """
 
 from llmdisc.scoring import cue_tables, cue_validity, cues, paper_samples, reference, tables
-from llmdisc.scoring.analyses import (
-    fair_cells,
-    matched_n_sample,
-    mcnemar_exact,
-    paired_condition_tests,
-    permutation_test,
-    permutation_tests,
-    seed_stability,
-)
+from llmdisc.scoring.analyses import (fair_cells, matched_n_sample, mcnemar_exact, paired_condition_tests,
+                                      permutation_test, permutation_tests, seed_stability)
 from llmdisc.scoring.auc import AUCTest, auc_test, auc_with_interval
 from llmdisc.scoring.calibration import brier_score, expected_calibration_error, reliability_bins
 from llmdisc.scoring.metadata_rule import metadata_rule_table
 from llmdisc.scoring.cue_validity import verified_cues
 from llmdisc.scoring.cues import code_cues, coder_agreement, cue_strings, load_codebook
-from llmdisc.scoring.metrics import (
-    CELL_COLUMNS,
-    SCORES,
-    Estimate,
-    ScoreInfo,
-    balanced_accuracy,
-    cell_reliability,
-    disclosure_risk_score,
-    drs_bootstrap,
-    prepare_trials,
-    score_cell,
-    score_cells,
-    wilson_interval,
-    youden_j,
-)
+from llmdisc.scoring.metrics import (CELL_COLUMNS, SCORES, Estimate, ScoreInfo, balanced_accuracy,
+                                     cell_reliability, disclosure_risk_score, drs_bootstrap, prepare_trials,
+                                     score_cell, score_cells, wilson_interval, youden_j)
 from llmdisc.scoring.paper_samples import verify_paper_census_samples
 from llmdisc.scoring.probability import PROBABILITY_COLUMNS, score_probability_cell, score_probability_cells
 from llmdisc.scoring.reference import import_paper_trials, paper_reported_cells, paper_trial_files

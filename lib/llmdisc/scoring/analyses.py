@@ -33,8 +33,7 @@ def _valid(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def _check_columns(trials: pd.DataFrame, columns: Iterable[str]) -> None:
-    missing = [c for c in columns if c not in trials.columns]
-    if missing:
+    if missing := [c for c in columns if c not in trials.columns]:
         raise DataError(f"trial table lacks column(s) {missing}; it has {list(trials.columns)}; fix: add them or "
                         "pass the column names this analysis should use")
 
@@ -43,8 +42,7 @@ def _models(valid: pd.DataFrame, model_col: str, models: Sequence[str] | None) -
     present = list(pd.unique(valid[model_col]))
     if models is None:
         return sorted(present)
-    unknown = [m for m in present if m not in models]
-    if unknown:
+    if unknown := [m for m in present if m not in models]:
         raise ConfigError(f"models {unknown} are in the trials but not in models={list(models)}; fix: list every "
                           "model to compare (its position sets its seed offset) or filter the trials first")
     return list(models)
@@ -52,16 +50,11 @@ def _models(valid: pd.DataFrame, model_col: str, models: Sequence[str] | None) -
 
 def fair_cells(trials: pd.DataFrame, *, models: Sequence[str] | None = None, model_col: str = "model",
                cell_cols: Sequence[str] = FAIR_CELL_COLUMNS, min_valid: int = FAIR_MIN_VALID) -> pd.DataFrame:
-    """Which cells let the models be compared: every model has at least ``min_valid`` valid trials.
+    """Which cells let the models be compared: every model has at least ``min_valid`` (the paper's 8) valid
+    trials; ``models`` default to all present, sorted (a missing model counts 0 trials).
 
-    Args:
-        models: the models compared (default: all present, sorted); a missing model counts 0 trials.
-        cell_cols: columns of a cell shared by the models.
-        min_valid: the paper's threshold, 8.
-
-    Returns:
-        One row per cell (sorted): ``n_valid_<model>`` per model, ``n_min``, ``fair`` (bool) and
-        ``n_excluded`` (invalid/error records of the cell, all models).
+    Returns one row per cell (sorted): ``n_valid_<model>`` per model, ``n_min``, ``fair`` (bool) and
+    ``n_excluded`` (invalid/error records of the cell, all models).
     """
     _check_columns(trials, [*cell_cols, model_col])
     prepared = prepare_trials(trials)
@@ -88,22 +81,24 @@ def matched_n_sample(trials: pd.DataFrame, *, seed: int = MATCHED_SEED, models: 
                      min_valid: int = FAIR_MIN_VALID, per_model_seed: bool = False) -> pd.DataFrame:
     """Down-sample every model to the same N in each fair cell (the paper's matched-N comparison).
 
-    Args:
-        trials: trial table; only valid trials are drawn, in their given order (the order fixes the draw).
-        seed: base seed. Per cell, s = :func:`~llmdisc.scoring.metrics.cell_seed` (seed, cell values).
-        models: models in draw order; model i draws ``sample(n, random_state=s + i)``. The paper's order is
-            (LLaMA, Gemini): LLaMA draws with s, Gemini with s + 1.
-        per_model_seed: draw model m with ``cell_seed(seed, cell values + (label,))`` instead of s + i, as the
-            paper's seed-stability sweep did.
-
-    Returns:
-        The drawn rows, cell by cell (sorted by ``cell_cols``) and model by model, with ``matched_seed`` (the
-        ``random_state`` used) and ``matched_n`` columns.
+    Only valid trials are drawn, in their given order (the order fixes the draw). Per cell, s =
+    :func:`~llmdisc.scoring.metrics.cell_seed` (seed, cell values) and model i of ``models`` (in draw order;
+    the paper's is LLaMA, Gemini) draws ``sample(n, random_state=s + i)``; with ``per_model_seed`` model m
+    draws with ``cell_seed(seed, cell values + (m,))``, as the paper's seed-stability sweep did. Returns the
+    drawn rows, cell by cell (sorted) and model by model, with ``matched_seed`` (the ``random_state``) and
+    ``matched_n``.
     """
     _check_columns(trials, [*cell_cols, model_col])
     valid = _valid(trials)
-    return _matched(valid, seed, _models(valid, model_col, models), model_col, cell_cols, min_valid,
-                    None if not per_model_seed else {})
+    model_list = _models(valid, model_col, models)
+    draws = _draws(_plan(valid, model_list, model_col, cell_cols, min_valid), seed, model_list,
+                   {} if per_model_seed else None)
+    if not draws:
+        return valid.iloc[:0].assign(matched_seed=pd.Series(dtype=int), matched_n=pd.Series(dtype=int))
+    out = valid.iloc[np.concatenate([d.positions for d in draws])].reset_index(drop=True)
+    out["matched_seed"] = np.repeat([d.state for d in draws], [d.n for d in draws])
+    out["matched_n"] = np.repeat([d.n for d in draws], [d.n for d in draws])
+    return out
 
 
 class _Draw(NamedTuple):
@@ -145,18 +140,6 @@ def _draws(plan: list[tuple[tuple, int, dict[str, np.ndarray]]], seed: int, mode
     return draws
 
 
-def _matched(valid: pd.DataFrame, seed: int, model_list: list[str], model_col: str,
-             cell_cols: Sequence[str], min_valid: int, labels: Mapping[str, str] | None) -> pd.DataFrame:
-    """The matched-N draw on already-checked valid trials, as a DataFrame."""
-    draws = _draws(_plan(valid, model_list, model_col, cell_cols, min_valid), seed, model_list, labels)
-    if not draws:
-        return valid.iloc[:0].assign(matched_seed=pd.Series(dtype=int), matched_n=pd.Series(dtype=int))
-    out = valid.iloc[np.concatenate([d.positions for d in draws])].reset_index(drop=True)
-    out["matched_seed"] = np.repeat([d.state for d in draws], [d.n for d in draws])
-    out["matched_n"] = np.repeat([d.n for d in draws], [d.n for d in draws])
-    return out
-
-
 def _drs_at(is_real: np.ndarray, said_real: np.ndarray, positions: np.ndarray) -> float:
     real, said = is_real[positions], said_real[positions]
     return drs_from_counts(int(real.sum()), int((real & said).sum()), int((~real).sum()), int((~real & ~said).sum()))
@@ -177,12 +160,9 @@ def seed_stability(trials: pd.DataFrame, *, seeds: Iterable[int] = STABILITY_SEE
     """Repeat the matched-N draw for many seeds; summarise DRS by mean and 2.5-97.5 % quantiles.
 
     As in the paper's notebook, model m of cell c draws with ``cell_seed(seed, c + (label_m,))`` where label_m
-    is ``model_labels[m]`` (the paper used its display labels, see ``reference.PAPER_MODEL_LABELS``).
-
-    Returns:
-        ``SeedStability(cells, models, draws)``: per cell × model and per model (pooled over the fair cells,
-        the paper's per-model definition) the columns ``drs_mean``, ``drs_q025``, ``drs_q975``, ``n_seeds``;
-        ``draws`` holds every (seed, cell, model) DRS.
+    is ``model_labels[m]`` (the paper used its display labels, see ``reference.PAPER_MODEL_LABELS``). Returns
+    per cell × model and per model (pooled over the fair cells, the paper's per-model definition)
+    ``drs_mean``, ``drs_q025``, ``drs_q975``, ``n_seeds``, and in ``draws`` every (seed, cell, model) DRS.
     """
     labels = dict(model_labels or {})
     _check_columns(trials, [*cell_cols, model_col])
@@ -198,8 +178,7 @@ def seed_stability(trials: pd.DataFrame, *, seeds: Iterable[int] = STABILITY_SEE
             rows_cells.append({**dict(zip([*cell_cols, model_col], (*d.cell, d.model))), "seed": int(s),
                                "drs": _drs_at(is_real, said_real, d.positions)})
         for model in model_list:
-            pooled = [d.positions for d in drawn if d.model == model]
-            if pooled:
+            if pooled := [d.positions for d in drawn if d.model == model]:
                 rows_models.append({model_col: model, "seed": int(s),
                                     "drs": _drs_at(is_real, said_real, np.concatenate(pooled))})
     draws = pd.DataFrame(rows_cells)
@@ -218,10 +197,8 @@ def seed_stability(trials: pd.DataFrame, *, seeds: Iterable[int] = STABILITY_SEE
 def _group_drs(is_real: np.ndarray, correct: np.ndarray, member: np.ndarray) -> np.ndarray:
     """DRS of the rows where ``member`` is True, for every row of a (n_perm × n) membership matrix."""
     m = member.astype(np.int64)
-    n_real = m @ is_real
-    n_syn = m @ ~is_real
-    c_real = m @ (is_real & correct)
-    c_syn = m @ (~is_real & correct)
+    n_real, n_syn = m @ is_real, m @ ~is_real
+    c_real, c_syn = m @ (is_real & correct), m @ (~is_real & correct)
     with np.errstate(invalid="ignore", divide="ignore"):
         drs = np.minimum(c_real / n_real, c_syn / n_syn)
     drs[(n_real == 0) | (n_syn == 0)] = np.nan
@@ -233,25 +210,20 @@ def permutation_test(trials: pd.DataFrame, *, seed: int | None = PERMUTATION_SEE
                      condition_col: str = "condition") -> dict[str, Any]:
     """Permutation test of DRS(C2) - DRS(C1) for one dataset × model × synthesizer.
 
-    Condition labels are shuffled ``n_perm`` times with ``rng.shuffle``, as the paper did.
+    Condition labels are shuffled ``n_perm`` times with ``rng.shuffle``, as the paper did; ``rng`` (the paper
+    shared one generator across its cells) overrides ``seed``. Row order of ``trials`` fixes which labels a
+    shuffle moves.
 
-    Args:
-        trials: the valid trials of both conditions (row order fixes which labels a shuffle moves).
-        seed: seed of a fresh ``numpy.random.default_rng``; ignored when ``rng`` is given.
-        rng: a shared generator (the paper used one generator for all its cells in turn).
-
-    Returns:
-        A dict: n_c1, n_c2, drs_c1, drs_c2, delta (C2 - C1, fraction), perm_effective_n (shuffles where both
-        DRS exist), perm_null_q025/q975, p_one_sided_ge = (#{Δ* >= Δ} + 1)/(n + 1), p_two_sided =
-        (#{|Δ*| >= |Δ|} + 1)/(n + 1) (also as ``p_value``, the paper's p), n_perm and seed. p is NaN when
-        the observed Δ is undefined.
+    Returns a dict: n_c1, n_c2, drs_c1, drs_c2, delta (C2 - C1, fraction), perm_effective_n (shuffles where
+    both DRS exist), perm_null_q025/q975, p_one_sided_ge = (#{Δ* >= Δ} + 1)/(n + 1), p_two_sided = (#{|Δ*| >=
+    |Δ|} + 1)/(n + 1) (also as ``p_value``, the paper's p), n_perm and seed. p is NaN when the observed Δ is
+    undefined.
     """
     if n_perm < 1:
         raise ConfigError(f"n_perm must be >= 1, got {n_perm}; fix: use e.g. n_perm=3000")
     valid = _valid(trials)
     cond = valid[condition_col].to_numpy()
-    unknown = sorted(set(cond) - {"C1", "C2"})
-    if unknown:
+    if unknown := sorted(set(cond) - {"C1", "C2"}):
         raise DataError(f"{condition_col} has values {unknown}; fix: keep only C1 and C2 trials")
     is_real = (valid["true_label"] == "REAL").to_numpy()
     correct = (valid["true_label"] == valid["predicted_label"]).to_numpy()
@@ -259,12 +231,9 @@ def permutation_test(trials: pd.DataFrame, *, seed: int | None = PERMUTATION_SEE
     observed = _group_drs(is_real, correct, np.vstack([~is_c2, is_c2]))
     delta = observed[1] - observed[0]
     generator = rng if rng is not None else np.random.default_rng(seed)
-    index = np.arange(len(cond))
-    perms = np.empty((n_perm, len(cond)), dtype=np.int64)
-    for i in range(n_perm):  # the paper's stream: one in-place shuffle per permutation
-        order = index.copy()
+    perms = np.tile(np.arange(len(cond), dtype=np.int64), (n_perm, 1))
+    for order in perms:  # the paper's stream: one in-place shuffle per permutation
         generator.shuffle(order)
-        perms[i] = order
     shuffled_c2 = is_c2[perms]
     null = _group_drs(is_real, correct, shuffled_c2) - _group_drs(is_real, correct, ~shuffled_c2)
     finite = null[np.isfinite(null)]
@@ -287,22 +256,18 @@ def permutation_tests(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_p
                       orders: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """:func:`permutation_test` for every group having both C1 and C2, one generator shared in group order.
 
-    Args:
-        group_cols: groups in which condition labels are exchanged (never pooling providers or models).
-        orders: per group column, the order groups are visited in (default sorted). The order changes which
-            part of the random stream a group gets; ``reference.PAPER_*_ORDER`` reproduce the paper's.
+    ``orders``: per group column, the order groups are visited in (default sorted). The order changes which
+    part of the random stream a group gets; ``reference.PAPER_*_ORDER`` reproduce the paper's.
 
-    Returns:
-        One row per tested group with the keys of :func:`permutation_test`, ``n_excluded`` (invalid/error
-        records of the group, not tested), ``seed`` and ``stream_position``.
+    Returns one row per tested group with the keys of :func:`permutation_test`, ``n_excluded`` (invalid/error
+    records of the group, not tested), ``seed`` and ``stream_position``.
     """
     _check_columns(trials, [*group_cols, "condition"])
     prepared = prepare_trials(trials)
     valid = prepared[prepared["status"] == "valid"]
     excluded = prepared[prepared["status"] != "valid"].groupby(list(group_cols)).size().to_dict()
     orders = dict(orders or {})
-    groups = {key if isinstance(key, tuple) else (key,): frame
-              for key, frame in valid.groupby(list(group_cols), sort=False)}
+    groups = dict(list(valid.groupby(list(group_cols), sort=False)))
 
     def rank(key: tuple) -> tuple:
         return tuple((orders[c].index(v) if c in orders and v in orders[c] else len(orders.get(c, ())), str(v))
@@ -312,11 +277,9 @@ def permutation_tests(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_p
     rows = []
     for position, key in enumerate(sorted(groups, key=rank)):
         frame = groups[key]
-        conditions = set(frame["condition"])
-        if not {"C1", "C2"} <= conditions:
+        if not {"C1", "C2"} <= set(frame["condition"]):
             continue  # the paper skipped such groups without drawing
-        frame = frame[frame["condition"].isin(["C1", "C2"])]
-        result = permutation_test(frame, rng=rng, n_perm=n_perm)
+        result = permutation_test(frame[frame["condition"].isin(["C1", "C2"])], rng=rng, n_perm=n_perm)
         n_excluded = excluded.get(key if len(key) > 1 else key[0], 0)
         rows.append({**dict(zip(group_cols, key)), **result, "n_excluded": int(n_excluded), "seed": seed,
                      "stream_position": position})
@@ -326,9 +289,8 @@ def permutation_tests(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_p
 def mcnemar_exact(correct_first: Any, correct_second: Any) -> dict[str, Any]:
     """McNemar's exact test on paired verdicts (correctness per pair under each condition, same order).
 
-    Returns:
-        A dict with n_pairs, b (right first, wrong second), c (wrong first, right second), and p_value: the
-        two-sided exact binomial test of b against b + c at 0.5 (1.0 when b + c == 0: no discordant pair).
+    Returns a dict with n_pairs, b (right first, wrong second), c (wrong first, right second), and p_value
+    (two-sided exact binomial test of b of b + c at 0.5; 1.0 without a discordant pair).
     """
     first = np.asarray(correct_first, dtype=bool)
     second = np.asarray(correct_second, dtype=bool)
@@ -346,14 +308,9 @@ def paired_condition_tests(trials: pd.DataFrame, *,
                            pair_on: Sequence[str] = ("sample_seed",)) -> pd.DataFrame:
     """McNemar's exact test of C1 vs C2 correctness per group, pairing trials that showed the same sample.
 
-    Args:
-        by: groups tested separately (a cell without its condition).
-        pair_on: columns identifying a sample shown under both conditions (``sample_seed``; ``row_ids``
-            lists are compared as tuples; the human pilot pairs on annotator, session and pair id).
-
-    Returns:
-        One row per group: the ``by`` values, n_pairs, b, c, p_value, and n_unpaired (valid trials without a
-        partner under the other condition, reported rather than dropped silently).
+    ``pair_on`` names a sample shown under both conditions (lists such as ``row_ids`` compare as tuples; the
+    human pilot pairs on annotator, session and pair id). One row per group: the ``by`` values, n_pairs, b, c,
+    p_value, and n_unpaired (valid trials without a partner, reported rather than dropped silently).
     """
     _check_columns(trials, [*by, *pair_on, "condition"])
     valid = _valid(trials).copy()
@@ -362,10 +319,8 @@ def paired_condition_tests(trials: pd.DataFrame, *,
     valid["_correct"] = valid["true_label"] == valid["predicted_label"]
     rows = []
     for key, frame in valid.groupby(list(by), sort=True):
-        key = key if isinstance(key, tuple) else (key,)
         wide = frame.pivot_table(index=list(pair_on), columns="condition", values="_correct", aggfunc="first")
-        both = wide.dropna(subset=[c for c in ("C1", "C2") if c in wide.columns]) if {"C1", "C2"} <= set(
-            wide.columns) else wide.iloc[:0]
+        both = wide.dropna(subset=["C1", "C2"]) if {"C1", "C2"} <= set(wide.columns) else wide.iloc[:0]
         result = mcnemar_exact(both.get("C1", pd.Series(dtype=bool)).astype(bool),
                                both.get("C2", pd.Series(dtype=bool)).astype(bool))
         rows.append({**dict(zip(by, key)), **result, "n_unpaired": int(len(frame) - 2 * len(both))})

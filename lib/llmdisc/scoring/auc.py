@@ -70,13 +70,9 @@ def auc_test(labels: np.ndarray, scores: np.ndarray, *, seed: int, permutations:
              confidence: float = 0.95) -> AUCTest:
     """AUC of ``scores`` for ``labels == 1``, its score interval, direction and permutation p-value.
 
-    Args:
-        labels: 0/1 (or bool) array; 1 = the positive class (e.g. SYNTHETIC).
-        scores: finite real scores, same length (higher = "more positive" under the hypothesis).
-        seed: seed of the label permutations (stored in the result; same seed, same p-value).
-
-    Raises:
-        DataError: lengths differ, a score is not finite, or a class is empty (AUC undefined).
+    ``labels``: 0/1 (or bool), 1 the positive class (e.g. SYNTHETIC); ``scores``: finite, one per label;
+    ``seed``: of the label permutations (stored in the result). DataError when lengths differ, a score is not
+    finite, or a class is empty.
     """
     labels = np.asarray(labels).astype(bool)
     scores = np.asarray(scores, dtype=np.float64)

@@ -30,40 +30,23 @@ def _pairs(confidence: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def brier_score(confidence: Any, correct: Any) -> float:
-    """Mean squared difference between stated confidence and correctness.
-
-    Args:
-        confidence: stated confidence per verdict, percent 0-100 (NaN ignored).
-        correct: 1/True when the verdict was right, 0/False otherwise.
-
-    Returns:
-        A value in [0, 1]: 0 = every verdict right with confidence 100 (and wrong ones at 0); 0.25 = always
-        50 %; 1 = confidently wrong every time. Lower is better calibrated. NaN with no confidences.
+    """Mean squared difference between stated confidence (percent 0-100, NaN ignored) and correctness (1/True
+    when the verdict was right): 0 = every verdict right with confidence 100 (and wrong ones at 0); 0.25 =
+    always 50 %; 1 = confidently wrong every time. NaN with no confidences.
     """
     conf, corr = _pairs(confidence, correct)
-    if conf.size == 0:
-        return math.nan
-    return float(np.mean((conf - corr) ** 2))
-
-
-def _bin_index(conf: np.ndarray, n_bins: int) -> np.ndarray:
-    if n_bins < 1:
-        raise ConfigError(f"n_bins must be >= 1, got {n_bins}; fix: use e.g. n_bins=10")
-    return np.minimum((conf * n_bins).astype(int), n_bins - 1)  # confidence 1.0 goes into the last bin
+    return float(np.mean((conf - corr) ** 2)) if conf.size else math.nan
 
 
 def reliability_bins(confidence: Any, correct: Any, n_bins: int = 10) -> pd.DataFrame:
-    """Reliability diagram data: per equal-width confidence bin, the stated and observed accuracy.
-
-    Args:
-        confidence, correct: as for :func:`brier_score`.
-
-    Returns:
-        DataFrame with ``bin_low``, ``bin_high`` (percent), ``n``, ``mean_confidence`` (percent) and
-        ``accuracy`` (fraction) per bin; empty bins have n = 0 and NaN means.
+    """Reliability diagram data (inputs as for :func:`brier_score`): per equal-width confidence bin,
+    ``bin_low``, ``bin_high`` (percent), ``n``, ``mean_confidence`` (percent) and ``accuracy`` (fraction);
+    empty bins have n = 0 and NaN means.
     """
     conf, corr = _pairs(confidence, correct)
-    idx = _bin_index(conf, n_bins)
+    if n_bins < 1:
+        raise ConfigError(f"n_bins must be >= 1, got {n_bins}; fix: use e.g. n_bins=10")
+    idx = np.minimum((conf * n_bins).astype(int), n_bins - 1)  # confidence 1.0 goes into the last bin
     n = np.bincount(idx, minlength=n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_conf = np.bincount(idx, weights=conf, minlength=n_bins) / n
@@ -74,14 +57,9 @@ def reliability_bins(confidence: Any, correct: Any, n_bins: int = 10) -> pd.Data
 
 
 def expected_calibration_error(confidence: Any, correct: Any, n_bins: int = 10) -> float:
-    """Expected calibration error: the n-weighted mean |accuracy - stated confidence| over confidence bins.
-
-    Args:
-        confidence, correct: as for :func:`brier_score`.
-
-    Returns:
-        A fraction in [0, 1]: 0 = stated confidence equals observed accuracy in every bin; 0.5 = e.g.
-        always 100 % confident and right half the time. Lower is better. NaN with no confidences.
+    """Expected calibration error: the n-weighted mean |accuracy - stated confidence| over confidence bins
+    (inputs as for :func:`brier_score`). 0 = stated confidence equals observed accuracy in every bin; 0.5 =
+    e.g. always 100 % confident and right half the time. NaN with no confidences.
     """
     bins = reliability_bins(confidence, correct, n_bins)
     total = bins["n"].sum()

@@ -156,8 +156,7 @@ class TableVocabulary:
         column_values: dict[str, dict[str, Any]] = {}
         for col in (c for c in columns if c not in numeric):
             for value in pd.unique(table[col].dropna()):
-                text = str(value).strip()
-                if text:
+                if text := str(value).strip():
                     column_values.setdefault(col, {})[text.lower()] = value
                 if len(text) >= 3 and text.lower() not in literals.common_values:
                     owners.setdefault(text.lower(), []).append((col, value))
@@ -230,16 +229,10 @@ def _check_count(claim: Claim, sample: pd.DataFrame) -> tuple[str, str]:
 
 def check_claim(claim: Claim, sample: pd.DataFrame | None, *, real: pd.DataFrame | None = None,
                 metadata_table: pd.DataFrame | None = None) -> tuple[str, str]:
-    """Check one claim against the shown sample.
-
-    Args:
-        sample: the rows shown, in the order shown (None when the sample cannot be rebuilt).
-        real: the real table (valid vocabulary for ``invalid_values``, canonical mapping for ``mapping``).
-        metadata_table: the table the C2 metadata described, for ranges of ``scope="unclear"``.
-
-    Returns:
-        ``(verdict, detail)``: verdict in :data:`VERDICTS`, detail says what was compared.
-    """
+    """Check one claim against the shown sample (in order; None when it cannot be rebuilt): ``(verdict in
+    :data:`VERDICTS`, what was compared)``. ``real`` gives the valid values for ``invalid_values`` and the
+    canonical mapping for ``mapping``; ``metadata_table`` (the table the C2 metadata described) the ranges of
+    ``scope="unclear"``."""
     if sample is None:
         return "not_checkable", "the shown sample cannot be rebuilt"
     unknown = [c for c in [*claim.where, *([] if claim.kind == "mapping" else claim.values)] if c not in sample]

@@ -154,15 +154,10 @@ def _row_numbers(seg: str) -> tuple[int, ...]:
 
 
 def parse_claims(text: Any, vocab: TableVocabulary, *, condition: str | None = None) -> list[Claim]:
-    """Every checkable claim in one cue string.
+    """Every checkable claim in one cue string (none for a non-string), in order of appearance.
 
-    Args:
-        text: the cue string (non-strings give no claim).
-        vocab: the vocabulary of the real table the sample came from (:meth:`TableVocabulary.from_table`).
-        condition: ``C1``/``C2``: under C2 a range without the word "sample" has ``scope="unclear"``.
-
-    Returns:
-        Claims in order of appearance (possibly none).
+    ``vocab`` is the vocabulary of the real table the sample came from; under ``condition`` C2 a range without
+    the word "sample" has ``scope="unclear"``.
     """
     if not isinstance(text, str) or not text.strip():
         return []

@@ -25,22 +25,15 @@ def trial_themes(coded: pd.DataFrame, themes: Sequence[str], *, fields: Sequence
                  generic: str = "generic") -> pd.DataFrame:
     """One row per trial (or human answer): whether any of its cue strings in ``fields`` has each theme.
 
-    Args:
-        coded: cue strings coded by :func:`llmdisc.scoring.cues.code_cues`.
-        fields: restrict to these fields (default: all).
-        generic: the generic theme: true for a trial exactly when none of its strings has another theme
-            (an empty red-flag list beside specific evidence does not make the trial generic).
-
-    Returns:
-        The trial unit and context columns, ``answer`` (the trial's cue texts joined, to count distinct
-        answers) and one boolean column per theme.
+    ``coded``: cue strings coded by :func:`llmdisc.scoring.cues.code_cues`; ``generic`` is true for a trial
+    exactly when none of its strings has another theme (an empty red-flag list beside specific evidence does
+    not make the trial generic). Returns the trial unit and context columns, ``answer`` (the trial's cue texts
+    joined, to count distinct answers) and one boolean column per theme.
     """
     frame = coded if fields is None else coded[coded["field"].isin(list(fields))]
     frame = frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), "") for c in TRIAL_UNIT})
-    keys = list(TRIAL_UNIT)
-    agg = {f"theme_{t}": "any" for t in themes}
-    grouped = frame.groupby(keys, dropna=False, sort=False)
-    out = grouped.agg(agg).reset_index()
+    grouped = frame.groupby(list(TRIAL_UNIT), dropna=False, sort=False)
+    out = grouped.agg({f"theme_{t}": "any" for t in themes}).reset_index()
     if generic in themes:
         others = [f"theme_{t}" for t in themes if t != generic]
         out[f"theme_{generic}"] = ~out[others].any(axis=1)
@@ -50,15 +43,10 @@ def trial_themes(coded: pd.DataFrame, themes: Sequence[str], *, fields: Sequence
 
 
 def theme_share_table(per_trial: pd.DataFrame, themes: Sequence[str], by: Sequence[str]) -> pd.DataFrame:
-    """Share of trials using each theme per group, with Wilson 95 % intervals.
-
-    Returns:
-        Columns ``by``, theme, n_trials, n_with_theme, share, share_ci_low, share_ci_high (fractions in
-        [0, 1]: 0 = no trial of the group uses the theme, 1 = every trial does) and n_distinct_answers.
-    """
+    """Share of trials using each theme per group, with Wilson 95 % intervals: columns ``by``, theme,
+    n_trials, n_with_theme, share, share_ci_low, share_ci_high (fractions) and n_distinct_answers."""
     rows = []
     for key, grp in per_trial.groupby(list(by), dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
         n = len(grp)
         distinct = grp["answer"].nunique() if "answer" in grp else np.nan
         for theme in themes:
@@ -83,15 +71,11 @@ def _newcombe(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float, float]:
 
 def condition_shift_table(per_trial: pd.DataFrame, themes: Sequence[str],
                           by: Sequence[str] = ("source", "provider", "model", "dataset")) -> pd.DataFrame:
-    """Does the metadata change what the model looks at? Theme share under C1 and C2 and their difference.
-
-    Returns:
-        Columns ``by``, theme, n_c1, share_c1 (+ interval), n_c2, share_c2 (+ interval), shift = share_c2 -
-        share_c1 with a Newcombe 95 % interval (positive: the theme is used more when the metadata is shown).
-    """
+    """Does the metadata change what the model looks at? Per group and theme: n_c1, share_c1, n_c2, share_c2
+    (each with its interval) and shift = share_c2 - share_c1 with a Newcombe 95 % interval (positive: the
+    theme is used more when the metadata is shown)."""
     rows = []
     for key, grp in per_trial.groupby(list(by), dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
         c1, c2 = grp[grp["condition"] == "C1"], grp[grp["condition"] == "C2"]
         for theme in themes:
             k1, k2 = int(c1[f"theme_{theme}"].sum()), int(c2[f"theme_{theme}"].sum())
@@ -107,7 +91,5 @@ def condition_shift_table(per_trial: pd.DataFrame, themes: Sequence[str],
 def recognition_table(per_trial: pd.DataFrame,
                       by: Sequence[str] = ("source", "provider", "model", "dataset", "condition")) -> pd.DataFrame:
     """Dataset-recognition rate (trials naming the table as a known dataset, e.g. UCI Adult) per group."""
-    out = theme_share_table(per_trial, ["dataset_recognition"], by)
-    return out.drop(columns="theme").rename(columns={"share": "recognition_rate",
-                                                     "share_ci_low": "recognition_rate_ci_low",
-                                                     "share_ci_high": "recognition_rate_ci_high"})
+    out = theme_share_table(per_trial, ["dataset_recognition"], by).drop(columns="theme")
+    return out.rename(columns={f"share{s}": f"recognition_rate{s}" for s in ("", "_ci_low", "_ci_high")})

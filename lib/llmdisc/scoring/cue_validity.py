@@ -15,16 +15,11 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.errors import DataError
-from llmdisc.scoring.cue_claims import (
-    CLAIM_KINDS,
-    TRIVIAL_KINDS,
-    VERDICTS,
-    Claim,
-    TableVocabulary,
-    check_claim,
-    is_trivial,
-)
+from llmdisc.scoring.cue_claims import (CLAIM_KINDS, TRIVIAL_KINDS, VERDICTS, Claim, TableVocabulary,
+                                        check_claim, is_trivial)
 from llmdisc.scoring.cue_parse import cue_segments, parse_claims
+from llmdisc.scoring.cues import cue_strings
+from llmdisc.scoring.metrics import wilson_interval
 
 __all__ = ["CLAIM_KINDS", "DISTINCT_KEY", "TRIVIAL_KINDS", "VERDICTS", "Claim", "TableVocabulary", "check_claim",
            "check_cues", "cue_segments", "is_trivial", "load_paraphrase_set", "paraphrase_accuracy",
@@ -42,17 +37,14 @@ def check_cues(cues: pd.DataFrame, samples: Mapping[Any, pd.DataFrame | None], *
                unavailable_reasons: Mapping[Any, str] | None = None, key: Sequence[str] = TRIAL_KEY) -> pd.DataFrame:
     """Parse and check every cue string of a cue table; one row per claim.
 
-    Args:
-        cues: cue strings (:func:`llmdisc.scoring.cues.cue_strings`) with ``dataset_key``, ``condition``, ``text``.
-        samples: ``{trial key: shown rows or None}``; a trial key is the tuple of the ``key`` columns of a cue.
-        vocabularies, reals: ``{dataset_key: TableVocabulary / real table}`` (of the real table).
-        metadata_tables: ``{trial key: table the C2 metadata described}`` (optional).
-        unavailable_reasons: ``{trial key: why its sample cannot be rebuilt}``, shown as the detail.
+    ``cues``: cue strings (:func:`llmdisc.scoring.cues.cue_strings`) with ``dataset_key``, ``condition`` and
+    ``text``; ``samples``, ``metadata_tables``, ``unavailable_reasons``: per trial key (the tuple of a cue's
+    ``key`` columns) the shown rows (or None), the table the C2 metadata described, why its sample cannot be
+    rebuilt; ``vocabularies``, ``reals``: per ``dataset_key``, of the real table.
 
-    Returns:
-        Columns: the cue columns, cue_row (the index label of the claim's cue string in ``cues``), claim_kind,
-        claim (:meth:`Claim.describe`), parsed (the :class:`Claim`), verdict, detail. Cue strings without a
-        claim do not appear: :func:`parser_coverage` counts them.
+    Returns columns: the cue columns, cue_row (the index label of the claim's cue string in ``cues``),
+    claim_kind, claim (:meth:`Claim.describe`), parsed (the :class:`Claim`), verdict, detail. Cue strings
+    without a claim do not appear: :func:`parser_coverage` counts them.
     """
     rows, reals, metadata_tables = [], reals or {}, metadata_tables or {}
     for cue_row, rec in zip(cues.index, cues.to_dict("records")):
@@ -72,16 +64,10 @@ def verified_cues(trials: pd.DataFrame, samples: Mapping[str, pd.DataFrame], *,
                   real: pd.DataFrame | None = None) -> list[dict[str, Any]]:
     """The cited cues of trial records that are verified true of the rows each trial was shown (for the audit).
 
-    Args:
-        samples: ``{trial_id: the rows shown, in the order shown}``.
-        real: the real table (column vocabulary, valid codes, code mapping); default: the union of the samples.
-
-    Returns:
-        One dict per claim verified true and not trivial: trial_id, true_label, predicted_label, field, text (the
-        cue string), claim (its description) and detail (what was compared).
+    ``samples``: ``{trial_id: the rows shown, in order}``; ``real``: the real table (vocabulary, valid codes,
+    code mapping; default the union of the samples). One dict per claim verified true and not trivial:
+    trial_id, true_label, predicted_label, field, text (the cue string), claim (its description) and detail.
     """
-    from llmdisc.scoring.cues import cue_strings
-
     if not samples:
         return []
     base = real if real is not None else pd.concat(list(samples.values()), ignore_index=True)
@@ -96,13 +82,9 @@ def verified_cues(trials: pd.DataFrame, samples: Mapping[str, pd.DataFrame], *,
 def parser_agreement(reference: pd.DataFrame, vocabularies: Mapping[str, TableVocabulary]) -> pd.DataFrame:
     """Claim-level agreement of :func:`parse_claims` with hand-written expected claims.
 
-    Args:
-        reference: columns text, condition, dataset_key and ``expected_claims`` (`` || ``-joined
-            :meth:`Claim.describe` strings; empty when the string holds no checkable claim).
-
-    Returns:
-        One row per string (parsed_claims, exact) and in ``.attrs`` the claim-level precision, recall, the share
-        of strings parsed exactly, n_strings, n_expected, n_parsed and n_correct.
+    ``reference``: columns text, condition, dataset_key and ``expected_claims`` (`` || ``-joined
+    :meth:`Claim.describe` strings; empty for none). Returns one row per string (parsed_claims, exact) and in
+    ``.attrs`` precision, recall, exact_share, n_strings, n_expected, n_parsed and n_correct.
     """
     rows, tp, n_pred, n_exp = [], 0, 0, 0
     for rec in reference.to_dict("records"):
@@ -125,9 +107,8 @@ distinct claim it counts once per verdict it received (true of one sample and fa
 
 
 def _verdict_counts(frame: pd.DataFrame, prefix: str) -> dict[str, Any]:
-    """The n and share (Wilson 95 %) of each verdict, and true among the checked, with column names under ``prefix``."""
-    from llmdisc.scoring.metrics import wilson_interval
-
+    """The n and share (Wilson 95 %) of each verdict, and true among the checked, with column names under
+    ``prefix``."""
     counts, n = frame["verdict"].value_counts(), len(frame)
     k = {v: int(counts.get(v, 0)) for v in VERDICTS}
     row: dict[str, Any] = {f"{prefix}n_claims": n}
@@ -145,15 +126,12 @@ def validity_table(checked: pd.DataFrame, by: Sequence[str] = ("source", "provid
 
     Claims of a kind in :data:`TRIVIAL_KINDS` are counted in their own row (``claim_set = "trivial"``), the rest
     in the headline row (``claim_set = "substantive"``); every group has both rows (n 0 where it has none).
+    In ``checked`` (:func:`check_cues` output) without ``claim_kind`` every claim is substantive; without
+    ``claim`` every mention is its own claim.
 
-    Args:
-        checked: :func:`check_cues` output (``claim_kind``, ``claim``, ``verdict`` and the ``by`` columns; without
-            ``claim_kind`` every claim is substantive; without ``claim`` every mention is its own claim).
-
-    Returns:
-        Columns ``by``, claim_set; by mention: n_claims, n_<verdict> and share_<verdict> for each verdict, and
-        n_checked and true_of_checked (true among the checkable ones); by distinct claim (:data:`DISTINCT_KEY`)
-        the same columns prefixed ``distinct_``. Shares are fractions in [0, 1], each with Wilson 95 % bounds.
+    Returns columns ``by``, claim_set; by mention: n_claims, n_<verdict> and share_<verdict> (a fraction with
+    Wilson 95 % bounds) for each verdict, and n_checked and true_of_checked (true among the checkable ones,
+    likewise); by distinct claim (:data:`DISTINCT_KEY`) the same columns prefixed ``distinct_``.
     """
     if checked.empty:
         return pd.DataFrame(columns=[*by, "claim_set", "n_claims", "distinct_n_claims"])
@@ -174,20 +152,15 @@ def parser_coverage(cues: pd.DataFrame, checked: pd.DataFrame, by: Sequence[str]
                     themes: Sequence[str] = ()) -> pd.DataFrame:
     """How many cue strings the parser found a checkable claim in: overall, per field, per theme, per claim kind.
 
-    Args:
-        cues: every cue string the parser read, with the ``by`` columns, ``field`` and the ``theme_<id>`` columns.
-        checked: :func:`check_cues` output for those strings (its ``cue_row`` names the string of each claim).
-        themes: theme ids of the codebook (one row per theme).
+    ``cues``: every cue string the parser read (with the ``by`` columns, ``field`` and ``theme_<id>``);
+    ``checked``: :func:`check_cues` output for them; ``themes``: the codebook's theme ids.
 
-    Returns:
-        Columns ``by``, breakdown (``all``, ``field``, ``theme`` or ``claim_kind``), part (the field, theme or
-        kind; ``all``; a theme no string of the group has gets no row), n_cue_strings (strings in the part; for
-        ``claim_kind`` every string of the group), n_with_claim (of them, strings with a parsed claim; for
-        ``claim_kind``, with a claim of that kind), coverage = n_with_claim / n_cue_strings with its Wilson 95 %
-        interval, and n_claims. Strings without a claim are counted, never dropped.
+    Returns columns ``by``, breakdown (``all``, ``field``, ``theme`` or ``claim_kind``), part (the field,
+    theme or kind; ``all``; a theme no string of the group has gets no row), n_cue_strings (strings in the
+    part; for ``claim_kind`` every string of the group), n_with_claim (of them, strings with a parsed claim;
+    for ``claim_kind``, with a claim of that kind), coverage = n_with_claim / n_cue_strings with its Wilson
+    95 % interval, and n_claims. Strings without a claim are counted, never dropped.
     """
-    from llmdisc.scoring.metrics import wilson_interval
-
     kinds = checked.groupby(["cue_row", "claim_kind"]).size().unstack(fill_value=0) if len(checked) else None
     frame = cues.assign(**{f"_kind_{k}": kinds[k].reindex(cues.index, fill_value=0) if kinds is not None and k in
                            kinds else 0 for k in CLAIM_KINDS})
@@ -216,12 +189,9 @@ def row_fact_conflicts(checked: pd.DataFrame,
     two ``row_values`` claims naming one row and column with different values cannot both be true, even where
     the sample is not available. Pass only :func:`check_cues` rows of trials known to share their sample.
 
-    Returns:
-        One row per group ``by``: n_row_facts (distinct row × column pairs named), n_conflicting (pairs named
-        with two or more values) and share_conflicting with its Wilson 95 % interval.
+    Returns one row per group: n_row_facts (distinct row × column pairs named), n_conflicting (pairs named
+    with two or more values) and share_conflicting with its Wilson 95 % interval.
     """
-    from llmdisc.scoring.metrics import wilson_interval
-
     facts = [{**{k: rec.get(k) for k in by}, "row": row, "column": col, "value": value}
              for rec in checked[checked["claim_kind"] == "row_values"].to_dict("records")
              for row in rec["parsed"].rows for col, value in rec["parsed"].values.items()] if len(checked) else []
@@ -241,13 +211,10 @@ def row_fact_conflicts(checked: pd.DataFrame,
 def load_paraphrase_set(folder: Path | str) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
     """Read a hand-checked set of paraphrased cues and the small tables they refer to.
 
-    Args:
-        folder: holds ``cues.csv`` (cue_id, table_id, expected_truth, text, hand_check; the tuning set adds fold
-            and expected_kind, the held-out set category) and ``tables/<table_id>.csv``; ``tables/<dataset>_real.csv``
-            is the real table of ``<dataset>_<x>`` (vocabulary, valid codes and code mapping, as in a study).
-
-    Returns:
-        ``(cues, shown, reals)``: the cue lines, ``{table_id: the shown rows}``, ``{table_id: its real table}``.
+    ``folder`` holds ``cues.csv`` (cue_id, table_id, expected_truth, text, hand_check; the tuning set adds
+    fold and expected_kind, the held-out set category) and ``tables/<table_id>.csv``;
+    ``tables/<dataset>_real.csv`` is the real table of ``<dataset>_<x>``. Returns ``(cues, {table_id: shown
+    rows}, {table_id: its real table})``.
     """
     path = Path(folder) / "cues.csv"
     if not path.is_file():
@@ -273,9 +240,8 @@ def paraphrase_accuracy(cues: pd.DataFrame, shown: Mapping[str, pd.DataFrame],
     a claim). With ``expected_kind`` (the tuning set) a line is *correct* when one claim has that kind and the
     expected truth; without (the held-out set), when it is parsed and no parse is wrong.
 
-    Returns:
-        One row per line: its columns plus parsed (the claims' descriptions), parsed_kinds, verdicts, n_parses,
-        covered, wrong and correct. Summarise with :func:`paraphrase_summary`.
+    Returns one row per line: its columns plus parsed (the claims' descriptions), parsed_kinds, verdicts,
+    n_parses, covered, wrong and correct (summarised by :func:`paraphrase_summary`).
     """
     vocabularies, rows = {t: TableVocabulary.from_table(r) for t, r in reals.items()}, []
     for rec in cues.to_dict("records"):
@@ -295,14 +261,10 @@ def paraphrase_summary(result: pd.DataFrame, by: str = "expected_kind") -> pd.Da
 
     recall = correct parses / lines that state a claim; precision = correct parses / claims emitted (Wilson 95 %
     intervals); coverage = lines with a claim that got a parse / lines that state a claim; n_wrong = wrong lines.
-    Groups: ``by`` (``category`` for the held-out set).
-
-    Returns:
-        Columns subset (``all`` or a fold), ``by`` (``all`` or a group), n_strings, n_expected, n_parsed, n_correct,
-        recall, precision (each with its interval), n_covered, coverage, n_wrong; fractions in [0, 1].
+    Columns: subset (``all`` or a fold), ``by`` (``all`` or a group; ``category`` for the held-out set),
+    n_strings, n_expected, n_parsed, n_correct, recall and precision (with intervals), n_covered, coverage,
+    n_wrong.
     """
-    from llmdisc.scoring.metrics import wilson_interval
-
     parts = [("all", result)] + ([(f, g) for f, g in result.groupby("fold", sort=True)] if "fold" in result else [])
     rows = []
     for subset, frame in parts:

@@ -1,12 +1,11 @@
 """Reasoning cues: the versioned theme codebook, the cue strings of trial records, and a rule-based coder.
 
-A *cue string* is one unit the discriminator (or a person) wrote about why a table looks REAL or SYNTHETIC: the
-``reasoning`` text, one item of ``red_flags`` or ``supporting_evidence``, or a human label's ``notes``.
-:func:`cue_strings` gives one row per cue string, counting bad input instead of dropping it. :func:`code_cues`
-assigns themes of ``cue_codebook.yaml``: multi-label and polarity-free (the field says whether a cue speaks for
-SYNTHETIC or REAL); ``generic`` exactly when no other theme applies. The coder is transparent on purpose (regular
-expressions beside each theme's definition and examples); :func:`coder_agreement` measures it against the
-hand-coded ``cue_reference/cue_reference_v1.csv``.
+A *cue string* is one unit the discriminator (or a person) wrote about why a table looks REAL or SYNTHETIC:
+the ``reasoning`` text, one item of ``red_flags`` or ``supporting_evidence``, or a human label's ``notes``.
+Themes (``cue_codebook.yaml``) are multi-label and polarity-free (the field says whether a cue speaks for
+SYNTHETIC or REAL). The coder is transparent on purpose (regular expressions beside each theme's
+definition and examples); :func:`coder_agreement` measures it against the hand-coded
+``cue_reference/cue_reference_v1.csv``.
 """
 
 from __future__ import annotations
@@ -42,14 +41,8 @@ TRIAL_KEY_COLUMNS = ("source", "run_id", "trial_id", "line_no")
 
 @dataclass(frozen=True)
 class Theme:
-    """One theme of the codebook.
-
-    Attributes:
-        id: short name used in every table (``cross_column``, …).
-        include_examples, exclude_examples: cue strings that do / do not belong to the theme (tests check both).
-        patterns: regular expressions (case-insensitive) any one of which assigns the theme.
-        exclude_patterns: regular expressions whose matches are blanked before ``patterns`` are tried.
-    """
+    """One theme of the codebook: any of its ``patterns`` assigns it, after the matches of its
+    ``exclude_patterns`` are blanked; the tests check its include and exclude examples."""
 
     id: str
     label: str
@@ -73,13 +66,6 @@ class Codebook:
         """Ids of every theme, ``generic`` last."""
         return [t.id for t in self.themes]
 
-    def theme(self, theme_id: str) -> Theme:
-        """The theme called ``theme_id``; raises :class:`DataError` naming the known ids otherwise."""
-        for t in self.themes:
-            if t.id == theme_id:
-                return t
-        raise DataError(f"no theme {theme_id!r} in codebook v{self.version}; fix: use one of {self.theme_ids}")
-
 
 def _compile(patterns: Iterable[str], where: str) -> tuple[re.Pattern, ...]:
     out = []
@@ -93,16 +79,10 @@ def _compile(patterns: Iterable[str], where: str) -> tuple[re.Pattern, ...]:
 
 
 def load_codebook(path: Path | str | None = None) -> Codebook:
-    """Read the codebook (default: the packaged ``llmdisc/scoring/cue_codebook.yaml``).
-
-    Raises:
-        DataError: the file lacks ``version``/``themes``, a theme lacks a field, or a pattern does not compile.
-    """
-    if path is None:
-        text = resources.files("llmdisc.scoring").joinpath(CODEBOOK_FILE).read_text(encoding="utf-8")
-    else:
-        text = Path(path).read_text(encoding="utf-8")
-    return _parse_codebook(text)
+    """Read the codebook (default: the packaged ``llmdisc/scoring/cue_codebook.yaml``); DataError when it
+    lacks ``version``/``themes``, a theme lacks a field, or a pattern does not compile."""
+    source = resources.files("llmdisc.scoring").joinpath(CODEBOOK_FILE) if path is None else Path(path)
+    return _parse_codebook(source.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=4)
@@ -112,8 +92,7 @@ def _parse_codebook(text: str) -> Codebook:
         raise DataError(f"{CODEBOOK_FILE} must be a mapping with 'version' and 'themes'; fix: restore the file")
     themes, generic = [], raw.get("generic", "generic")
     for entry in raw["themes"]:
-        missing = [k for k in ("id", "label", "definition", "include", "exclude") if k not in entry]
-        if missing:
+        if missing := [k for k in ("id", "label", "definition", "include", "exclude") if k not in entry]:
             raise DataError(f"codebook theme {entry.get('id', '?')!r} lacks {missing}; fix: add them to "
                             f"{CODEBOOK_FILE}")
         themes.append(Theme(
@@ -137,10 +116,8 @@ def _normalise_text(text: str) -> str:
 
 
 def code_text(text: Any, codebook: Codebook | None = None) -> list[str]:
-    """Themes of one cue string, in codebook order; ``[generic]`` when no other theme applies.
-
-    Non-strings are coded as their ``str``, None or NaN as empty text.
-    """
+    """Themes of one cue string (non-strings as their ``str``, None/NaN as ""), in codebook order;
+    ``[generic]`` when no other theme applies."""
     codebook = codebook or load_codebook()
     if text is None or (isinstance(text, float) and math.isnan(text)):
         text = ""
@@ -158,28 +135,28 @@ def code_text(text: Any, codebook: Codebook | None = None) -> list[str]:
 
 
 def code_cues(cues: pd.DataFrame, codebook: Codebook | None = None, *, text_column: str = "text") -> pd.DataFrame:
-    """A copy of ``cues`` (:func:`cue_strings`, :func:`note_cues`) with one boolean column ``theme_<id>`` per
-    theme, ``themes`` (``;``-joined ids) and ``codebook_version``."""
+    """``cues`` plus a boolean ``theme_<id>`` per theme, ``themes`` (``;``-joined), ``codebook_version``."""
     codebook = codebook or load_codebook()
     if text_column not in cues.columns:
         raise DataError(f"cue table has no {text_column!r} column (columns: {list(cues.columns)[:8]}); fix: pass "
                         "the output of cue_strings() or note_cues()")
     coded = [code_text(t, codebook) for t in cues[text_column]]
-    out = cues.copy()
-    for theme_id in codebook.theme_ids:
-        out[f"theme_{theme_id}"] = [theme_id in c for c in coded]
-    out["themes"] = [";".join(c) for c in coded]
-    out["codebook_version"] = codebook.version
-    return out
+    return cues.assign(**{f"theme_{theme}": [theme in c for c in coded] for theme in codebook.theme_ids},
+                       themes=[";".join(c) for c in coded], codebook_version=codebook.version)
 
 
 # --------------------------------------------------------------------------- cue strings from records
 def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return value is pd.NA
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _one_string(value: Any, ok: str) -> tuple[str, str]:
+    """One cue value as ``(text, input issue)``; ``ok`` is the issue of a non-blank string."""
+    if _is_missing(value):
+        return "", "missing"
+    if not isinstance(value, str):
+        return str(value), "non_string"
+    return value, ok if value.strip() else "empty"
 
 
 def _parse_list_string(text: str) -> list[Any] | None:
@@ -220,19 +197,7 @@ def split_field(value: Any, *, is_list_field: bool) -> list[tuple[str, str]]:
         if not is_list_field:  # reasoning stored as a list: one string, flagged
             joined = " ".join(str(v) for v in value if not _is_missing(v))
             return [(joined, "non_string" if joined.strip() else "empty")]
-        if not value:
-            return [("", "empty")]
-        out = []
-        for item in value:
-            if _is_missing(item):
-                out.append(("", "missing"))
-            elif not isinstance(item, str):
-                out.append((str(item), "non_string"))
-            elif not item.strip():
-                out.append((item, "empty"))
-            else:
-                out.append((item, issue_for_all or "ok"))
-        return out
+        return [_one_string(item, issue_for_all or "ok") for item in value] if value else [("", "empty")]
     return [(str(value), "non_string")]
 
 
@@ -243,20 +208,13 @@ _TRIAL_CONTEXT = ("provider", "model", "dataset", "dataset_key", "synthetic_meth
 def cue_strings(trials: pd.DataFrame, *, source: str | None = None, valid_only: bool = True) -> pd.DataFrame:
     """One row per cue string of every trial record: its fields' texts with the trial's cell and verdict.
 
-    Args:
-        trials: trial records (ours, or the paper's through ``import_paper_trials``).
-        source: value of the ``source`` column; default: the trials' ``source`` column, else ``"llmdisc"``.
-        valid_only: keep valid trials only (error records hold the error text in ``reasoning``, not a cue);
-            excluded records are still counted by :func:`input_quality_table`.
-
-    Returns:
-        Columns source, run_id, trial_id, line_no, the trial context (provider, model, dataset, …),
-        field (reasoning/red_flags/supporting_evidence), item (position in the list), text, input_issue.
+    ``source`` defaults to the trials' ``source`` column, else ``"llmdisc"``; ``valid_only`` keeps valid
+    trials (an error record's ``reasoning`` is the error text, not a cue). Columns: the trial key and context,
+    field, item (position in the list), text, input_issue.
     """
     if trials.empty:
         return pd.DataFrame(columns=[*TRIAL_KEY_COLUMNS, *_TRIAL_CONTEXT, "field", "item", "text", "input_issue"])
-    absent = [f for f in CUE_FIELDS if f not in trials.columns]
-    if absent:
+    if absent := [f for f in CUE_FIELDS if f not in trials.columns]:
         raise DataError(f"trial records lack the cue field(s) {absent}; fix: pass records from load_trials() or "
                         "import_paper_trials()")
     frame = trials
@@ -288,41 +246,27 @@ def looks_non_english(text: str) -> bool:
     Non-ASCII letters with no English word, or three or more words none of which is in a small English
     vocabulary (function words and the tables' column words), read as another language.
     """
-    words = re.findall(r"[^\W\d_]+", text.lower())
-    if not words:
+    if not (words := re.findall(r"[^\W\d_]+", text.lower())):
         return False
-    english = sum(w in _ENGLISH_WORDS for w in words)
-    if english:
+    if any(w in _ENGLISH_WORDS for w in words):
         return False
-    has_non_ascii = any(ord(ch) > 127 for w in words for ch in w)
-    return has_non_ascii or len(words) >= 3
+    return any(ord(ch) > 127 for w in words for ch in w) or len(words) >= 3
 
 
 def note_cues(labels: pd.DataFrame, *, note_column: str = "notes") -> pd.DataFrame:
     """One row per human label with its note as a cue string (``field="notes"``), bad input counted.
 
-    Args:
-        labels: human answers (``llmdisc.human.read_labels`` output or the same columns: annotator, dataset,
-            method, condition, true_label, predicted_label, correct, notes).
-
-    Returns:
-        Columns source (``human``), provider (``human``), model (the annotator), dataset, synthetic_method,
-        condition, true_label, predicted_label, correct, field, item, text, input_issue.
+    ``labels``: ``llmdisc.human.read_labels`` output (or its columns). Returns columns source and provider
+    (``human``), model (the annotator), dataset, synthetic_method, condition, true_label, predicted_label,
+    correct, field, item, text, input_issue.
     """
     if note_column not in labels.columns:
         raise DataError(f"label table has no {note_column!r} column; fix: pass read_labels() output or name the "
                         "note column")
     rows = []
     for rec in labels.to_dict("records"):
-        value = rec.get(note_column)
-        if _is_missing(value):
-            text, issue = "", "missing"
-        elif not isinstance(value, str):
-            text, issue = str(value), "non_string"
-        elif not value.strip():
-            text, issue = value, "empty"
-        else:
-            text, issue = value, "non_english" if looks_non_english(value) else "ok"
+        text, issue = _one_string(rec.get(note_column), "ok")
+        issue = "non_english" if issue == "ok" and looks_non_english(text) else issue
         annotator = rec.get("annotator") or rec.get("annotator_id")
         rows.append({"source": "human", "run_id": rec.get("session_id"), "trial_id": rec.get("pair_id"),
                      "line_no": rec.get("source_line"), "provider": "human", "model": annotator,
@@ -342,21 +286,15 @@ def has_text(cues: pd.DataFrame) -> pd.Series:
 def input_quality_table(cues: pd.DataFrame, trials: Mapping[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Counts of every input issue per source and field, plus the records left out of the cue analysis.
 
-    Args:
-        cues: cue strings of every source (:func:`cue_strings`, :func:`note_cues`).
-        trials: optional ``{source: trial records}``; their non-valid records are counted as
-            ``not_valid_record`` (their ``reasoning`` is an error text, not a cue).
-
-    Returns:
-        Columns source, field, input_issue, n.
+    ``trials`` (optional, ``{source: trial records}``): their non-valid records are counted as
+    ``not_valid_record`` (their ``reasoning`` is an error text, not a cue). Columns: source, field,
+    input_issue, n.
     """
     counts = (cues.groupby(["source", "field", "input_issue"], dropna=False).size()
               .rename("n").reset_index())
-    extra = []
-    for source, frame in (trials or {}).items():
-        if "status" in frame.columns:
-            n_bad = int((frame["status"] != "valid").sum())
-            extra.append({"source": source, "field": "record", "input_issue": "not_valid_record", "n": n_bad})
+    extra = [{"source": source, "field": "record", "input_issue": "not_valid_record",
+              "n": int((frame["status"] != "valid").sum())}
+             for source, frame in (trials or {}).items() if "status" in frame.columns]
     return pd.concat([counts, pd.DataFrame(extra)], ignore_index=True) if extra else counts
 
 
@@ -369,16 +307,13 @@ def coder_agreement(reference: pd.DataFrame, codebook: Codebook | None = None, *
                     code_column: str = "reference_themes") -> pd.DataFrame:
     """Per theme: precision, recall, F1 and Cohen's kappa of the automatic coder against the hand codes.
 
-    Args:
-        reference: the hand-coded reference set (columns text and ``code_column``, ``;``-joined theme ids).
-        codebook: the codebook (default :func:`load_codebook`); its version must equal the set's
-            ``codebook_version`` when that column is present.
+    ``reference``: the hand-coded set (text and ``code_column``, ``;``-joined theme ids); its
+    ``codebook_version``, if present, must equal the codebook's.
 
-    Returns:
-        One row per theme plus ``all`` (micro-averaged precision/recall, mean kappa, exact-match share):
-        theme, n, support (hand-coded positives), predicted (coder positives), true_pos, precision, recall,
-        f1, kappa (1 = perfect agreement, 0 = chance), and ``quality`` (``good`` for kappa >= 0.8,
-        ``moderate`` for >= 0.6, else ``poor``).
+    Returns one row per theme plus ``all`` (micro-averaged precision/recall, mean kappa, exact-match share):
+    theme, n, support (hand-coded positives), predicted (coder positives), true_pos, precision, recall, f1,
+    kappa (1 = perfect agreement, 0 = chance), and ``quality`` (``good`` for kappa >= 0.8, ``moderate`` for >=
+    0.6, else ``poor``).
     """
     from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
@@ -389,8 +324,7 @@ def coder_agreement(reference: pd.DataFrame, codebook: Codebook | None = None, *
             raise DataError(f"reference set coded with codebook v{sorted(versions)}, coder has v{codebook.version}; "
                             "fix: re-code the reference set with this codebook version")
     truth = themes_as_sets(reference[code_column])
-    unknown = set().union(*truth) - set(codebook.theme_ids) if truth else set()
-    if unknown:
+    if (unknown := set().union(*truth) - set(codebook.theme_ids) if truth else set()):
         raise DataError(f"reference codes {sorted(unknown)} are not themes of codebook v{codebook.version}; "
                         f"fix: use {codebook.theme_ids}")
     predicted = [set(code_text(t, codebook)) for t in reference["text"]]

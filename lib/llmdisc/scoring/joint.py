@@ -1,12 +1,10 @@
 """Scoring the joint-structure contrast across samples: AUC of C, a label-free decision, per-sample p-values, columns.
 
-Input: :class:`~llmdisc.discrimination.likelihood.records.JointRecord` rows, whose ``contrast`` C = log P(sample)
-− mean log P(within-sample permutations) (nats) is large for real samples (the model knows their columns go
-together) and near 0 when the columns look independent. :func:`joint_table` gives per cell and compared source
-the AUC (below 0.5: the release keeps less structure than real rows; above: more, as a collapsed synthesizer
-can be too consistent), the label-free decision, and the per-sample test: the share of samples with permutation
-p at most :func:`attainable_level`, and a KS test of randomised p-values, which must not reject on the
-shuffled-columns control (:func:`calibration_table`). :func:`joint_column_table` locates C by column.
+Input: :class:`~llmdisc.discrimination.likelihood.records.JointRecord` rows, whose ``contrast`` C =
+log P(sample) − mean log P(within-sample permutations) (nats) is large for real samples (the model knows their
+columns go together) and near 0 when the columns look independent. An AUC below 0.5: the release keeps less
+structure than real rows; above: more, as a collapsed synthesizer can be too consistent. The KS test of
+randomised p-values must not reject on the shuffled-columns control (:func:`calibration_table`).
 """
 
 from __future__ import annotations
@@ -18,15 +16,9 @@ import pandas as pd
 from scipy import stats
 
 from llmdisc.errors import DataError
-from llmdisc.scoring.likelihood import (
-    REAL_VS_REAL,
-    cell_seed,
-    decision_scores,
-    likelihood_auc,
-)
+from llmdisc.scoring.likelihood import compared_name, comparison_row, comparisons
 from llmdisc.scoring.metrics import wilson_interval
 from llmdisc.scoring.variety import ADJUSTED_SCORE, SLOPE_COLUMNS
-from llmdisc.synthesis.controls import POSITIVE_CONTROL
 
 JOINT_CELL_COLUMNS = ("dataset_key", "backend", "model", "serialisation", "context", "k", "reference_rows")
 """What a joint-structure cell is never pooled over (with the ``source`` compared against the holdout)."""
@@ -51,20 +43,15 @@ def calibration_summary(frame: pd.DataFrame, k: int) -> dict[str, Any]:
     mean 0 (nats); the KS test of the randomised p-values against Uniform(0, 1) (``ks_stat``, ``ks_p``); the counts
     of samples by how many of their k permutations scored below them (``rank_counts``, "a / b / c", 0 = the sample
     least probable; equal expected) with a chi-square test (``rank_chi2_p``); ``s_per_sample``.
-
-    Args:
-        frame: JointRecords of shuffled-columns samples (``contrast``, ``logprob``, ``permuted_logprobs``,
-            ``p_randomised``, ``seconds``).
     """
     contrast = frame["contrast"].to_numpy(float)
     observed = frame["logprob"].to_numpy(float)
     permuted = np.array(frame["permuted_logprobs"].tolist(), float)
     below = np.bincount((permuted < observed[:, None]).sum(axis=1), minlength=k + 1)
-    uniform = uniformity_test(frame["p_randomised"])
     return {"samples": len(frame), "mean_C": float(contrast.mean()),
             "se_C": float(contrast.std(ddof=1) / np.sqrt(len(frame))),
-            "t_p": float(stats.ttest_1samp(contrast, 0.0).pvalue), "ks_stat": uniform["ks_stat"],
-            "ks_p": uniform["ks_p"], "rank_counts": " / ".join(map(str, below)),
+            "t_p": float(stats.ttest_1samp(contrast, 0.0).pvalue), **uniformity_test(frame["p_randomised"]),
+            "rank_counts": " / ".join(map(str, below)),
             "rank_chi2_p": float(stats.chisquare(below).pvalue), "s_per_sample": float(frame["seconds"].mean())}
 
 
@@ -100,23 +87,16 @@ def _share(p_values: np.ndarray, alpha: float, prefix: str) -> dict[str, float]:
     return {prefix: est.value, f"{prefix}_low": est.ci_low, f"{prefix}_high": est.ci_high}
 
 
-def _kind(source: str) -> str:
-    return "real_vs_real" if source == "train" else "positive_control" if source == POSITIVE_CONTROL else "release"
-
-
 def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0, n_perm: int = 2000,
                 n_boot: int = 2000, alpha: float = ALPHA) -> pd.DataFrame:
-    """One row per cell × compared source (each release, ``shuffled_columns``, :data:`REAL_VS_REAL`).
+    """One row per cell × compared source (each release, ``shuffled_columns``, ``real_vs_real``).
 
-    Columns: the cell; ``source``, ``kind``, ``score``; the keys of :func:`likelihood_auc` (``auc`` = P(other C >
-    real C)) and of :func:`decision_scores`; ``real_mean``, ``other_mean`` (mean C, nats); ``share_level``
-    (:func:`attainable_level`), ``share_p_real`` and ``share_p_other`` (share with per-sample p <= it, Wilson
-    interval); ``ks_stat``, ``ks_p`` (:func:`uniformity_test` of the other group). Where the records carry them:
-    ``real_variety``, ``other_variety`` (the groups' mean, 0–1) and :data:`~llmdisc.scoring.variety.SLOPE_COLUMNS`.
-
-    Raises:
-        DataError: an unknown score or one the records lack, or a cell without real holdout test or reference
-            samples.
+    Columns: those of :func:`~llmdisc.scoring.likelihood.comparison_row` (``auc`` = P(other C > real C), C in
+    nats); ``share_level`` (:func:`attainable_level`), ``share_p_real`` and ``share_p_other`` (share with
+    per-sample p <= it, Wilson interval); ``ks_stat``, ``ks_p`` (:func:`uniformity_test` of the other group);
+    where the records carry them ``real_variety``, ``other_variety`` (the groups' mean, 0–1) and
+    :data:`~llmdisc.scoring.variety.SLOPE_COLUMNS`. DataError for an unknown score, one the records lack, or a
+    cell without real test or reference samples.
     """
     if score not in JOINT_SCORES:
         raise DataError(f"score {score!r} is not a joint-structure score; fix: use one of {', '.join(JOINT_SCORES)}")
@@ -124,36 +104,20 @@ def joint_table(records: pd.DataFrame, *, score: str = "contrast", seed: int = 0
         raise DataError(f"the joint records have no {score!r}; fix: add it with "
                         "llmdisc.scoring.variety.variety_adjusted")
     rows = []
-    for cell, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
-        holdout = frame[frame["source"] == "holdout"]
-        real_rows = holdout[holdout["role"] == "test"]
-        real = real_rows[score].to_numpy(float)
-        reference = holdout.loc[holdout["role"] == "reference", score].to_numpy(float)
-        if len(real) == 0 or len(reference) == 0:
-            raise DataError(f"cell {dict(zip(JOINT_CELL_COLUMNS, cell))} has {len(real)} real holdout test and "
-                            f"{len(reference)} reference samples; fix: score both (build_likelihood_queue does)")
-        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
-            name = REAL_VS_REAL if source == "train" else source
-            other = group[score].to_numpy(float)
-            row_seed = cell_seed(seed, (*cell, name, score, "joint"))
-            row = dict(zip(JOINT_CELL_COLUMNS, cell))
-            row.update({"source": name, "kind": _kind(source), "score": score})
-            row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm,
-                                      words=("less structured", "more structured")))
-            row.update(decision_scores(real, other, reference, seed=row_seed, n_boot=n_boot))
-            row["real_mean"], row["other_mean"] = float(np.mean(real)), float(np.mean(other))
-            level = attainable_level(row["k"], alpha)
-            row["share_level"] = level
-            row.update(_share(real_rows["p_value"].to_numpy(float), level, "share_p_real"))
-            row.update(_share(group["p_value"].to_numpy(float), level, "share_p_other"))
-            row.update(uniformity_test(group["p_randomised"]))
-            if "variety" in frame:
-                row["real_variety"], row["other_variety"] = (float(real_rows["variety"].mean()),
-                                                             float(group["variety"].mean()))
-            for fitted in SLOPE_COLUMNS:
-                if fitted in frame:
-                    row[fitted] = float(frame[fitted].iloc[0])
-            rows.append(row)
+    for cell, frame, real_rows, reference, source, group in comparisons(records, JOINT_CELL_COLUMNS, score):
+        row = comparison_row(JOINT_CELL_COLUMNS, cell, score, real_rows, reference, source, group, seed=seed,
+                             seed_key=(score, "joint"), n_perm=n_perm, n_boot=n_boot,
+                             words=("less structured", "more structured"))
+        level = attainable_level(row["k"], alpha)
+        row["share_level"] = level
+        row.update(_share(real_rows["p_value"].to_numpy(float), level, "share_p_real"))
+        row.update(_share(group["p_value"].to_numpy(float), level, "share_p_other"))
+        row.update(uniformity_test(group["p_randomised"]))
+        if "variety" in frame:
+            row["real_variety"], row["other_variety"] = (float(real_rows["variety"].mean()),
+                                                         float(group["variety"].mean()))
+        row.update({fitted: float(frame[fitted].iloc[0]) for fitted in SLOPE_COLUMNS if fitted in frame})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -172,21 +136,17 @@ def joint_column_table(records: pd.DataFrame) -> pd.DataFrame:
     measured, else ``delta_split``.
     """
     rows = []
-    for cell, frame in records.groupby(list(JOINT_CELL_COLUMNS), sort=True, dropna=False):
-        real = frame[(frame["source"] == "holdout") & (frame["role"] == "test")]
-        if real.empty:
-            continue
+    for cell, _, real, _, source, group in comparisons(records, JOINT_CELL_COLUMNS):
         real_split, real_cj = _mean_dicts(real["column_contrast"]), _mean_dicts(real["column_contrasts"])
-        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
-            other_split, other_cj = _mean_dicts(group["column_contrast"]), _mean_dicts(group["column_contrasts"])
-            part = []
-            for column in real_split.index:
-                r_cj, o_cj = real_cj.get(column, np.nan), other_cj.get(column, np.nan)
-                part.append({**dict(zip(JOINT_CELL_COLUMNS, cell)), "source": REAL_VS_REAL if source == "train"
-                             else source, "column": column, "real_split": float(real_split[column]),
-                             "other_split": float(other_split.get(column, np.nan)),
-                             "delta_split": float(other_split.get(column, np.nan) - real_split[column]),
-                             "real_cj": float(r_cj), "other_cj": float(o_cj), "delta_cj": float(o_cj - r_cj)})
-            key = "delta_cj" if any(np.isfinite(r["delta_cj"]) for r in part) else "delta_split"
-            rows.extend(sorted(part, key=lambda r: r[key] if np.isfinite(r[key]) else np.inf))
+        other_split, other_cj = _mean_dicts(group["column_contrast"]), _mean_dicts(group["column_contrasts"])
+        part = []
+        for column in real_split.index:
+            r_cj, o_cj = real_cj.get(column, np.nan), other_cj.get(column, np.nan)
+            part.append({**dict(zip(JOINT_CELL_COLUMNS, cell)), "source": compared_name(source),
+                         "column": column, "real_split": float(real_split[column]),
+                         "other_split": float(other_split.get(column, np.nan)),
+                         "delta_split": float(other_split.get(column, np.nan) - real_split[column]),
+                         "real_cj": float(r_cj), "other_cj": float(o_cj), "delta_cj": float(o_cj - r_cj)})
+        key = "delta_cj" if any(np.isfinite(r["delta_cj"]) for r in part) else "delta_split"
+        rows.extend(sorted(part, key=lambda r: r[key] if np.isfinite(r[key]) else np.inf))
     return pd.DataFrame(rows)

@@ -5,7 +5,7 @@ From a base design (Markdown table, k = 2 permutations, m = 40 real reference ro
 control: must separate) and, where asked, against real train samples (must not). Designs that differ only in k
 share one run with the largest k: permutation j has the same seed whatever k, so the first k' permutations of a
 k run *are* the k' run (:meth:`~llmdisc.discrimination.likelihood.joint.JointScores.restrict`); their rows are
-exact, their cost estimated. Entry point :func:`joint_design_study` (``llmdisc bench joint-design``).
+exact, their cost estimated.
 """
 
 from __future__ import annotations
@@ -67,23 +67,18 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
                        progress: Callable | None = None) -> pd.DataFrame:
     """Run every design on every dataset key and tabulate power and cost.
 
-    Args:
-        dataset_keys: e.g. ``["adult", "census-codes", "census-labels"]`` (processed tables must exist).
-        samples_per_group: real holdout samples and shuffled-columns samples (and train samples) per design.
-        run_seed: seed of the samples, the reference rows and the permutations.
-        real_vs_real: ``base`` (train samples only for designs run with the base's serialisation, context and
-            m), ``all`` or ``none``.
-        records_dir: folder of the runs' resumable JSONL files (default ``results/likelihood/joint/design``).
-        table_path: CSV written (default ``results/tables/joint_design.csv``); ``""`` writes nothing.
+    ``real_vs_real``: ``base`` (train samples only for designs run with the base's serialisation, context and
+    m), ``all`` or ``none``. ``records_dir`` holds the runs' resumable JSONL files (default
+    ``results/likelihood/joint/design``); ``table_path`` is the CSV written (default
+    ``results/tables/joint_design.csv``; ``""`` writes nothing).
 
-    Returns:
-        One row per dataset key × design: ``model`` (records of a model other than the embedded one go to files
-        named after it), the design; ``auc_control`` = P(real C > shuffled C) with its interval and permutation
-        p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p; mean C per group;
-        ``share_p_real``/``share_p_control``, the shares of samples with per-sample p <= ``share_level``
-        (:func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (wall time, varies with the
-        machine's load), ``tokens_run_per_sample`` (the load-free cost) and ``power_per_second`` = separation
-        D / seconds per sample (D = 2·|AUC − 0.5|).
+    Returns one row per dataset key × design: ``model`` (records of a model other than the embedded one go to
+    files named after it), the design; ``auc_control`` = P(real C > shuffled C) with its interval and
+    permutation p; ``auc_real_vs_real`` = P(holdout C > train C) (0.5 expected) and its p; mean C per group;
+    ``share_p_real``/``share_p_control``, the shares of samples with per-sample p <= ``share_level``
+    (:func:`llmdisc.scoring.joint.attainable_level`); ``seconds_per_sample`` (wall time, varies with the
+    machine's load), ``tokens_run_per_sample`` (the load-free cost) and ``power_per_second`` = separation D /
+    seconds per sample (D = 2·|AUC − 0.5|).
     """
     folder = Path(records_dir) if records_dir is not None else default_joint_path("design").parent / "design"
     plan = designs(base, variations)
@@ -122,11 +117,10 @@ def joint_design_study(dataset_keys: Sequence[str], scorer: LikelihoodScorer, *,
 
 
 def merged_rows(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """The design table with ``new``'s rows in place of ``old``'s rows of the same model, dataset key, samples
-    per group (``n_real``: a study at more samples is a second measurement, kept beside the first) and design;
-    every other row kept. Rows are ordered by model (the embedded one first), dataset key (the old table's
-    first), ``n_real`` and design (:func:`designs` order). A table without a ``model`` column is the embedded
-    model's."""
+    """The design table with ``new``'s rows in place of ``old``'s of the same model, dataset key, ``n_real``
+    (a study at more samples is a second measurement, kept beside the first) and design; rows ordered by
+    model (the embedded one first, also for a table without a ``model`` column), dataset key (the old table's
+    first), ``n_real`` and design (:func:`designs` order)."""
     if "model" not in old:
         old = old.copy()
         old.insert(0, "model", DEFAULT_LIKELIHOOD_MODEL)

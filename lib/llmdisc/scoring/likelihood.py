@@ -1,18 +1,15 @@
 """Scoring the likelihood discriminator: AUC real vs synthetic, a label-free decision rule, controls, columns.
 
-Input: the per-sample records of ``results/likelihood/*.jsonl``, whose score (default ``mean_logprob``, the mean
-token log-likelihood in nats) is higher when the model finds a sample more probable. :func:`likelihood_table`
-gives per cell and compared source the AUC = P(synthetic score > real holdout score), read two-sided (a
-mode-collapsed release reads as *more* probable), and the decision rule (:func:`decision_scores`): a sample is
-called SYNTHETIC when its score falls outside the band of separate real reference samples; it never reads the
-synthetic labels, so its DRS stands on the footing of the LLM's. Controls: real train samples as the "synthetic"
-class (must sit near AUC 0.5; else the model has memorised the public data) and the shuffled-columns positive
-control. :func:`column_contributions`: which columns make synthetic rows improbable.
+Input: the per-sample records of ``results/likelihood/*.jsonl``, whose score (default ``mean_logprob``, the
+mean token log-likelihood in nats) is higher when the model finds a sample more probable. The AUC is read
+two-sided (a mode-collapsed release reads as *more* probable); the decision rule (:func:`decision_scores`)
+never reads the synthetic labels, so its DRS stands on the footing of the LLM's. Real train samples as the
+"synthetic" class must sit near AUC 0.5 (else the model has memorised the public data).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,17 +29,13 @@ CELL_COLUMNS = ("dataset_key", "backend", "model", "serialisation", "context")
 """What a likelihood cell is never pooled over (with the ``source`` compared against the holdout)."""
 
 
-def _check_classes(real: np.ndarray, synthetic: np.ndarray) -> None:
+def _labelled(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(real) == 0 or len(synthetic) == 0:
         raise DataError(f"an AUC needs both classes; got {len(real)} real and {len(synthetic)} synthetic scores; "
                         "fix: score real holdout samples and synthetic samples (samples_per_class >= 2 each)")
     if not (np.isfinite(real).all() and np.isfinite(synthetic).all()):
         raise DataError("some scores are NaN or infinite; fix: re-score those samples (a text without scored "
                         "tokens has no score)")
-
-
-def _labelled(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    _check_classes(real, synthetic)
     return np.r_[np.zeros(len(real)), np.ones(len(synthetic))], np.r_[real, synthetic]
 
 
@@ -64,19 +57,13 @@ def likelihood_auc(real: Sequence[float], synthetic: Sequence[float], *, seed: i
                    ) -> dict[str, Any]:
     """AUC of the score, real vs synthetic, with its separation D, direction in words, interval and permutation p.
 
-    Args:
-        real, synthetic: the two classes' scores (higher = more of what the score measures).
-        words: what a *lower* and a *higher* score means (``less probable``/``more probable`` for a
-            likelihood, ``less structured``/``more structured`` for the joint contrast).
+    ``words``: what a *lower* and a *higher* score means (``less structured``/``more structured`` for the
+    joint contrast).
 
-    Returns:
-        ``auc``, ``auc_low``, ``auc_high`` (score interval), ``separation`` = D = 2·|AUC − 0.5| with
-        ``separation_low``/``separation_high`` (:func:`llmdisc.scoring.separation.separation`), ``direction``
-        (``synthetic <words[0]>`` when AUC < 0.5, ``synthetic <words[1]>`` when > 0.5, ``none`` at 0.5),
-        ``perm_p`` (two-sided, seeded), ``n_real``, ``n_syn``.
-
-    Raises:
-        DataError: a class is empty (the message names the fix) or a score is not finite.
+    Returns ``auc``, ``auc_low``, ``auc_high`` (score interval), ``separation`` = D = 2·|AUC − 0.5| with
+    ``separation_low``/``separation_high`` (:func:`llmdisc.scoring.separation.separation`), ``direction``
+    (``synthetic <words[0]>`` when AUC < 0.5, ``synthetic <words[1]>`` when > 0.5, ``none`` at 0.5),
+    ``perm_p`` (two-sided, seeded), ``n_real``, ``n_syn``. DataError for an empty class or a non-finite score.
     """
     real_arr, syn_arr = np.asarray(real, float), np.asarray(synthetic, float)
     est = auc_interval(real_arr, syn_arr, confidence)
@@ -106,9 +93,7 @@ def reference_band(reference: Sequence[float], coverage: float = BAND_COVERAGE) 
     """The band of the reference (real holdout) scores a new real sample falls in with probability ``coverage``,
     or as close to it as ``n`` reference samples allow: their j-th smallest and j-th largest value
     (:func:`band_coverage` gives the coverage the band really has; min–max below 39 samples at 0.95).
-
-    Raises:
-        DataError: fewer than 2 reference scores, or a non-finite one.
+    DataError for fewer than 2 reference scores, or a non-finite one.
     """
     values = np.sort(np.asarray(reference, float))
     if len(values) < 2 or not np.isfinite(values).all():
@@ -127,18 +112,13 @@ def flag_outside_band(scores: Sequence[float], band: tuple[float, float]) -> np.
 
 def decision_scores(real: Sequence[float], synthetic: Sequence[float], reference: Sequence[float], *, seed: int,
                     coverage: float = BAND_COVERAGE, n_boot: int = 2000) -> dict[str, Any]:
-    """p_REAL, p_SYN and the likelihood DRS of the label-free band rule, with intervals.
+    """p_REAL, p_SYN and the likelihood DRS of the label-free band rule, with intervals: a sample is called
+    SYNTHETIC when its score falls outside the band (:func:`reference_band`) of the ``reference`` scores
+    (separate real holdout samples).
 
-    Args:
-        real: scores of real holdout test samples.
-        synthetic: scores of the synthetic (or control) samples.
-        reference: scores of separate real holdout samples (they set the band).
-        coverage: share of new real samples the band should keep as "real".
-
-    Returns:
-        ``band_low``, ``band_high``, ``n_reference``, ``band_coverage`` (the band's true coverage,
-        :func:`band_coverage`: with no synthesis at all p_SYN stays near 1 − it), ``p_real`` (+ ``_low``/``_high``,
-        Wilson), ``p_syn`` (+ Wilson), ``drs`` (+ bootstrap interval); fractions in [0, 1].
+    Returns ``band_low``, ``band_high``, ``n_reference``, ``band_coverage`` (the band's true coverage,
+    :func:`band_coverage`: with no synthesis at all p_SYN stays near 1 − it), ``p_real`` (+
+    ``_low``/``_high``, Wilson), ``p_syn`` (+ Wilson), ``drs`` (+ bootstrap interval); fractions in [0, 1].
     """
     band = reference_band(reference, coverage)
     real_flags, syn_flags = flag_outside_band(real, band), flag_outside_band(synthetic, band)
@@ -161,47 +141,65 @@ def likelihood_table(records: pd.DataFrame, *, score: str = "mean_logprob", seed
     """One row per cell × compared source: AUC test and decision rule against the real holdout test samples.
 
     Sources compared: each synthesizer, the shuffled-columns positive control (``kind`` ``positive_control``)
-    and the train samples (``source`` :data:`REAL_VS_REAL`, ``kind`` ``real_vs_real``). Seeds of the permutation
-    test and the bootstrap derive from ``seed`` and the row's identity.
-
-    Raises:
-        DataError: a cell without real holdout test samples or without reference samples.
+    and the train samples (``source`` :data:`REAL_VS_REAL`, ``kind`` ``real_vs_real``). Seeds of the
+    permutation test and the bootstrap derive from ``seed`` and the row's identity. DataError for a cell
+    without real holdout test or reference samples.
     """
     if score not in SCORE_COLUMNS:
         raise DataError(f"score {score!r} is not a per-sample score; fix: use one of {', '.join(SCORE_COLUMNS)}")
-    rows = []
-    for cell, frame in records.groupby(list(CELL_COLUMNS), sort=True, dropna=False):
+    return pd.DataFrame([comparison_row(CELL_COLUMNS, cell, score, real, reference, source, group, seed=seed,
+                                        seed_key=(score,), n_perm=n_perm, n_boot=n_boot)
+                         for cell, _, real, reference, source, group in
+                         comparisons(records, CELL_COLUMNS, score)])
+
+
+def comparisons(records: pd.DataFrame, columns: Sequence[str], score: str | None = None) -> Iterator[tuple]:
+    """``(cell, its records, real holdout test rows, reference scores, compared source, its rows)`` per
+    cell × compared source, in sorted order. With ``score``, a cell without real holdout test or reference
+    samples raises DataError; without (reference scores None), a cell without real test samples is skipped."""
+    for cell, frame in records.groupby(list(columns), sort=True, dropna=False):
         holdout = frame[frame["source"] == "holdout"]
-        real = holdout.loc[holdout["role"] == "test", score].to_numpy(float)
-        reference = holdout.loc[holdout["role"] == "reference", score].to_numpy(float)
-        if len(real) == 0 or len(reference) == 0:
-            raise DataError(f"cell {dict(zip(CELL_COLUMNS, cell))} has {len(real)} real holdout test and "
+        real = holdout[holdout["role"] == "test"]
+        reference = None if score is None else holdout.loc[holdout["role"] == "reference",
+                                                           score].to_numpy(float)
+        if reference is not None and (real.empty or len(reference) == 0):
+            raise DataError(f"cell {dict(zip(columns, cell))} has {len(real)} real holdout test and "
                             f"{len(reference)} reference samples; fix: score both (build_likelihood_queue does)")
-        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
-            name = REAL_VS_REAL if source == "train" else source
-            kind = ("real_vs_real" if source == "train" else
-                    "positive_control" if source == POSITIVE_CONTROL else "release")
-            other = group[score].to_numpy(float)
-            row_seed = cell_seed(seed, (*cell, name, score))
-            row = dict(zip(CELL_COLUMNS, cell))
-            row.update({"source": name, "kind": kind, "score": score})
-            row.update(likelihood_auc(real, other, seed=row_seed, n_perm=n_perm))
-            row.update(decision_scores(real, other, reference, seed=row_seed, n_boot=n_boot))
-            row["real_mean"], row["other_mean"] = float(np.mean(real)), float(np.mean(other))
-            rows.append(row)
-    return pd.DataFrame(rows)
+        if not real.empty:
+            for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
+                yield cell, frame, real, reference, source, group
+
+
+def compared_name(source: str) -> str:
+    """The name a compared source has in the tables: :data:`REAL_VS_REAL` for the train samples."""
+    return REAL_VS_REAL if source == "train" else source
+
+
+def comparison_row(columns: Sequence[str], cell: tuple, score: str, real_rows: pd.DataFrame,
+                   reference: np.ndarray, source: str, group: pd.DataFrame, *, seed: int, seed_key: tuple,
+                   n_perm: int, n_boot: int,
+                   words: tuple[str, str] = ("less probable", "more probable")) -> dict[str, Any]:
+    """One table row of a compared source: the cell, ``source``, ``kind``, ``score``, the AUC test
+    (:func:`likelihood_auc`), the decision rule (:func:`decision_scores`), ``real_mean`` and ``other_mean``;
+    its seed derives from ``seed``, the cell, the source's name and ``seed_key``."""
+    name = compared_name(source)
+    real, other = real_rows[score].to_numpy(float), group[score].to_numpy(float)
+    row_seed = cell_seed(seed, (*cell, name, *seed_key))
+    kind = ("real_vs_real" if source == "train" else
+            "positive_control" if source == POSITIVE_CONTROL else "release")
+    return {**dict(zip(columns, cell)), "source": name, "kind": kind, "score": score,
+            **likelihood_auc(real, other, seed=row_seed, n_perm=n_perm, words=words),
+            **decision_scores(real, other, reference, seed=row_seed, n_boot=n_boot),
+            "real_mean": float(np.mean(real)), "other_mean": float(np.mean(other))}
 
 
 def real_vs_real_warnings(table: pd.DataFrame, *, alpha: float = 0.05) -> list[str]:
     """Sentences for each real-vs-real control whose AUC departs from 0.5 (permutation p < ``alpha``)."""
-    out = []
-    for _, row in table[table["kind"] == "real_vs_real"].iterrows():
-        if row["perm_p"] < alpha:
-            out.append(f"{row['dataset_key']} ({row['model']}, {row['score']}): real train samples against real "
-                       f"holdout samples give AUC {row['auc']:.2f} (p = {row['perm_p']:.3f}), not 0.5: the model "
-                       "tells two real samples apart, which points to memorised public data or a split artefact; "
-                       "read this cell's release AUCs against it")
-    return out
+    return [f"{row['dataset_key']} ({row['model']}, {row['score']}): real train samples against real "
+            f"holdout samples give AUC {row['auc']:.2f} (p = {row['perm_p']:.3f}), not 0.5: the model "
+            "tells two real samples apart, which points to memorised public data or a split artefact; "
+            "read this cell's release AUCs against it"
+            for _, row in table[table["kind"] == "real_vs_real"].iterrows() if row["perm_p"] < alpha]
 
 
 def column_contributions(records: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
@@ -213,27 +211,18 @@ def column_contributions(records: pd.DataFrame, *, seed: int = 0) -> pd.DataFram
     no difference), and ``rank`` (1 = the column with the largest |delta|).
     """
     rows = []
-    for cell, frame in records.groupby(list(CELL_COLUMNS), sort=True, dropna=False):
-        real = frame[(frame["source"] == "holdout") & (frame["role"] == "test")]
-        if real.empty:
-            continue
+    for cell, _, real, _, source, group in comparisons(records, CELL_COLUMNS):
         real_cols = pd.DataFrame(list(real["column_logprob"])).div(real["n_rows"].to_numpy(), axis=0)
-        for source, group in frame[frame["source"] != "holdout"].groupby("source", sort=True):
-            other_cols = pd.DataFrame(list(group["column_logprob"])).div(group["n_rows"].to_numpy(), axis=0)
-            part = []
-            for column in real_cols.columns:
-                if column not in other_cols.columns:
-                    continue
-                est = auc_interval(real_cols[column].to_numpy(float), other_cols[column].to_numpy(float))
-                part.append({**dict(zip(CELL_COLUMNS, cell)), "source": REAL_VS_REAL if source == "train" else source,
-                             "column": column, "real_nats_per_row": float(real_cols[column].mean()),
-                             "other_nats_per_row": float(other_cols[column].mean()),
-                             "delta_nats_per_row": float(other_cols[column].mean() - real_cols[column].mean()),
-                             "column_auc": est.value})
-            order = sorted(part, key=lambda r: -abs(r["delta_nats_per_row"]))
-            for rank, row in enumerate(order, start=1):
-                row["rank"] = rank
-            rows.extend(order)
+        other_cols = pd.DataFrame(list(group["column_logprob"])).div(group["n_rows"].to_numpy(), axis=0)
+        part = [{**dict(zip(CELL_COLUMNS, cell)), "source": compared_name(source), "column": column,
+                 "real_nats_per_row": float(real_cols[column].mean()),
+                 "other_nats_per_row": float(other_cols[column].mean()),
+                 "delta_nats_per_row": float(other_cols[column].mean() - real_cols[column].mean()),
+                 "column_auc": auc_interval(real_cols[column].to_numpy(float),
+                                            other_cols[column].to_numpy(float)).value}
+                for column in real_cols.columns if column in other_cols.columns]
+        order = sorted(part, key=lambda r: -abs(r["delta_nats_per_row"]))
+        rows.extend({**row, "rank": rank} for rank, row in enumerate(order, start=1))
     return pd.DataFrame(rows)
 
 

@@ -25,15 +25,10 @@ def distinct_counts(table: pd.DataFrame) -> dict[str, int]:
 
 
 def distinct_count_rule(block: Mapping[str, int], real_block: Mapping[str, int]) -> tuple[str, list[str]]:
-    """The rule's answer for one block, and the columns that decided it.
-
-    Args:
-        block: column → distinct-value count, as the C2 block of a trial states it.
-        real_block: the same for the real table (what an agency publishes beside the release).
-
-    Returns:
-        (``"SYNTHETIC"`` | ``"REAL"``, the columns whose count exceeds the real one, as ``"occupation 9,291 > 526"``).
-    """
+    """The rule's answer for one block (column → distinct-value count, as a C2 block states it) against the
+    real table's (what an agency publishes beside the release), and the columns that decided it:
+    (``"SYNTHETIC"`` | ``"REAL"``, the columns whose count exceeds the real one, e.g.
+    ``"occupation 9,291 > 526"``)."""
     over = [f"{name} {count:,} > {real_block[name]:,}" for name, count in block.items()
             if name in real_block and count > real_block[name]]
     return (SYNTHETIC if over else REAL), over
@@ -43,16 +38,12 @@ def metadata_rule_table(trials: pd.DataFrame, real: pd.DataFrame, releases: Mapp
                         dataset: str) -> pd.DataFrame:
     """The rule's DRS beside each model's on the paper's valid C2 trials of one dataset, per release and model.
 
-    Args:
-        trials: the paper's trial records (:func:`llmdisc.scoring.reference.import_paper_trials`).
-        real: the real table the paper's REAL samples and its metadata came from.
-        releases: synthesizer → the release file the paper's SYNTHETIC samples came from.
+    ``real`` and ``releases`` (synthesizer → release) are the tables the paper's samples came from.
 
-    Returns:
-        One row per release × provider × model with C2 trials: ``n_real`` / ``n_syn`` (valid trials),
-        ``rule_on_real`` / ``rule_on_release`` (the rule's answer on each block), ``deciding_columns``,
-        ``rule_drs`` and ``model_drs`` (percent, on the same trials), ``model_p_real`` / ``model_p_syn``
-        (percent correct per class).
+    Returns one row per release × provider × model with C2 trials: ``n_real`` / ``n_syn`` (valid trials),
+    ``rule_on_real`` / ``rule_on_release`` (the rule's answer on each block), ``deciding_columns``,
+    ``rule_drs`` and ``model_drs`` (percent, on the same trials), ``model_p_real`` / ``model_p_syn`` (percent
+    correct per class).
     """
     real_block = distinct_counts(real)
     on_real, _ = distinct_count_rule(real_block, real_block)

@@ -28,13 +28,7 @@ REQUIRED_COLUMNS = ("true_label", "predicted_label", "confidence")
 
 @dataclass(frozen=True)
 class Estimate:
-    """A rate with its confidence interval and the number of observations behind it.
-
-    Attributes:
-        value: the point estimate (a fraction in [0, 1]; NaN when n == 0 or undefined); ``ci_low``/``ci_high``
-            bound it in the same units.
-        n: number of observations the estimate rests on.
-    """
+    """A rate (fraction in [0, 1]; NaN when undefined), its interval in the same units, and its n."""
 
     value: float
     ci_low: float
@@ -42,16 +36,13 @@ class Estimate:
     n: int
 
     def percent(self) -> "Estimate":
-        """Return the same estimate with value and bounds multiplied by 100 (the paper's units)."""
+        """Value and bounds in percent (the paper's units)."""
         return Estimate(self.value * 100, self.ci_low * 100, self.ci_high * 100, self.n)
 
 
 class ScoreInfo(NamedTuple):
-    """Label, direction and range of a score (SDMetrics' ``name/goal/min_value/max_value``).
-
-    ``goal`` is ``"maximize"``, ``"minimize"`` or ``"ignore"`` *from the privacy analyst's reading*: for the
-    discriminator scores a higher value means the release is easier to tell apart (worse privacy).
-    """
+    """Label, direction and range of a score (SDMetrics' ``name/goal/min_value/max_value``); ``goal`` is read
+    by the privacy analyst: a higher discriminator score means the release is easier to tell apart."""
 
     name: str
     goal: str
@@ -137,10 +128,7 @@ def _label_array(values: Any, what: str, allow_missing: bool) -> np.ndarray:
 
 
 def class_counts(true_labels: Any, predicted_labels: Any) -> tuple[int, int, int, int]:
-    """Count ``(n_real, correct_real, n_syn, correct_syn)`` over trials with a verdict.
-
-    Trials whose prediction is None/NaN (no valid verdict) are not counted in either class.
-    """
+    """``(n_real, correct_real, n_syn, correct_syn)`` over trials with a verdict (None/NaN: not counted)."""
     true = _label_array(true_labels, "true_label", allow_missing=False)
     pred = _label_array(predicted_labels, "predicted_label", allow_missing=True)
     if len(true) != len(pred):
@@ -161,25 +149,17 @@ def drs_from_counts(n_real: int, correct_real: int, n_syn: int, correct_syn: int
 
 
 def disclosure_risk_score(true_labels: Any, predicted_labels: Any) -> float:
-    """Disclosure Risk Score of a set of verdicts (docs/protocol.md §1).
+    """Disclosure Risk Score ``min(p_REAL, p_SYN)`` of a set of verdicts (docs/protocol.md §1), a fraction.
 
-    Args:
-        true_labels: sequence of ``REAL``/``SYNTHETIC``, the truth of each sample.
-        predicted_labels: sequence of ``REAL``/``SYNTHETIC`` verdicts, or None/NaN for trials without a
-            valid verdict (those are excluded from both rates; :func:`score_cell` counts them).
-
-    Returns:
-        ``min(p_REAL, p_SYN)`` as a fraction in [0, 1] (see :data:`SCORES`); higher is worse for privacy. NaN
-        when either class has no valid trial.
+    Verdicts None/NaN (no valid verdict) are left out of both rates. Higher is worse for privacy; NaN when
+    either class has no valid trial.
     """
     return drs_from_counts(*class_counts(true_labels, predicted_labels))
 
 
 def balanced_accuracy(true_labels: Any, predicted_labels: Any) -> float:
-    """(p_REAL + p_SYN) / 2 over trials with a verdict: 0.5 = chance or one label always, 1 = perfect, 0 = inverted.
-
-    NaN when a class is empty. Lower is better for privacy.
-    """
+    """(p_REAL + p_SYN) / 2 over trials with a verdict: 0.5 = chance, 1 = perfect, 0 = inverted (NaN: a
+    class empty)."""
     n_real, c_real, n_syn, c_syn = class_counts(true_labels, predicted_labels)
     return (c_real / n_real + c_syn / n_syn) / 2 if n_real and n_syn else math.nan
 
@@ -233,14 +213,8 @@ def drs_bootstrap(true_labels: Any, predicted_labels: Any, *, seed: int, n_boot:
 
     The class sizes stay fixed (stratified bootstrap), so an interval exists whenever DRS does. A class
     answered all right (or all wrong) resamples to itself, so the interval collapses there (e.g. [1, 1] for
-    12 correct verdicts): read it beside the Wilson bounds of p_REAL and p_SYN, which do not.
-
-    Args:
-        predicted_labels: verdict per trial, None/NaN when not valid (excluded).
-        seed: seed of the ``numpy.random.default_rng`` that draws the resamples.
-
-    Returns:
-        ``Estimate(drs, low, high, n_valid)``; all NaN when a class is empty.
+    12 correct verdicts): read it beside the Wilson bounds of p_REAL and p_SYN, which do not. Returns
+    ``Estimate(drs, low, high, n_valid)``; all NaN when a class is empty.
     """
     return drs_bootstrap_from_counts(*class_counts(true_labels, predicted_labels), seed=seed, n_boot=n_boot,
                                      confidence=confidence)
@@ -253,12 +227,10 @@ def prepare_trials(trials: pd.DataFrame) -> pd.DataFrame:
     :mod:`llmdisc.scoring.probability`. Without a ``status`` column a row is ``valid`` when its prediction is
     REAL/SYNTHETIC, else ``invalid`` (``invalid_reason`` says why).
 
-    Raises:
-        DataError: a required column is missing, a ``true_label`` is not REAL/SYNTHETIC, or a valid row lacks a
-            REAL/SYNTHETIC prediction or has a confidence outside 0-100.
+    DataError for a missing required column, a ``true_label`` not REAL/SYNTHETIC, or a valid row without a
+    REAL/SYNTHETIC prediction or with a confidence outside 0-100.
     """
-    missing = [c for c in REQUIRED_COLUMNS if c not in trials.columns]
-    if missing:
+    if missing := [c for c in REQUIRED_COLUMNS if c not in trials.columns]:
         raise DataError(f"trial table lacks column(s) {missing}; it has {list(trials.columns)}; fix: load trials "
                         "with llmdisc.discrimination.runner.load_trials or llmdisc.scoring.reference.import_paper_trials, or add them")
     df = trials.copy()
@@ -269,13 +241,11 @@ def prepare_trials(trials: pd.DataFrame) -> pd.DataFrame:
     is_label = np.isin(normalised, LABELS)
     if "status" not in df.columns:
         df["status"] = np.where(is_label, "valid", "invalid")
-        reasons = [None if ok else ("no verdict" if p is None else f"predicted_label {p!r} is not REAL/SYNTHETIC")
-                   for ok, p in zip(is_label, normalised)]
-        if "invalid_reason" in df.columns:
-            df["invalid_reason"] = df["invalid_reason"].where(df["invalid_reason"].notna(), pd.Series(reasons,
-                                                                                                        index=df.index))
-        else:
-            df["invalid_reason"] = reasons
+        reasons = pd.Series([None if ok else ("no verdict" if p is None else
+                                              f"predicted_label {p!r} is not REAL/SYNTHETIC")
+                             for ok, p in zip(is_label, normalised)], index=df.index, dtype=object)
+        df["invalid_reason"] = (df["invalid_reason"].where(df["invalid_reason"].notna(), reasons)
+                                if "invalid_reason" in df.columns else reasons)
     else:
         unknown = sorted(set(df["status"].dropna()) - set(STATUSES))
         if unknown or df["status"].isna().any():
@@ -302,21 +272,13 @@ def prepare_trials(trials: pd.DataFrame) -> pd.DataFrame:
 def cell_reliability(trials: pd.DataFrame, by: Sequence[str] = ("dataset", "synthetic_method", "condition",
                                                                 "provider", "model"),
                      n_bins: int = 10) -> pd.DataFrame:
-    """Reliability bins of every cell of a trial table (valid trials only), stacked in one tidy table.
-
-    Returns:
-        The ``by`` columns followed by the columns of :func:`reliability_bins`, ``n_bins`` equal-width
-        confidence bins per cell.
-    """
+    """:func:`reliability_bins` of every cell's valid trials, stacked: the ``by`` columns, then the bins'."""
     df = prepare_trials(trials)
     valid = df[df["status"] == "valid"]
-    parts = []
-    for key, group in valid.groupby(list(by), sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        bins = reliability_bins(group["confidence"], group["true_label"] == group["predicted_label"], n_bins)
-        parts.append(bins.assign(**dict(zip(by, key)))[[*by, *bins.columns]])
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*by, "bin_low", "bin_high", "n",
-                                                                                   "mean_confidence", "accuracy"])
+    columns = [*by, "bin_low", "bin_high", "n", "mean_confidence", "accuracy"]
+    parts = [reliability_bins(group["confidence"], group["true_label"] == group["predicted_label"], n_bins)
+             .assign(**dict(zip(by, key)))[columns] for key, group in valid.groupby(list(by), sort=True)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
 def _effective_n(valid: pd.DataFrame) -> tuple[float, str]:
@@ -335,15 +297,12 @@ def _score_prepared(df: pd.DataFrame, seed: int, n_boot: int) -> dict[str, Any]:
     said_real = (valid["predicted_label"] == "REAL").to_numpy()
     n_real, c_real = int(is_real.sum()), int((is_real & said_real).sum())
     n_syn, c_syn = int((~is_real).sum()), int((~is_real & ~said_real).sum())
-    n_valid = len(valid)
-    p_real = wilson_interval(c_real, n_real)
-    p_syn = wilson_interval(c_syn, n_syn)
+    n_valid, n_correct = len(valid), c_real + c_syn
+    p_real, p_syn = wilson_interval(c_real, n_real), wilson_interval(c_syn, n_syn)
     drs = drs_bootstrap_from_counts(n_real, c_real, n_syn, c_syn, seed=seed, n_boot=n_boot)
-    n_correct = c_real + c_syn
     correct = (valid["true_label"] == valid["predicted_label"]).to_numpy(dtype=float)
     conf = valid["confidence"].to_numpy(dtype=float)
     eff_n, eff_source = _effective_n(valid)
-    ba = (p_real.value + p_syn.value) / 2
     return {
         "n_total": len(df),
         "n_valid": n_valid,
@@ -358,7 +317,7 @@ def _score_prepared(df: pd.DataFrame, seed: int, n_boot: int) -> dict[str, Any]:
         "drs": drs.value, "drs_ci_low": drs.ci_low, "drs_ci_high": drs.ci_high, "bootstrap_seed": seed,
         "chance_drs": chance_drs(n_real, n_syn),
         "accuracy": n_correct / n_valid if n_valid else math.nan,
-        "balanced_accuracy": ba,
+        "balanced_accuracy": (p_real.value + p_syn.value) / 2,
         "youden_j": p_real.value + p_syn.value - 1,
         "real_prediction_rate": float((valid["predicted_label"] == "REAL").mean()) if n_valid else math.nan,
         "mean_confidence": float(np.nanmean(conf)) if np.isfinite(conf).any() else math.nan,
@@ -372,18 +331,13 @@ def _score_prepared(df: pd.DataFrame, seed: int, n_boot: int) -> dict[str, Any]:
 def score_cell(trials: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> dict[str, Any]:
     """Score one cell's trials: every count, rate and interval behind its DRS (SDMetrics' compute_breakdown).
 
-    Args:
-        trials: one row per trial with ``true_label``, ``predicted_label`` (None/NaN when not valid),
-            ``confidence`` (0-100 or None), optionally ``status`` and ``prompt_hash``/``reasoning``.
-            A ``correct`` column, if present, is ignored: correctness is recomputed from the labels.
-        seed: seed of the DRS bootstrap (stored as ``bootstrap_seed``).
+    ``trials``: ``true_label``, ``predicted_label`` (None/NaN when not valid), ``confidence`` (0-100 or None),
+    optionally ``status`` and ``prompt_hash``/``reasoning``; a ``correct`` column is ignored (recomputed from
+    the labels). ``seed`` seeds the DRS bootstrap (stored as ``bootstrap_seed``).
 
-    Returns:
-        A dict with n_total, n_valid, n_excluded (= n_invalid + n_error), valid_rate, n_valid_real/syn,
-        p_real/p_syn with Wilson 95 % bounds, drs with bootstrap 95 % bounds, chance_drs (a coin-flip
-        answerer's expected DRS with the same class sizes), accuracy, balanced_accuracy,
-        youden_j, real_prediction_rate, mean_confidence (0-100), effective_n (+ its source column), binom_p,
-        brier and ece. Rates are fractions in [0, 1]; see :data:`SCORES` for what 0/0.5/1 mean.
+    Returns a dict with n_total, n_valid, n_excluded (= n_invalid + n_error), valid_rate, n_valid_real/syn,
+    p_real/p_syn with Wilson 95 % bounds, drs with bootstrap 95 % bounds, and the scores of :data:`SCORES`
+    (rates are fractions in [0, 1]; mean_confidence 0-100; effective_n with its source column).
     """
     return _score_prepared(prepare_trials(trials), seed, n_boot)
 
@@ -395,23 +349,15 @@ def cell_seed(seed: int, key: Sequence[Any]) -> int:
 
 def score_cells(trials: pd.DataFrame, by: Sequence[str] = CELL_COLUMNS, *, seed: int = 0,
                 n_boot: int = 2000) -> pd.DataFrame:
-    """Score every cell of a trial table: one row per group of ``by`` with the columns of :func:`score_cell`.
-
-    The default ``by`` is a full cell, never pooling providers or models; each cell's bootstrap seed is
-    :func:`cell_seed` (seed, cell key).
-    """
+    """:func:`score_cell` of every group of ``by`` (default a full cell, never pooling providers or models),
+    one row each; each cell's bootstrap seed is :func:`cell_seed` (seed, cell key)."""
     by = list(by)
-    missing = [c for c in by if c not in trials.columns]
-    if missing:
+    if missing := [c for c in by if c not in trials.columns]:
         raise DataError(f"cannot group by {missing}: the trial table has columns {list(trials.columns)}; "
                         "fix: add those columns or pass by=[...] with existing ones")
     df = prepare_trials(trials)
-    rows = []
-    for key, group in df.groupby(by, sort=True, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(by, key))
-        row.update(_score_prepared(group, cell_seed(seed, key), n_boot))
-        rows.append(row)
+    rows = [{**dict(zip(by, key)), **_score_prepared(group, cell_seed(seed, key), n_boot)}
+            for key, group in df.groupby(by, sort=True, dropna=False)]
     return pd.DataFrame(rows, columns=by + list(_score_prepared(df.iloc[:0], 0, 1)))
 
 

@@ -16,16 +16,10 @@ from typing import Any, Mapping, Sequence
 from llmdisc.scoring.cue_validity import TableVocabulary, cue_segments
 @dataclass(frozen=True)
 class QuotedStatistic:
-    """One statistic of a whole table quoted in a cue string.
-
-    Attributes:
-        statistic: ``n_unique``, ``mean``, ``median``, ``std``, ``min``, ``max``, ``p25``, ``p75``,
-            ``skewness``, ``kurtosis``, ``shapiro_p``, ``correlation`` or ``range``.
-        columns: the column (two for a correlation).
-        value: the number quoted (``(low, high)`` for a range).
-        decimals: digits after the decimal point as quoted (the precision it is compared to).
-        text: the clause it came from.
-    """
+    """One statistic of a whole table quoted in a cue string: its name (``n_unique``, ``mean``, ``median``,
+    ``std``, ``min``, ``max``, ``p25``, ``p75``, ``skewness``, ``kurtosis``, ``shapiro_p``, ``correlation`` or
+    ``range``), its column (two for a correlation), the number quoted (``(low, high)`` for a range), its
+    ``decimals`` as quoted (the precision it is compared to) and the clause it came from."""
 
     statistic: str
     columns: tuple[str, ...]
@@ -68,10 +62,8 @@ def _decimals(text: str) -> int:
 
 
 def _clauses(text: str) -> list[str]:
-    out = []
-    for seg in cue_segments(str(text).replace("`", "'").replace("**", "")):
-        out.extend(p.strip() for p in seg.split(";") if p.strip())
-    return out
+    return [p.strip() for seg in cue_segments(str(text).replace("`", "'").replace("**", ""))
+            for p in seg.split(";") if p.strip()]
 
 
 def _owner(cols: Sequence[tuple[int, str]], pos: int) -> str | None:
@@ -86,13 +78,7 @@ def quoted_statistics(text: Any, vocab: TableVocabulary) -> list[QuotedStatistic
     without a column, or said of "all columns", is not read. A correlation ``r=…`` belongs to the two columns
     named between it and the previous ``r=`` of the clause, or to the one named there and the clause's first
     column ("occupation … with education (r=-0.60) and income (r=-0.40)"); any other count of columns is not
-    read ("a and b with c (r=…, r=… respectively)").
-
-    Args:
-        vocab: the table's vocabulary (its column names).
-
-    Returns:
-        The statistics in order of appearance.
+    read ("a and b with c (r=…, r=… respectively)"). Returns the statistics in order of appearance.
     """
     if not isinstance(text, str) or not text.strip():
         return []
@@ -103,21 +89,18 @@ def quoted_statistics(text: Any, vocab: TableVocabulary) -> list[QuotedStatistic
             continue
         taken: list[tuple[int, int]] = []  # spans already read, so one number is read once
         for m in _SHAPIRO.finditer(clause):
-            col = _owner(cols, m.start())
-            if col:
+            if col := _owner(cols, m.start()):
                 out.append(QuotedStatistic("shapiro_p", (col,), float(m.group(1)), _decimals(m.group(1)), clause))
             taken.append(m.span())
         for m in _STAT.finditer(clause):
             if any(a <= m.start(2) < b for a, b in taken):
                 continue
-            col = _owner(cols, m.start())
-            if col:
+            if col := _owner(cols, m.start()):
                 out.append(QuotedStatistic(_STAT_NAMES[m.group(1).lower()], (col,), float(m.group(2)),
                                            _decimals(m.group(2)), clause))
         for m in _UNIQUE.finditer(clause):
             number = next(g for g in m.groups() if g)
-            col = _owner(cols, m.start())
-            if col:
+            if col := _owner(cols, m.start()):
                 out.append(QuotedStatistic("n_unique", (col,), float(number.replace(",", "")), 0, clause))
         if not SAMPLE_WORDS.search(clause):
             for m in _RANGE.finditer(clause):
@@ -139,17 +122,10 @@ def quoted_statistics(text: Any, vocab: TableVocabulary) -> list[QuotedStatistic
 
 
 def table_statistic(stats: Mapping[str, Any], quoted: QuotedStatistic) -> Any:
-    """The value of a quoted statistic in a table's :func:`~llmdisc.discrimination.metadata.metadata_statistics`.
-
-    Returns:
-        A float (``(min, max)`` for a range), or None when the table has no such statistic.
-    """
+    """A quoted statistic's value in a table's :func:`~llmdisc.discrimination.metadata.metadata_statistics`:
+    a float (``(min, max)`` for a range), or None when the table has no such statistic."""
     if quoted.statistic == "correlation":
-        a, b = quoted.columns
-        for x, y, r in stats["correlations"]:
-            if {x, y} == {a, b}:
-                return r
-        return None
+        return next((r for x, y, r in stats["correlations"] if {x, y} == set(quoted.columns)), None)
     info = stats["columns"].get(quoted.columns[0])
     if info is None:
         return None

@@ -1,13 +1,12 @@
 """The rows the paper's trials were shown, rebuilt as the paper drew them and verified against its records.
 
-The paper showed ``table.sample(n=20, random_state=42).sort_index()`` of the whole source table (docs/protocol.md
-§8 row 1): every trial of one dataset × label saw the same 20 rows, and a C2 prompt added the metadata block of the
-whole table. :func:`draw_paper_sample` repeats the draw. A file may not be the one the trials saw (committed Census
-releases may be later regenerations), so :func:`verify_paper_samples` checks each rebuilt sample against the
-records: ``release_statistic`` (a whole-table statistic quoted from a C2 metadata block must equal the file's, to
-the precision quoted) and ``sample_value`` (values quoted from the shown rows, each with ``p_chance``, the chance
-that 20 random rows would match too). Claims checked on a verified sample are true by construction; the
-verification's strength lies in the release statistics and small ``p_chance``.
+Every trial of one dataset × label saw the same 20 rows of the whole source table (docs/protocol.md §8 row 1).
+A file may not be the one the trials saw (committed Census releases may be later regenerations), so
+:func:`verify_paper_samples` checks each rebuilt sample against the records: ``release_statistic`` (a
+whole-table statistic quoted from a C2 metadata block must equal the file's, to the precision quoted) and
+``sample_value`` (values quoted from the shown rows, each with ``p_chance``, the chance that 20 random rows
+would match too). Claims checked on a verified sample are true by construction; the verification's strength
+lies in the release statistics and small ``p_chance``.
 """
 
 from __future__ import annotations
@@ -19,20 +18,10 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.errors import DataError
-from llmdisc.scoring.cue_validity import (
-    Claim,
-    TableVocabulary,
-    check_claim,
-    parse_claims,
-)
-from llmdisc.scoring.paper_quotes import (  # QuotedStatistic … re-exported: one face for the paper's forensics
-    SAMPLE_WORDS,
-    QuotedStatistic,
-    format_number,
-    quoted_statistics,
-    statistic_matches,
-    table_statistic,
-)
+from llmdisc.scoring.cue_validity import Claim, TableVocabulary, check_claim, parse_claims
+# QuotedStatistic … re-exported: one face for the paper's forensics
+from llmdisc.scoring.paper_quotes import (SAMPLE_WORDS, QuotedStatistic, format_number, quoted_statistics,
+                                          statistic_matches, table_statistic)
 
 PAPER_SAMPLE_ROWS = 20
 PAPER_SAMPLE_SEED = 42
@@ -54,23 +43,13 @@ STRONG_CHANCE = 0.01
 
 def draw_paper_sample(table: pd.DataFrame, *, n_rows: int = PAPER_SAMPLE_ROWS,
                       seed: int = PAPER_SAMPLE_SEED) -> pd.DataFrame:
-    """The rows the paper's prompt showed of ``table``: ``table.sample(n_rows, random_state=seed).sort_index()``.
-
-    Args:
-        table: the whole table in file order (index 0..n-1, as ``pd.read_csv`` gives it).
-
-    Returns:
-        The shown rows in the order shown, index = their 0-based row numbers in the file.
-
-    Raises:
-        DataError: the table has fewer than ``n_rows`` rows (the paper then showed the whole table).
-    """
+    """The rows the paper's prompt showed of ``table`` (the whole table in file order, index 0..n-1), in
+    the order shown, index = their row numbers in the file. Raises DataError for a table of at most ``n_rows``
+    rows (the paper then showed it whole)."""
     if len(table) <= n_rows:
         raise DataError(f"a table of {len(table)} rows: the paper showed it whole, there is no draw to rebuild; "
                         f"fix: pass the whole source table (the paper's files hold 32,561 rows)")
     return table.sample(n=n_rows, random_state=seed).sort_index()
-
-
 
 
 # --------------------------------------------------------------------------- quoted row values
@@ -80,32 +59,24 @@ def _value_share(series: pd.Series, value: Any) -> float:
 
 
 def chance_of(claim: Claim, table: pd.DataFrame, n_rows: int = PAPER_SAMPLE_ROWS) -> float:
-    """Probability that ``n_rows`` rows drawn at random from ``table`` make a quoted-values claim true.
+    """Probability that ``n_rows`` rows drawn at random from ``table`` make a quoted-values claim true: small
+    means a match is strong evidence that these are the rows shown.
 
     Binomial approximation (draws with replacement, values independent) from the values' frequencies in
     ``table``, the whole table sampled. NaN for a kind without a simple form (a range).
-
-    Returns:
-        A probability in [0, 1]; small means a match is strong evidence that these are the rows shown.
     """
     if claim.kind == "listed_values":
         (col, values), = claim.values.items()
         return float(np.prod([1 - (1 - _value_share(table[col], v)) ** n_rows for v in values]))
-    if claim.kind in ("single_value", "every_row"):
-        mask = np.ones(len(table), dtype=bool)
-        for col, value in claim.values.items():
-            if value is None:
-                return float(sum(s ** n_rows for s in table[col].value_counts(normalize=True)))
-            mask &= np.isclose(table[col].astype(float), float(value)) if pd.api.types.is_numeric_dtype(
-                table[col]) else (table[col].astype(str) == str(value)).to_numpy()
-        return float(mask.mean() ** n_rows)
-    if claim.kind == "row_values":
-        mask = np.ones(len(table), dtype=bool)
-        for col, value in claim.values.items():
-            mask &= np.isclose(table[col].astype(float), float(value)) if pd.api.types.is_numeric_dtype(
-                table[col]) else (table[col].astype(str) == str(value)).to_numpy()
-        return float(mask.mean() ** len(claim.rows))
-    return float("nan")
+    if claim.kind not in ("single_value", "every_row", "row_values"):
+        return float("nan")
+    mask = np.ones(len(table), dtype=bool)
+    for col, value in claim.values.items():
+        if value is None and claim.kind != "row_values":
+            return float(sum(s ** n_rows for s in table[col].value_counts(normalize=True)))
+        mask &= np.isclose(table[col].astype(float), float(value)) if pd.api.types.is_numeric_dtype(
+            table[col]) else (table[col].astype(str) == str(value)).to_numpy()
+    return float(mask.mean() ** (len(claim.rows) if claim.kind == "row_values" else n_rows))
 
 
 def is_sample_evidence(claim: Claim, condition: str | None) -> bool:
@@ -122,17 +93,11 @@ def is_sample_evidence(claim: Claim, condition: str | None) -> bool:
 # --------------------------------------------------------------------------- verification
 @dataclass
 class SampleVerification:
-    """What :func:`verify_paper_samples` found.
-
-    Attributes:
-        samples: ``{(dataset_key, true_label, synthetic_method): shown rows}`` for every rebuilt sample (index:
-            row numbers in the file); REAL samples are keyed with ``synthetic_method = ""`` (one real sample
-            serves every synthesizer's REAL trials).
-        status: ``{same key: (status, reason)}``, status in :data:`STATUSES`.
-        checks: one row per check (trial key, cell columns, field, check = ``release_statistic`` or
-            ``sample_value``, statistic, columns, quoted, rebuilt, passed, p_chance, text).
-        cells: :func:`cell_table`.
-    """
+    """What :func:`verify_paper_samples` found: ``samples`` (:func:`sample_key` → shown rows of every rebuilt
+    sample, index = row numbers in the file), ``status`` (same key → (one of :data:`STATUSES`, reason)),
+    ``checks`` (one row per check: trial key, cell columns, field, check = ``release_statistic`` or
+    ``sample_value``, statistic, columns, quoted, rebuilt, passed, p_chance, text) and ``cells``
+    (:func:`cell_table`)."""
 
     samples: dict[tuple, pd.DataFrame] = field(default_factory=dict)
     status: dict[tuple, tuple[str, str]] = field(default_factory=dict)
@@ -141,7 +106,8 @@ class SampleVerification:
 
 
 def sample_key(dataset_key: str, true_label: str, synthetic_method: str | None) -> tuple[str, str, str]:
-    """The key of the sample a trial saw: REAL trials of every synthesizer share one."""
+    """``(dataset_key, true_label, synthetic_method)`` of the sample a trial saw; REAL trials of every
+    synthesizer share one (``synthetic_method = ""``)."""
     return (dataset_key, true_label, "" if true_label == "REAL" else str(synthetic_method or ""))
 
 
@@ -150,17 +116,14 @@ def _distinct(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def sample_status(checks: pd.DataFrame, *, rebuilt: bool) -> tuple[str, str]:
-    """Decide whether a rebuilt sample is the one the trials saw, from its checks (all trials together).
+    """Decide whether a rebuilt sample (``rebuilt``: its file was there) is the one the trials saw, from its
+    checks (:attr:`SampleVerification.checks` rows of all its trials).
 
     Rule (counted over distinct checks, so a repeated answer counts once): ``mismatch`` when more than
     :data:`MISMATCH_SHARE` of the release statistics, or more than half of the quoted row values, fail;
     ``disputed`` when fewer fail but some do; ``verified`` when none fails and at least one release statistic
     passes, or (none quoted) a quoted row value passes whose chance match is below :data:`STRONG_CHANCE`;
     otherwise ``unverified``.
-
-    Args:
-        checks: the sample's rows of :attr:`SampleVerification.checks`.
-        rebuilt: whether the file was there to draw from.
     """
     if not rebuilt:
         return "not_rebuilt", "the file is not in the reference folder"
@@ -189,27 +152,25 @@ def cell_table(verification_checks: pd.DataFrame, trials: pd.DataFrame, samples:
                status: Mapping[tuple, tuple[str, str]]) -> pd.DataFrame:
     """One row per cell: its trials, whether its sample was rebuilt, its checks and where they differ.
 
-    Returns:
-        Columns :data:`CELL`, n_trials, rebuilt, sample_rows (the file's 0-based row numbers shown, ``;``-joined),
-        check counts (``n_*`` over every mention, ``n_distinct_*`` over distinct checks), min_p_chance (the
-        strongest passed row-value match), sample_status and status_reason (decided by all trials that saw the
-        sample), differences (distinct failed checks) and agreements (up to five distinct passed checks).
+    Columns :data:`CELL`, n_trials, rebuilt, sample_rows (the file's 0-based row numbers shown, ``;``-joined),
+    check counts (``n_*`` over every mention, ``n_distinct_*`` over distinct checks), min_p_chance (the
+    strongest passed row-value match), sample_status and status_reason (decided by all trials that saw the
+    sample), differences (distinct failed checks) and agreements (up to five distinct passed checks).
     """
+    checks = verification_checks if not verification_checks.empty else pd.DataFrame(
+        {c: pd.Series(dtype=bool if c == "passed" else float if c == "p_chance" else object)
+         for c in ("cell", "check", "statistic", "columns", "quoted", "rebuilt", "passed", "p_chance")})
     rows = []
     for key, grp in trials.groupby(list(CELL), dropna=False, sort=True):
         rec = dict(zip(CELL, key))
         skey = sample_key(rec["dataset_key"], rec["true_label"], rec["synthetic_method"])
-        mine = verification_checks[verification_checks["cell"] == "|".join(map(str, key))] \
-            if not verification_checks.empty else verification_checks
+        mine = checks[checks["cell"] == "|".join(map(str, key))]
         sample = samples.get(skey)
         st, reason = status.get(skey, ("not_rebuilt", "no file for this sample"))
-        distinct = _distinct(mine) if not mine.empty else mine
-        passed = distinct[distinct["passed"]] if not distinct.empty else distinct
-        failed = distinct[~distinct["passed"]] if not distinct.empty else distinct
-        kind = mine["check"] if not mine.empty else pd.Series(dtype=str)
-        ok = mine["passed"] if not mine.empty else pd.Series(dtype=bool)
-        p_values = mine.loc[mine["passed"] & (mine["check"] == "sample_value"), "p_chance"] if not mine.empty \
-            else pd.Series(dtype=float)
+        distinct = _distinct(mine)
+        passed, failed = distinct[distinct["passed"]], distinct[~distinct["passed"]]
+        kind, ok = mine["check"], mine["passed"]
+        p_values = mine.loc[ok & (kind == "sample_value"), "p_chance"]
         rows.append({**rec, "n_trials": len(grp), "rebuilt": sample is not None,
                      "sample_rows": ";".join(map(str, sample.index)) if sample is not None else "",
                      "n_checks": len(mine), "n_passed": int(ok.sum()), "n_failed": int((~ok).sum()),
@@ -230,13 +191,10 @@ def verify_paper_samples(trials: pd.DataFrame, *, synthetic_tables: Mapping[tupl
                          seed: int = PAPER_SAMPLE_SEED) -> SampleVerification:
     """Rebuild the sample every paper trial was shown and check it against what the trial's record shows of it.
 
-    Args:
-        trials: the paper's trial records (:func:`llmdisc.scoring.reference.import_paper_trials`); only valid
-            ones of datasets in ``real_tables`` are read.
-        synthetic_tables: ``{(dataset_key, synthetic_method): the paper's release, file order}``; a SYNTHETIC
-            trial of a method without one is ``not_rebuilt``.
-        real_tables: ``{dataset_key: the paper's real table, file order}``: the REAL trials' source and the
-            vocabulary of the cue strings.
+    Only valid ``trials`` of datasets in ``real_tables`` (``{dataset_key: the paper's real table}``, in file
+    order: the REAL trials' source and the cue strings' vocabulary) are read; a SYNTHETIC trial of a method
+    without a release in ``synthetic_tables`` (``{(dataset_key, synthetic_method): release}``) is
+    ``not_rebuilt``.
     """
     from llmdisc.discrimination.metadata import metadata_statistics
     from llmdisc.scoring.cues import cue_strings
@@ -289,15 +247,13 @@ def verify_paper_samples(trials: pd.DataFrame, *, synthetic_tables: Mapping[tupl
     checks = pd.DataFrame(rows, columns=[*TRIAL_KEY, *CELL, "field", "cell", "check", "statistic", "columns",
                                          "quoted", "rebuilt", "passed", "p_chance", "text"])
     checks["passed"] = checks["passed"].astype(bool)
-    status: dict[tuple, tuple[str, str]] = {}
-    keys = {sample_key(r["dataset_key"], r["true_label"], r["synthetic_method"]) for r in
-            trials.to_dict("records")}
-    for skey in sorted(keys):
-        mine = checks[[sample_key(d, t, m) == skey for d, t, m in
-                       zip(checks["dataset_key"], checks["true_label"], checks["synthetic_method"])]]
-        status[skey] = sample_status(mine, rebuilt=skey in samples)
-    cells = cell_table(checks, trials, samples, status)
-    return SampleVerification(samples=samples, status=status, checks=checks, cells=cells)
+    check_keys = [sample_key(*key) for key in
+                  zip(checks["dataset_key"], checks["true_label"], checks["synthetic_method"])]
+    status = {skey: sample_status(checks[[k == skey for k in check_keys]], rebuilt=skey in samples)
+              for skey in sorted({sample_key(r["dataset_key"], r["true_label"], r["synthetic_method"])
+                                  for r in trials.to_dict("records")})}
+    return SampleVerification(samples=samples, status=status, checks=checks,
+                              cells=cell_table(checks, trials, samples, status))
 
 
 def _quoted_text(value: Any) -> str:
@@ -310,12 +266,8 @@ def _quoted_text(value: Any) -> str:
 
 
 def check_details(verification: SampleVerification) -> pd.DataFrame:
-    """The distinct checks of a :class:`SampleVerification` per cell (the table ``paper_sample_check_details``).
-
-    Returns:
-        Columns dataset … passed (the check), p_chance, n_mentions (cue strings quoting it), example (one of
-        them, first 240 characters).
-    """
+    """The distinct checks of a :class:`SampleVerification` per cell (table ``paper_sample_check_details``):
+    the check's columns, p_chance, n_mentions (cue strings quoting it) and an example (240 characters)."""
     keys = ["dataset", "synthetic_method", "true_label", "provider", "model", "condition", "check", "statistic",
             "columns", "quoted", "rebuilt", "passed"]
     checks = verification.checks
@@ -347,11 +299,8 @@ def paper_release_tables() -> dict[tuple[str, str], pd.DataFrame]:
 def verify_paper_census_samples(trials: pd.DataFrame | None = None) -> SampleVerification:
     """:func:`verify_paper_samples` on the paper's Census trials, its Census extract and its three releases.
 
-    Args:
-        trials: the paper's trial records (default: every ``llm_results_*.jsonl`` of the reference folder).
-
-    Raises:
-        ReferenceMissingError: no reference folder or no Census extract (fix: ``llmdisc data fetch-reference``).
+    ``trials`` default to every ``llm_results_*.jsonl`` of the reference folder. ReferenceMissingError without
+    a reference folder or Census extract (fix: ``llmdisc data fetch-reference``).
     """
     from llmdisc.data.reference import load_paper_census
     from llmdisc.scoring.reference import DATASET_KEYS, import_paper_trials, paper_trial_files
@@ -371,15 +320,9 @@ def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.Dat
     ``mismatch`` sample would count them against the wrong rows). Other REAL trials get
     ``draw_paper_sample`` of their real table.
 
-    Args:
-        trials_or_cues: rows with source, run_id, trial_id, line_no, dataset_key, true_label, synthetic_method.
-        real_tables: ``{dataset_key: the paper's real table in file order}`` (Adult: UCI ``adult.data`` with
-            ``?`` rows dropped; Census: the paper's ``census.csv``).
-        verification: :func:`verify_paper_samples` output (e.g. for Census), or None.
-
-    Returns:
-        ``(samples, reasons)``: ``samples[trial key]`` the rows shown in the order shown (index reset) or None,
-        ``reasons[trial key]`` why a sample is None.
+    ``real_tables``: ``{dataset_key: the paper's real table in file order}`` (Adult: UCI ``adult.data`` with
+    ``?`` rows dropped; Census: the paper's ``census.csv``). Returns ``(samples, reasons)`` per trial key: the
+    rows shown in order (index reset) or None, and why a sample is None.
     """
     drawn = {k: draw_paper_sample(t, n_rows=n_rows, seed=seed).reset_index(drop=True)
              for k, t in real_tables.items()}
@@ -407,7 +350,6 @@ def paper_samples(trials_or_cues: pd.DataFrame, real_tables: Mapping[str, pd.Dat
 __all__ = [
     "PAPER_SAMPLE_ROWS", "PAPER_SAMPLE_SEED", "SAMPLE_EVIDENCE_KINDS", "STATUSES", "QuotedStatistic",
     "SampleVerification", "cell_table", "chance_of", "check_details", "draw_paper_sample", "is_sample_evidence",
-    "paper_release_tables", "paper_samples",
-    "quoted_statistics", "sample_key", "sample_status", "statistic_matches", "table_statistic",
-    "verify_paper_census_samples", "verify_paper_samples",
+    "paper_release_tables", "paper_samples", "quoted_statistics", "sample_key", "sample_status",
+    "statistic_matches", "table_statistic", "verify_paper_census_samples", "verify_paper_samples",
 ]

@@ -59,10 +59,7 @@ def batch_threshold(scores: Sequence[float]) -> float:
 
 def decide(scores: Sequence[float], threshold: float) -> np.ndarray:
     """True (SYNTHETIC) where ``score > threshold``; all False when the threshold is NaN (no decision)."""
-    values = np.asarray(scores, dtype=float)
-    if math.isnan(threshold):
-        return np.zeros(len(values), dtype=bool)
-    return values > threshold
+    return np.asarray(scores, dtype=float) > threshold  # every comparison with NaN is False
 
 
 def _drs(is_syn: np.ndarray, called_syn: np.ndarray, *, seed: int, defined: bool = True) -> dict[str, float]:
@@ -80,17 +77,13 @@ def score_probability_cell(trials: pd.DataFrame, *, seed: int, context_threshold
                            permutations: int = 2000) -> dict[str, Any]:
     """Scores of one cell's label scores (valid scores only; invalid and error trials are counted).
 
-    Args:
-        trials: the cell's trial records (``true_label``, ``score_status``, ``logprob_*``, ``p_synthetic``,
-            ``label_mass``).
-        seed: seed of the AUC permutations and the DRS bootstraps.
-        context_threshold: the content-free table's log-odds for this dataset × condition × model (NaN: no
-            contextual calibration).
+    ``seed`` seeds the AUC permutations and the DRS bootstraps; ``context_threshold`` is the content-free
+    table's log-odds for this dataset × condition × model (NaN: no contextual calibration).
 
-    Returns:
-        A dict with the keys of :data:`PROBABILITY_COLUMNS`: AUC with its 95 % score interval, direction and
-        p-value; p_REAL, p_SYN and DRS (95 % bootstrap intervals) under the raw, batch and contextual decisions;
-        Brier score and ECE of ``p_synthetic`` as a probability of SYNTHETIC. NaN where a class has no valid score.
+    Returns a dict with the keys of :data:`PROBABILITY_COLUMNS`: AUC with its 95 % score interval, direction
+    and p-value; p_REAL, p_SYN and DRS (95 % bootstrap intervals) under the raw, batch and contextual
+    decisions; Brier score and ECE of ``p_synthetic`` as a probability of SYNTHETIC. NaN where a class has no
+    valid score.
     """
     status = trials["score_status"] if "score_status" in trials else pd.Series(index=trials.index, dtype=object)
     valid = trials[status == "valid"]
@@ -128,26 +121,20 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
                             by: Sequence[str] | None = None, permutations: int = 2000) -> pd.DataFrame:
     """:func:`score_probability_cell` for every cell of a trial table that asked for label scores.
 
-    Args:
-        trials: trial records (:func:`llmdisc.discrimination.load_trials`); rows with ``scoring`` ``verdict``
-            carry no scores and are left out.
-        content_free: the content-free scores (``dataset_key, condition, provider, model, log_odds``, and
-            ``run_id`` from :func:`llmdisc.discrimination.load_content_free`: a cell then takes the score of its
-            own run file, i.e. its own prompt variant and metadata source), or None (contextual calibration NaN).
-        seed: base seed; each cell's seed is :func:`llmdisc.scoring.metrics.cell_seed` of it and the cell.
-        by: cell columns; default :data:`PROBABILITY_CELL` (the protocol columns the table holds).
+    Rows with ``scoring`` ``verdict`` carry no scores and are left out. ``content_free``: the content-free
+    scores (``dataset_key, condition, provider, model, log_odds``, and ``run_id`` from
+    :func:`llmdisc.discrimination.load_content_free`: a cell then takes the score of its own run file, i.e.
+    its own prompt variant and metadata source), or None (contextual calibration NaN). Each cell's seed is
+    :func:`llmdisc.scoring.metrics.cell_seed` of ``seed`` and the cell; ``by`` defaults to
+    :data:`PROBABILITY_CELL` (the protocol columns the table holds).
 
-    Returns:
-        One row per cell: the ``by`` columns, then :data:`PROBABILITY_COLUMNS`, then ``seed``.
-
-    Raises:
-        DataError: the table lacks a column it needs.
+    Returns one row per cell: the ``by`` columns, then :data:`PROBABILITY_COLUMNS`, then ``seed``; raises
+    DataError when the table lacks a column it needs.
     """
     by = list(by) if by is not None else cell_columns(trials, PROBABILITY_CELL[:5])
     needed = {"true_label", "scoring", "score_status", "logprob_real", "logprob_synthetic", "p_synthetic",
               "label_mass", *by}
-    missing = sorted(needed - set(trials.columns))
-    if missing:
+    if missing := sorted(needed - set(trials.columns)):
         raise DataError(f"trial table lacks {missing}; fix: load it with llmdisc.discrimination.load_trials")
     scored = trials[trials["scoring"].isin(["probability", "both"])]
     if "run_id" in scored and not scored.empty:
@@ -164,7 +151,6 @@ def score_probability_cells(trials: pd.DataFrame, *, content_free: pd.DataFrame 
                       float(pd.to_numeric(row["log_odds"], errors="coerce")) for _, row in content_free.iterrows()}
     rows = []
     for key, cell in scored.groupby(list(by), sort=True, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
         named = dict(zip(by, key))
         where = [named.get(k, cell[k].iloc[0]) for k in keys]
         runs = sorted(cell["run_id"].dropna().unique()) if by_run else []

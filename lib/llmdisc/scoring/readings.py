@@ -2,20 +2,20 @@
 control), with its AUC, its n per class and its Holm-adjusted p (:func:`collect`).
 
 Every reader that states a separation (the findings, the claims table, the headline figure) reads it here, so
-they show the same D, interval and direction (:mod:`llmdisc.scoring.separation`). Instruments: C2ST on rows
-(one-sided, no interval: thousands of rows), table likelihood, joint structure, verdict probability (C1) and
-generated verdicts (DRS with its n). Intervals are recomputed from each cell's AUC and n, so every table reads
-with the current score interval, whenever it was written.
+they show the same D, interval and direction (:mod:`llmdisc.scoring.separation`). Intervals are recomputed
+from each cell's AUC and n, so every table reads with the current score interval, whenever it was written.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from llmdisc.discrimination.records import protocol_label
 from llmdisc.scoring.separation import Separation, auc_interval, holm, separation
 
 MIN_N = 10
@@ -121,41 +121,29 @@ SCORES = {"likelihood": "mean_logprob", "joint": "contrast"}
 
 
 def _sample_cells(frame: pd.DataFrame | None, instrument: str) -> dict[tuple[str, str], Cell]:
-    out: dict[tuple[str, str], Cell] = {}
     if frame is None:
-        return out
+        return {}
     if "score" in frame:
         frame = frame[frame["score"] == SCORES[instrument]]
     key = "dataset_key" if "dataset_key" in frame else "dataset"
-    for row in frame.to_dict("records"):
-        out[(row[key], row["source"])] = Cell(row.get("auc"), row.get("perm_p"), int(row.get("n_real") or 0),
-                                              int(row.get("n_syn") or 0))
-    return out
+    return {(row[key], row["source"]): Cell(row.get("auc"), row.get("perm_p"), int(row.get("n_real") or 0),
+                                            int(row.get("n_syn") or 0)) for row in frame.to_dict("records")}
 
 
-def _group(row: dict, protocols: int) -> str:
-    """The row's group; with more than one protocol in the table, the protocol is part of it (never pooled)."""
-    from llmdisc.discrimination.records import protocol_label
-
-    group = {"real_holdout": NEGATIVE}.get(row["synthetic_method"], row["synthetic_method"])
-    return f"{group} · {protocol_label(row)}" if protocols > 1 else group
-
-
-def _protocols(frame: pd.DataFrame) -> int:
-    from llmdisc.discrimination.records import protocol_label
-
-    return len({protocol_label(row) for row in frame.to_dict("records")})
+def _c1_rows(frame: pd.DataFrame) -> Iterator[tuple[dict, str]]:
+    """Each C1 row (every row without a condition column) and its group; with more than one protocol in the
+    table, the protocol is part of the group (never pooled)."""
+    rows = (frame[frame["condition"] == "C1"] if "condition" in frame else frame).to_dict("records")
+    protocols = len({protocol_label(row) for row in rows})
+    for row in rows:
+        group = {"real_holdout": NEGATIVE}.get(row["synthetic_method"], row["synthetic_method"])
+        yield row, f"{group} · {protocol_label(row)}" if protocols > 1 else group
 
 
 def _probability_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
     out: dict[tuple[str, str], Cell] = {}
-    if frame is None:
-        return out
-    part = frame[frame["condition"] == "C1"] if "condition" in frame else frame
-    key = "dataset_key" if "dataset_key" in part else "dataset"
-    protocols = _protocols(part)
-    for row in part.to_dict("records"):
-        group = _group(row, protocols)
+    key = "dataset_key" if frame is not None and "dataset_key" in frame else "dataset"
+    for row, group in _c1_rows(frame) if frame is not None else ():
         out.setdefault((row[key], group), Cell(row.get("auc"), row.get("auc_p_value"), int(row.get("n_real") or 0),
                                                int(row.get("n_syn") or 0)))
     return out
@@ -163,12 +151,7 @@ def _probability_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell
 
 def _verdict_cells(frame: pd.DataFrame | None) -> dict[tuple[str, str], Cell]:
     out: dict[tuple[str, str], Cell] = {}
-    if frame is None:
-        return out
-    part = frame[frame["condition"] == "C1"] if "condition" in frame else frame
-    protocols = _protocols(part)
-    for row in part.to_dict("records"):
-        group = _group(row, protocols)
+    for row, group in _c1_rows(frame) if frame is not None else ():
         n_real, n_syn = int(row.get("n_valid_real") or 0), int(row.get("n_valid_syn") or 0)
         cell = Cell(None, None, n_real, n_syn)
         if min(n_real, n_syn) >= MIN_N:

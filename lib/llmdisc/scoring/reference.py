@@ -71,8 +71,7 @@ def _expand(path_or_paths: Path | str | Iterable[Path | str]) -> list[Path]:
         paths = [path]
     else:
         paths = [Path(p) for p in path_or_paths]
-    missing = [str(p) for p in paths if not p.is_file()]
-    if missing:
+    if missing := [str(p) for p in paths if not p.is_file()]:
         raise DataError(f"paper trial file(s) not found: {missing[:3]}; fix: pass existing llm_results_*.jsonl "
                         "files or a folder holding them")
     return paths
@@ -120,15 +119,13 @@ def import_paper_trials(path_or_paths: Path | str | Iterable[Path | str], *,
                         dataset: str | None = None) -> pd.DataFrame:
     """Read paper-format ``llm_results_*.jsonl`` files into trial records (one row per line, none dropped).
 
-    Args:
-        path_or_paths: a file, a folder (searched recursively, files in the paper's order) or a list of files.
-        dataset: ``adult``/``census`` for every file; by default read from a folder name in each file's path.
+    ``path_or_paths``: a file, a folder (searched recursively, files in the paper's order) or a list of files;
+    ``dataset`` (``adult``/``census``) is by default read from a folder name in each file's path.
 
-    Returns:
-        A DataFrame with the paper's fields plus dataset, dataset_key, model_label (LLaMA/Gemini), status
-        (``valid``; ``error`` for lines without a REAL/SYNTHETIC verdict, e.g. the paper's quota errors;
-        ``invalid`` for a confidence outside 0-100), invalid_reason, run_id (file stem), source_file and
-        line_no, in file and line order. ``predicted_label``, ``correct`` and ``confidence`` are None unless valid.
+    Returns a DataFrame with the paper's fields plus dataset, dataset_key, model_label (LLaMA/Gemini), status
+    (``valid``; ``error`` for lines without a REAL/SYNTHETIC verdict, e.g. the paper's quota errors;
+    ``invalid`` for a confidence outside 0-100), invalid_reason, run_id (file stem), source_file and line_no,
+    in file and line order. ``predicted_label``, ``correct`` and ``confidence`` are None unless valid.
     """
     rows: list[dict[str, Any]] = []
     for path in _expand(path_or_paths):
@@ -154,20 +151,15 @@ def load_cell_counts(path: Path | str | None = None) -> pd.DataFrame:
 def trials_from_cell_counts(counts: pd.DataFrame | Path | str | None = None) -> pd.DataFrame:
     """Rebuild trial-level records whose confusion matrix per cell equals the paper's counts.
 
-    Args:
-        counts: the cell-count table (columns dataset, provider, model, method, condition, N_real, N_syn,
-            correct_real, correct_syn, Avg_conf), a path to it, or None for the reference file.
-
-    Returns:
-        One valid trial per counted trial, with the counted confusion matrix; ``confidence`` is the cell's mean
-        (only the mean is known); ``prompt_hash`` and ``reasoning`` are empty, so ``effective_n`` is unknown.
+    ``counts``: the cell-count table, a path to it, or None for :data:`PAPER_CELL_COUNTS_CSV`. One valid trial
+    per counted trial; ``confidence`` is the cell's mean (only the mean is known); ``prompt_hash`` and
+    ``reasoning`` are empty, so ``effective_n`` is unknown.
     """
     if not isinstance(counts, pd.DataFrame):
         counts = load_cell_counts(counts)
     need = ["dataset", "provider", "model", "method", "condition", "N_real", "N_syn", "correct_real",
             "correct_syn", "Avg_conf"]
-    missing = [c for c in need if c not in counts.columns]
-    if missing:
+    if missing := [c for c in need if c not in counts.columns]:
         raise DataError(f"cell-count table lacks {missing}; fix: pass llm_cell_stats_from_notebook.csv or a "
                         f"table with columns {need}")
     rows: list[dict[str, Any]] = []
@@ -191,10 +183,8 @@ def trials_from_cell_counts(counts: pd.DataFrame | Path | str | None = None) -> 
 
 def paper_reported_cells(counts: pd.DataFrame | None = None) -> pd.DataFrame:
     """The paper's printed per-cell DRS/accuracy (percent, 1 dp) keyed like our cells, for comparisons."""
-    if counts is None:
-        counts = load_cell_counts()
-    out = counts.rename(columns={"method": "synthetic_method", "DRS": "paper_drs", "Accuracy": "paper_accuracy",
-                                 "N": "paper_n"})
+    out = (load_cell_counts() if counts is None else counts).rename(columns={
+        "method": "synthetic_method", "DRS": "paper_drs", "Accuracy": "paper_accuracy", "N": "paper_n"})
     return out[["dataset", "synthetic_method", "condition", "provider", "model", "paper_n", "paper_drs",
                 "paper_accuracy"]]
 

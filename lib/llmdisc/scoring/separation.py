@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import optimize, stats
 
 POWER = 0.8
@@ -48,15 +49,9 @@ def _variance(theta: float, n1: float, n2: float) -> float:
 
 
 def auc_interval(auc: float, n1: float, n2: float, confidence: float = 0.95) -> tuple[float, float]:
-    """The score interval of an AUC (module docstring).
-
-    Args:
-        n1, n2: units of the two classes (may be fractional: effective sizes of samples that share rows).
-
-    Returns:
-        ``(low, high)`` in [0, 1], never of zero width for n₁, n₂ ≥ 1; ``(nan, nan)`` when the AUC is NaN or a
-        class has fewer than one unit.
-    """
+    """The score interval ``(low, high)`` of an AUC (module docstring) at ``n1``, ``n2`` units a class (may
+    be fractional: effective sizes of samples that share rows): never of zero width for n₁, n₂ ≥ 1;
+    ``(nan, nan)`` when the AUC is NaN or a class has fewer than one unit."""
     if not (math.isfinite(auc) and n1 >= 1 and n2 >= 1):
         return float("nan"), float("nan")
     auc = min(1.0, max(0.0, float(auc)))
@@ -74,13 +69,9 @@ def auc_interval(auc: float, n1: float, n2: float, confidence: float = 0.95) -> 
 
 @dataclass(frozen=True)
 class Separation:
-    """A group's separation from real data.
-
-    Attributes:
-        d: 2·|AUC − 0.5| (0 = indistinguishable, 1 = every unit told apart).
-        low, high: its interval, folded from the AUC's (``low`` is 0 when the AUC interval holds 0.5).
-        direction: ``higher`` (AUC above 0.5), ``lower`` (below) or ``none``.
-    """
+    """A group's separation from real data: ``d`` = 2·|AUC − 0.5|, its interval folded from the AUC's
+    (``low`` is 0 when the AUC interval holds 0.5) and the ``direction`` (``higher``: AUC above 0.5,
+    ``lower``, ``none``)."""
 
     d: float
     low: float
@@ -96,11 +87,9 @@ class Separation:
 def separation(auc: float, low: float, high: float, *, one_sided: bool = False) -> Separation:
     """D and its interval folded from an AUC and its interval.
 
-    Args:
-        auc, low, high: the AUC and its interval.
-        one_sided: only an AUC above 0.5 is a finding (a trained classifier's held-out probability, where an AUC
-            below 0.5 is the known small negative bias of cross-validation under no difference): D = 2·max(AUC −
-            0.5, 0), likewise each bound.
+    With ``one_sided`` only an AUC above 0.5 is a finding (a trained classifier's held-out probability, where
+    an AUC below 0.5 is the known small negative bias of cross-validation under no difference): D = 2·max(AUC
+    − 0.5, 0), likewise each bound.
     """
     direction = "higher" if auc > 0.5 else "lower" if auc < 0.5 else "none"
     if one_sided:
@@ -161,16 +150,11 @@ def equivalent_to_chance(auc: float, n1: float, n2: float, margin: float, *, alp
 
 
 def holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjustment of ``p_values`` (NaN kept, not counted): the k-th smallest of m is multiplied
-    by m − k + 1, then made non-decreasing, capped at 1."""
-    import numpy as np
-
+    """Holm's step-down adjustment of ``p_values`` (NaN kept, not counted): the k-th smallest of m is
+    multiplied by m − k + 1, then made non-decreasing, capped at 1."""
     p = np.asarray(p_values, float)
     ok = np.flatnonzero(np.isfinite(p))
     out = np.full(len(p), np.nan)
     order = ok[np.argsort(p[ok], kind="stable")]
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(order) - rank) * p[index]))
-        out[index] = running
+    out[order] = np.maximum.accumulate(np.clip((len(order) - np.arange(len(order))) * p[order], 0.0, 1.0))
     return out.tolist()

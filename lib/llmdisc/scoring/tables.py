@@ -16,15 +16,8 @@ import pandas as pd
 from llmdisc.discrimination.records import CELL_KEY, cell_columns
 from llmdisc.errors import ConfigError
 from llmdisc.paths import results_dir
-from llmdisc.scoring.analyses import (
-    MATCHED_SEED,
-    PERMUTATION_N,
-    PERMUTATION_SEED,
-    STABILITY_SEEDS,
-    matched_n_sample,
-    permutation_tests,
-    seed_stability,
-)
+from llmdisc.scoring.analyses import (MATCHED_SEED, PERMUTATION_N, PERMUTATION_SEED, STABILITY_SEEDS,
+                                      matched_n_sample, permutation_tests, seed_stability)
 from llmdisc.scoring.metrics import CELL_COLUMNS, score_cells
 
 PAPER_COLUMNS = {"n_valid": "N", "n_valid_real": "N_real", "n_valid_syn": "N_syn", "accuracy": "Accuracy",
@@ -33,23 +26,19 @@ _PERCENT = ("accuracy", "drs", "real_prediction_rate", "p_real", "p_syn")
 
 
 def cell_table(trials: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """First per-cell look at a run: counts, p_REAL, p_SYN and DRS = min(p_REAL, p_SYN) per cell.
+    """First per-cell look at a run: counts, p_REAL, p_SYN and DRS = min(p_REAL, p_SYN) per cell (``seed``:
+    the base seed of the DRS bootstrap, :func:`llmdisc.scoring.metrics.score_cells`).
 
-    Args:
-        seed: base seed of the DRS bootstrap (:func:`llmdisc.scoring.metrics.score_cells`).
-
-    Returns:
-        One row per cell (:data:`CELL_KEY`: the protocol and the configuration included) with ``n_total,
-        n_valid_real, n_valid_syn, p_real, p_syn, drs, drs_ci_low, drs_ci_high, n_invalid, n_error``; rates are
-        fractions (:data:`llmdisc.scoring.metrics.SCORES`), NaN when a class has no valid trial.
+    Returns one row per cell (:data:`CELL_KEY`: the protocol and the configuration included) with ``n_total,
+    n_valid_real, n_valid_syn, p_real, p_syn, drs, drs_ci_low, drs_ci_high, n_invalid, n_error``; rates are
+    fractions (:data:`llmdisc.scoring.metrics.SCORES`), NaN when a class has no valid trial.
     """
     columns = ["n_total", "n_valid_real", "n_valid_syn", "p_real", "p_syn", "drs", "drs_ci_low",
                "drs_ci_high", "n_invalid", "n_error"]
     if trials.empty:
         return pd.DataFrame(columns=list(CELL_KEY) + columns)
     by = cell_columns(trials)
-    scored = score_cells(trials, by=by, seed=seed)
-    return scored.loc[:, by + columns]
+    return score_cells(trials, by=by, seed=seed).loc[:, by + columns]
 
 
 def tables_dir() -> Path:
@@ -61,13 +50,8 @@ def write_table(df: pd.DataFrame, name: str, directory: Path | str | None = None
                 float_format: str = "%.3f") -> dict[str, Path]:
     """Write ``df`` as ``<name>.csv`` and ``<name>.tex`` (booktabs tabular) and return both paths.
 
-    Args:
-        name: file stem, letters, digits, ``_`` and ``-`` only (e.g. ``paper_model_table``).
-        directory: target folder (default ``results/tables``), created if missing.
-        float_format: printf format of floats in the LaTeX file (the CSV keeps full precision).
-
-    Raises:
-        ConfigError: ``name`` has other characters.
+    ``name`` is a file stem of letters, digits, ``_`` and ``-`` (else ConfigError); ``directory`` defaults to
+    ``results/tables``; ``float_format`` applies to the LaTeX file only (the CSV keeps full precision).
     """
     if not name or not all(ch.isalnum() or ch in "_-" for ch in name):
         raise ConfigError(f"table name {name!r} must be letters, digits, '_' or '-'; fix: e.g. 'paper_model_table'")
@@ -80,11 +64,8 @@ def write_table(df: pd.DataFrame, name: str, directory: Path | str | None = None
 
 
 def _to_percent(df: pd.DataFrame, columns: Sequence[str] = _PERCENT) -> pd.DataFrame:
-    out = df.copy()
-    for col in out.columns:
-        if col in columns or any(col.startswith(f"{c}_ci_") for c in columns):
-            out[col] = out[col] * 100
-    return out
+    return df.assign(**{col: df[col] * 100 for col in df.columns
+                        if col in columns or any(col.startswith(f"{c}_ci_") for c in columns)})
 
 
 def cell_scores_table(trials: pd.DataFrame, *, by: Sequence[str] = CELL_COLUMNS, seed: int = 0,
@@ -96,9 +77,8 @@ def cell_scores_table(trials: pd.DataFrame, *, by: Sequence[str] = CELL_COLUMNS,
 def _paper_format(trials: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     scored = score_cells(trials, by=by, seed=0, n_boot=1)
     keep = [*by, "n_total", "n_excluded", *PAPER_COLUMNS, "p_real", "p_syn"]
-    out = _to_percent(scored[keep]).rename(columns={**PAPER_COLUMNS, "p_real": "p_real_correct",
-                                                    "p_syn": "p_syn_correct"})
-    return out
+    return _to_percent(scored[keep]).rename(columns={**PAPER_COLUMNS, "p_real": "p_real_correct",
+                                                     "p_syn": "p_syn_correct"})
 
 
 def paper_model_table(trials: pd.DataFrame, *, model_cols: Sequence[str] = ("provider", "model")) -> pd.DataFrame:
@@ -124,15 +104,10 @@ def paper_cell_table(trials: pd.DataFrame) -> pd.DataFrame:
 def reproduction_table(ours: pd.DataFrame, paper: pd.DataFrame,
                        keys: Sequence[str] = ("dataset", "synthetic_method", "condition", "provider", "model"),
                        tolerance: float = 0.05) -> pd.DataFrame:
-    """Side by side: our per-cell N/DRS/accuracy (percent) against the paper's printed values.
-
-    Args:
-        paper: :func:`llmdisc.scoring.reference.paper_reported_cells` output (paper_n, paper_drs, paper_accuracy).
-        tolerance: allowed |difference| in percentage points (the paper printed 1 decimal).
-
-    Returns:
-        One row per cell of either table with ``drs_diff``, ``accuracy_diff`` and ``matches`` (bool).
-    """
+    """Side by side: our per-cell N/DRS/accuracy (percent) against the paper's printed values
+    (:func:`llmdisc.scoring.reference.paper_reported_cells`), one row per cell of either table with
+    ``drs_diff``, ``accuracy_diff`` and ``matches`` (|difference| within ``tolerance`` percentage points: the
+    paper printed 1 decimal)."""
     merged = ours.merge(paper, on=list(keys), how="outer", indicator=True)
     merged["drs_diff"] = (merged["DRS"] - merged["paper_drs"]).round(6)
     merged["accuracy_diff"] = (merged["Accuracy"] - merged["paper_accuracy"]).round(6)
@@ -143,19 +118,15 @@ def reproduction_table(ours: pd.DataFrame, paper: pd.DataFrame,
 
 def effective_n_table(trials: pd.DataFrame, *, by: Sequence[str] = CELL_COLUMNS) -> pd.DataFrame:
     """Per cell: valid trials, excluded records and effective N (distinct prompts, or distinct answers)."""
-    scored = score_cells(trials, by=by, seed=0, n_boot=1)
-    out = scored[[*by, "n_total", "n_valid", "n_excluded", "effective_n", "effective_n_source"]].copy()
-    out["trials_per_distinct"] = out["n_valid"] / out["effective_n"]
-    return out
+    columns = [*by, "n_total", "n_valid", "n_excluded", "effective_n", "effective_n_source"]
+    out = score_cells(trials, by=by, seed=0, n_boot=1)[columns]
+    return out.assign(trials_per_distinct=out["n_valid"] / out["effective_n"])
 
 
 def matched_n_table(trials: pd.DataFrame, *, seed: int = MATCHED_SEED, models: Sequence[str] | None = None,
                     by: Sequence[str] = ("provider", "model")) -> pd.DataFrame:
     """The paper's matched-N per-model table (fair cells, equal N per model and cell, pooled), in percent."""
-    drawn = matched_n_sample(trials, seed=seed, models=models)
-    out = _paper_format(drawn, list(by))
-    out["seed"] = seed
-    return out
+    return _paper_format(matched_n_sample(trials, seed=seed, models=models), list(by)).assign(seed=seed)
 
 
 def seed_stability_table(trials: pd.DataFrame, *, seeds: Sequence[int] = STABILITY_SEEDS,
@@ -163,14 +134,10 @@ def seed_stability_table(trials: pd.DataFrame, *, seeds: Sequence[int] = STABILI
                          model_labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Per model (pooled, ``level='model'``) and per cell (``level='cell'``): DRS mean and 2.5-97.5 % over seeds."""
     result = seed_stability(trials, seeds=seeds, models=models, model_labels=model_labels)
-    models_part = result.models.assign(level="model")
-    cells_part = result.cells.assign(level="cell")
-    out = pd.concat([models_part, cells_part], ignore_index=True)
-    cols = ["level", "model", "dataset", "synthetic_method", "condition", "drs_mean", "drs_q025", "drs_q975",
-            "n_seeds"]
-    out = out.reindex(columns=cols)
-    out["seeds"] = f"{min(seeds)}-{max(seeds)}"
-    return out
+    out = pd.concat([result.models.assign(level="model"), result.cells.assign(level="cell")],
+                    ignore_index=True)
+    return out.reindex(columns=["level", "model", "dataset", "synthetic_method", "condition", "drs_mean",
+                                "drs_q025", "drs_q975", "n_seeds"]).assign(seeds=f"{min(seeds)}-{max(seeds)}")
 
 
 def permutation_table(trials: pd.DataFrame, *, seed: int = PERMUTATION_SEED, n_perm: int = PERMUTATION_N,

@@ -25,14 +25,8 @@ SLOPE_COLUMNS = ("variety_slope", "variety_slope_low", "variety_slope_high", "va
 
 
 def sample_variety(sample: pd.DataFrame) -> float:
-    """Mean over columns of (distinct values − 1) / (rows − 1); missing values count as one value.
-
-    Returns:
-        Variety in [0, 1]: 0 = every column constant, 1 = no value repeated within any column.
-
-    Raises:
-        DataError: fewer than 2 rows or no column.
-    """
+    """Mean over columns of (distinct values − 1) / (rows − 1), missing values one value: 0 = every column
+    constant, 1 = no value repeated within any column. DataError for fewer than 2 rows or no column."""
     if len(sample) < 2 or sample.shape[1] == 0:
         raise DataError(f"a sample of {len(sample)} rows × {sample.shape[1]} columns has no variety to measure; "
                         "fix: pass a sample of at least 2 rows and 1 column")
@@ -44,16 +38,10 @@ def with_variety(records: pd.DataFrame, load_tables: Callable[[str, list[str]], 
                  ) -> pd.DataFrame:
     """``records`` with a ``variety`` column (:func:`sample_variety` of each record's rows).
 
-    Args:
-        records: joint records (:func:`~llmdisc.discrimination.likelihood.records.load_joint`): ``dataset_key``,
-            ``source``, ``row_ids`` (positions in the source table).
-        load_tables: ``load_tables(dataset_key, sources)`` → ``{source: table}``, the tables the run drew from
-            (:func:`llmdisc.discrimination.likelihood.runs.load_likelihood_tables` with the run's seed).
-
-    Raises:
-        DataError: a source table is missing or a row id lies outside it (the records are from other data).
+    ``load_tables(dataset_key, sources)`` → ``{source: table}`` gives the tables the run drew from
+    (:func:`llmdisc.discrimination.likelihood.runs.load_likelihood_tables` with the run's seed); ``row_ids``
+    are positions in them. DataError when a source table is missing or a row id lies outside it.
     """
-    out = records.copy()
     values = pd.Series(np.nan, index=records.index, dtype=float)
     for key, frame in records.groupby("dataset_key", sort=True):
         tables = load_tables(str(key), sorted(set(frame["source"]) - {"holdout"}))
@@ -66,8 +54,7 @@ def with_variety(records: pd.DataFrame, load_tables: Callable[[str, list[str]], 
                 raise DataError(f"a {source!r} sample of {key} names row {max(row_ids)} of a {len(table)}-row table: "
                                 "the records were scored on other data; fix: re-run notebook 09 on this data")
             values[index] = sample_variety(table.iloc[list(row_ids)])
-    out["variety"] = values
-    return out
+    return records.assign(variety=values)
 
 
 def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: str = "contrast",
@@ -81,16 +68,12 @@ def variety_adjusted(records: pd.DataFrame, cell_columns: list[str], *, score: s
     and the real test samples stay out of the fit. Only a cell whose slope interval excludes 0 is adjusted: where
     C does not detectably follow variety, subtracting the line would move every reading by the fit's noise. A cell
     with fewer than 3 reference samples or all of one variety keeps a NaN adjusted score too (:func:`adjusted_records`
-    leaves it out); the fit's columns are filled wherever a line could be fitted.
-
-    Raises:
-        DataError: no ``variety`` column (:func:`with_variety` first).
+    leaves it out); the fit's columns are filled wherever a line could be fitted. DataError without a
+    ``variety`` column (:func:`with_variety` first).
     """
     if "variety" not in records:
         raise DataError("the joint records carry no variety; fix: add it with llmdisc.scoring.variety.with_variety")
-    out = records.copy()
-    for column in (ADJUSTED_SCORE, *SLOPE_COLUMNS):
-        out[column] = np.nan
+    out = records.assign(**dict.fromkeys((ADJUSTED_SCORE, *SLOPE_COLUMNS), np.nan))
     for cell, frame in records.groupby(cell_columns, sort=True, dropna=False):
         reference = frame[(frame["source"] == "holdout") & (frame["role"] == "reference")]
         x, y = reference["variety"].to_numpy(float), reference[score].to_numpy(float)

@@ -7,22 +7,11 @@ plus quality and out-of-vocabulary reports. Later stages read releases through :
 """
 
 from llmdisc.synthesis.fit import FitResult, build_metadata, fit_and_sample, seeded, torch_thread_limit
-from llmdisc.synthesis.releases import (
-    METADATA_MODES,
-    SyntheticRelease,
-    load_synthetic,
-    out_of_vocabulary,
-    paper_releases_for,
-    publish_paper_release,
-    publish_release,
-    quality_report,
-    resolve_column_kinds,
-    synthesize,
-    synthetic_path,
-)
+from llmdisc.synthesis.releases import (METADATA_MODES, SyntheticRelease, load_synthetic, out_of_vocabulary,
+                                         paper_releases_for, publish_paper_release, publish_release,
+                                         quality_report, resolve_column_kinds, synthesize, synthetic_path)
 
-__all__ = [
-    "METADATA_MODES", "FitResult", "SyntheticRelease", "build_metadata", "fit_and_sample", "load_synthetic",
-    "out_of_vocabulary", "paper_releases_for", "publish_paper_release", "publish_release", "quality_report", "resolve_column_kinds", "seeded", "synthesize",
-    "synthetic_path", "torch_thread_limit",
-]
+__all__ = ["METADATA_MODES", "FitResult", "SyntheticRelease", "build_metadata", "fit_and_sample",
+           "load_synthetic", "out_of_vocabulary", "paper_releases_for", "publish_paper_release",
+           "publish_release", "quality_report", "resolve_column_kinds", "seeded", "synthesize",
+           "synthetic_path", "torch_thread_limit"]

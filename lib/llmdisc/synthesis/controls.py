@@ -29,9 +29,6 @@ def shuffled_columns_table(table: pd.DataFrame, *, seed: int) -> pd.DataFrame:
     if len(table) < 2 or table.shape[1] < 2:
         raise DataError(f"a shuffled-columns control needs at least 2 rows and 2 columns; got {table.shape}; "
                         "fix: pass the real train table, not a sample of one row or one column")
-    shuffled = {}
-    for j, column in enumerate(table.columns):
-        order = np.random.default_rng([seed, j]).permutation(len(table))
-        shuffled[column] = table[column].to_numpy()[order]
-    out = pd.DataFrame(shuffled, columns=table.columns)
-    return out.astype(table.dtypes.to_dict())
+    shuffled = {column: table[column].to_numpy()[np.random.default_rng([seed, j]).permutation(len(table))]
+                for j, column in enumerate(table.columns)}
+    return pd.DataFrame(shuffled, columns=table.columns).astype(table.dtypes.to_dict())

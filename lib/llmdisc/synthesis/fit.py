@@ -31,24 +31,23 @@ TABLE_NAME = "table"  # SDV 2 needs a table name; a fixed one keeps fitted model
 TORCH_THREADS_ENV = "LLMDISC_TORCH_THREADS"
 
 
+def _check(value: str, valid: tuple[str, ...], what: str, fix: str) -> str:
+    if value not in valid:
+        raise ConfigError(f"unknown {what} {value!r}; valid {what}s: {', '.join(valid)} (fix: {fix})")
+    return value
+
+
 def check_synthesizer(synthesizer: str) -> str:
     """Return ``synthesizer`` if known, else raise a ConfigError listing the valid names."""
-    if synthesizer not in SYNTHESIZERS:
-        raise ConfigError(
-            f"unknown synthesizer {synthesizer!r}; valid synthesizers: {', '.join(SYNTHESIZERS)} "
-            "(fix: pass one of them, e.g. synthesizer='gaussian_copula' or --synthesizers ctgan)"
-        )
-    return synthesizer
+    return _check(synthesizer, SYNTHESIZERS, "synthesizer",
+                  "pass one of them, e.g. synthesizer='gaussian_copula' or --synthesizers ctgan")
 
 
 def check_metadata_mode(metadata_mode: str) -> str:
     """Return ``metadata_mode`` if known, else raise a ConfigError listing the valid modes."""
-    if metadata_mode not in METADATA_MODES:
-        raise ConfigError(
-            f"unknown metadata mode {metadata_mode!r}; valid metadata modes: {', '.join(METADATA_MODES)} "
-            "(fix: 'declared' uses the dataset's column kinds, 'detected' is SDV's auto-detection as in the paper)"
-        )
-    return metadata_mode
+    return _check(metadata_mode, METADATA_MODES, "metadata mode",
+                  "'declared' uses the dataset's column kinds, 'detected' is SDV's auto-detection as in the "
+                  "paper")
 
 
 def torch_threads() -> int:
@@ -119,9 +118,7 @@ def fused_adam() -> Iterator[None]:
         torch.optim.Adam, tvae_module.Adam = adam, adam
 
 
-def build_metadata(
-    table: pd.DataFrame, metadata_mode: str, column_kinds: dict[str, str] | None
-) -> Any:
+def build_metadata(table: pd.DataFrame, metadata_mode: str, column_kinds: dict[str, str] | None) -> Any:
     """Return SDV ``Metadata`` for ``table`` (one table named :data:`TABLE_NAME`).
 
     ``declared`` maps ``column_kinds`` (required then) to sdtypes; ``detected`` runs SDV's detection as the paper
@@ -160,28 +157,15 @@ class FitResult:
     loss_values: pd.DataFrame | None
 
 
-def fit_and_sample(
-    train: pd.DataFrame,
-    *,
-    synthesizer: str,
-    seed: int,
-    epochs: int | None,
-    metadata_mode: str,
-    column_kinds: dict[str, str] | None,
-    num_rows: int,
-    show_progress: bool,
-) -> FitResult:
-    """Fit ``synthesizer`` on ``train`` and sample ``num_rows`` rows, every random draw from ``seed``.
+def fit_and_sample(train: pd.DataFrame, *, synthesizer: str, seed: int, epochs: int | None,
+                   metadata_mode: str, column_kinds: dict[str, str] | None, num_rows: int,
+                   show_progress: bool) -> FitResult:
+    """Fit ``synthesizer`` on ``train`` and sample ``num_rows`` rows, every random draw from ``seed``
+    (fitting: the global generators; sampling: the model's own random state).
 
-    Args:
-        seed: seeds fitting (global generators) and sampling (the model's own random state).
-        epochs: training epochs for ``ctgan``/``tvae`` (None: SDV's default, 300); ignored by
-            ``gaussian_copula``.
-        metadata_mode, column_kinds: see :func:`build_metadata`.
-        show_progress: show a stage bar (metadata, fit, sample) and ctgan's per-epoch bar (with losses).
-
-    Returns:
-        A :class:`FitResult`; ``fit_seconds`` includes SDV's preprocessing (transformer set-up).
+    ``epochs`` trains ``ctgan``/``tvae`` (None: SDV's 300); ``metadata_mode`` and ``column_kinds``: see
+    :func:`build_metadata`; ``show_progress`` shows a stage bar and ctgan's per-epoch bar (with losses). The
+    result's ``fit_seconds`` includes SDV's preprocessing (transformer set-up).
     """
     import joblib
     from tqdm import tqdm  # plain text bars, like ctgan's own, so executed notebooks keep them

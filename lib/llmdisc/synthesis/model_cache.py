@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import logging
 import shutil
 import warnings
 from pathlib import Path
@@ -21,8 +20,6 @@ import pandas as pd
 from llmdisc.determinism import arithmetic_key
 from llmdisc.errors import LlmdiscWarning
 from llmdisc.manifest import read_manifest, sha256_file, sha256_json, write_manifest
-
-logger = logging.getLogger(__name__)
 
 CACHE_FORMAT = 3  # bump when the entry layout or the fit/sampling procedure changes
 MODEL_FILE = "synthesizer.pkl"
@@ -35,8 +32,7 @@ def table_sha256(table: pd.DataFrame) -> str:
     digest = hashlib.sha256()
     digest.update(sha256_json([[str(c), str(t)] for c, t in table.dtypes.items()]).encode())
     for column in table.columns:
-        hashed = pd.util.hash_pandas_object(table[column], index=False).to_numpy()
-        digest.update(hashed.tobytes())
+        digest.update(pd.util.hash_pandas_object(table[column], index=False).to_numpy().tobytes())
     return digest.hexdigest()
 
 
@@ -69,6 +65,7 @@ def entry_dir(cache_root: Path, dataset_key: str, synthesizer: str, key: str) ->
 
 
 def _discard(directory: Path, problem: str) -> None:
+    """Warn that the entry is unusable and remove it; returns None, for ``return _discard(...)``."""
     warnings.warn(
         f"cached synthetic release {directory.name} is unusable ({problem}); it was removed and "
         "the synthesizer is refitted", LlmdiscWarning, stacklevel=3)
@@ -85,42 +82,28 @@ def load_entry(directory: Path, key: str, num_rows: int) -> tuple[pd.DataFrame, 
         return None
     manifest = read_manifest(directory)
     if manifest is None:
-        _discard(directory, "manifest.json missing or unreadable")
-        return None
+        return _discard(directory, "manifest.json missing or unreadable")
     if manifest.get("cache_key") != key:
-        _discard(directory, f"its manifest records key {str(manifest.get('cache_key'))[:16]}…, expected {key[:16]}…")
-        return None
+        return _discard(directory, f"its manifest records key {str(manifest.get('cache_key'))[:16]}…, "
+                        f"expected {key[:16]}…")
     recorded = manifest.get("files", {})
     for name in (MODEL_FILE, TABLE_FILE):
         path = directory / name
         if not path.exists():
-            _discard(directory, f"{name} is missing")
-            return None
+            return _discard(directory, f"{name} is missing")
         if sha256_file(path) != recorded.get(name):
-            _discard(directory, f"{name} does not match its recorded sha256 (truncated or modified)")
-            return None
+            return _discard(directory, f"{name} does not match its recorded sha256 (truncated or modified)")
     try:
         table = pd.read_parquet(directory / TABLE_FILE)
     except Exception as exc:  # noqa: BLE001 — any read failure means the entry cannot be used
-        _discard(directory, f"{TABLE_FILE} cannot be read: {type(exc).__name__}: {exc}")
-        return None
+        return _discard(directory, f"{TABLE_FILE} cannot be read: {type(exc).__name__}: {exc}")
     if len(table) != num_rows:
-        _discard(directory, f"{TABLE_FILE} has {len(table)} rows, expected {num_rows}")
-        return None
+        return _discard(directory, f"{TABLE_FILE} has {len(table)} rows, expected {num_rows}")
     return table, manifest
 
 
-def store_entry(
-    directory: Path,
-    *,
-    model: Any,
-    table: pd.DataFrame,
-    key: str,
-    payload: dict[str, Any],
-    seed: int,
-    metrics: dict[str, Any],
-    extra: dict[str, Any],
-) -> dict[str, Any]:
+def store_entry(directory: Path, *, model: Any, table: pd.DataFrame, key: str, payload: dict[str, Any],
+                seed: int, metrics: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """Write the model pickle, the table and the manifest of one entry (each via a temporary name, so an
     interrupted write never looks valid); return the manifest."""
     directory = Path(directory)
@@ -134,12 +117,9 @@ def store_entry(
     table.to_parquet(table_tmp, index=False)
     table_tmp.replace(directory / TABLE_FILE)
     files = {name: sha256_file(directory / name) for name in (MODEL_FILE, TABLE_FILE)}
-    write_manifest(
-        directory, "synth",
-        outputs=[directory / MODEL_FILE, directory / TABLE_FILE],
-        parameters=payload["parameters"], seed=seed, metrics=metrics,
-        extra={"cache_key": key, "cache_key_payload": payload, "files": files, **extra},
-    )
+    write_manifest(directory, "synth", outputs=[directory / MODEL_FILE, directory / TABLE_FILE],
+                   parameters=payload["parameters"], seed=seed, metrics=metrics,
+                   extra={"cache_key": key, "cache_key_payload": payload, "files": files, **extra})
     manifest = read_manifest(directory)
     assert manifest is not None
     return manifest

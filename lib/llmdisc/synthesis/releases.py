@@ -15,6 +15,7 @@ import logging
 import numbers
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,28 +25,14 @@ from llmdisc import PAPER_RELEASES, RELEASES
 from llmdisc.errors import ChecksumError, ConfigError, DataError, LlmdiscError
 from llmdisc.manifest import read_manifest, sha256_file, write_manifest
 from llmdisc.paths import data_dir, relative_to_root
-from llmdisc.synthesis.fit import (
-    COLUMN_KINDS,
-    METADATA_MODES,
-    NEURAL_SYNTHESIZERS,
-    SYNTHESIZERS,
-    check_metadata_mode,
-    check_synthesizer,
-    fit_and_sample,
-    torch_threads,
-)
-from llmdisc.synthesis.model_cache import (
-    cache_key,
-    cache_key_payload,
-    entry_dir,
-    load_entry,
-    store_entry,
-    table_sha256,
-)
+from llmdisc.synthesis.fit import (COLUMN_KINDS, METADATA_MODES, NEURAL_SYNTHESIZERS, SYNTHESIZERS,
+                                   check_metadata_mode, check_synthesizer, fit_and_sample, torch_threads)
+from llmdisc.synthesis.model_cache import (TABLE_FILE, cache_key, cache_key_payload, entry_dir, load_entry,
+                                           store_entry, table_sha256)
 
 __all__ = ["SYNTHESIZERS", "METADATA_MODES", "SyntheticRelease", "synthesize", "out_of_vocabulary",
            "synthetic_path", "publish_release", "publish_paper_release", "paper_releases_for", "load_synthetic",
-           "check_release", "quality_report", "resolve_column_kinds"]
+           "quality_report", "resolve_column_kinds"]
 
 PAPER_RELEASE_KEYS = ("census-codes",)
 
@@ -75,34 +62,24 @@ class SyntheticRelease:
     manifest: dict[str, Any]
 
 
-def _kinds_from_dtypes(table: pd.DataFrame) -> dict[str, str]:
-    return {str(c): ("numerical" if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
-                     else "categorical") for c, t in table.dtypes.items()}
-
-
 def resolve_column_kinds(train: pd.DataFrame, dataset_key: str,
                          column_kinds: dict[str, str] | None) -> dict[str, str]:
     """Return validated ``{column: "categorical"|"numerical"}`` for every column of ``train``.
 
-    Explicit ``column_kinds`` win; else the kinds :mod:`llmdisc.data.datasets` declares for ``dataset_key``;
-    else numeric dtypes are ``numerical`` and everything else ``categorical``.
+    Explicit ``column_kinds`` win; else the kinds :mod:`llmdisc.data.datasets` declares for ``dataset_key``,
+    or for ``train``'s columns when it does not know the key.
 
     Raises:
         ConfigError: a kind is unknown or a column has no kind.
     """
+    from llmdisc.data.datasets import column_kinds as declared_kinds  # data layer (stage 01)
+
     kinds = column_kinds
     if kinds is None:
         try:
-            from llmdisc.data.datasets import column_kinds as declared_kinds  # data layer (stage 01)
-        except ImportError:
-            declared_kinds = None
-        if declared_kinds is not None:
-            try:
-                kinds = declared_kinds(dataset_key)
-            except (LlmdiscError, KeyError, ValueError):  # not a dataset the data layer knows
-                kinds = declared_kinds(train)
-        else:
-            kinds = _kinds_from_dtypes(train)
+            kinds = declared_kinds(dataset_key)
+        except (LlmdiscError, KeyError, ValueError):  # not a dataset the data layer knows
+            kinds = declared_kinds(train)
     missing = [c for c in train.columns if c not in kinds]
     if missing:
         raise ConfigError(f"column_kinds has no kind for columns {missing}; fix: give each column "
@@ -113,28 +90,18 @@ def resolve_column_kinds(train: pd.DataFrame, dataset_key: str,
     return {str(c): kinds[c] for c in train.columns}
 
 
-def _check_rows(name: str, value: int | None, allow_none: bool = True) -> None:
-    if value is None and allow_none:
-        return
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+def _check_rows(name: str, value: int | None) -> None:
+    if value is not None and (not isinstance(value, numbers.Integral) or isinstance(value, bool)
+                              or value < 1):
         raise ConfigError(f"{name}={value!r} must be a positive integer of rows (fix: e.g. {name}=1000, "
                           f"or None for all rows)")
 
 
-def synthesize(
-    train: pd.DataFrame,
-    *,
-    dataset_key: str,
-    synthesizer: str,
-    seed: int = 0,
-    epochs: int | None = None,
-    metadata_mode: str = "declared",
-    column_kinds: dict[str, str] | None = None,
-    num_rows: int | None = None,
-    fit_rows: int | None = None,
-    cache_root: Path | None = None,
-    show_progress: bool = True,
-) -> SyntheticRelease:
+def synthesize(train: pd.DataFrame, *, dataset_key: str, synthesizer: str, seed: int = 0,
+               epochs: int | None = None, metadata_mode: str = "declared",
+               column_kinds: dict[str, str] | None = None, num_rows: int | None = None,
+               fit_rows: int | None = None, cache_root: Path | None = None,
+               show_progress: bool = True) -> SyntheticRelease:
     """Fit ``synthesizer`` on the real training table and sample a release, or load it from the cache.
 
     Args:
@@ -168,27 +135,25 @@ def synthesize(
     kinds = resolve_column_kinds(train, dataset_key, column_kinds) if metadata_mode == "declared" else None
     n_out = len(train) if num_rows is None else num_rows
     use_fit_rows = fit_rows if fit_rows is not None and fit_rows < len(train) else None
-    parameters = {
-        "dataset_key": dataset_key, "synthesizer": synthesizer, "seed": seed,
-        "epochs": epochs if synthesizer in NEURAL_SYNTHESIZERS else None,
-        "metadata_mode": metadata_mode, "column_kinds": kinds, "num_rows": n_out, "fit_rows": use_fit_rows,
-        "n_train_rows": len(train),
-    }
+    parameters = {"dataset_key": dataset_key, "synthesizer": synthesizer, "seed": seed,
+                  "epochs": epochs if synthesizer in NEURAL_SYNTHESIZERS else None,
+                  "metadata_mode": metadata_mode, "column_kinds": kinds, "num_rows": n_out,
+                  "fit_rows": use_fit_rows, "n_train_rows": len(train)}
     train_hash = table_sha256(train)
     payload = cache_key_payload(parameters, train_hash)
     key = cache_key(payload)
     root = Path(cache_root) if cache_root is not None else data_dir() / "synthetic"
     directory = entry_dir(root, dataset_key, synthesizer, key)
+    release = partial(SyntheticRelease, synthesizer=synthesizer, dataset_key=dataset_key, cache_key=key,
+                      path=directory / TABLE_FILE)
 
     start = time.perf_counter()
     cached = load_entry(directory, key, n_out)
     if cached is not None:
-        table, manifest = cached
         logger.info("cache hit for %s/%s (%s): loaded in %.2f s, no fit", dataset_key, synthesizer, key[:16],
                     time.perf_counter() - start)
-        return SyntheticRelease(table=table, synthesizer=synthesizer, dataset_key=dataset_key, cache_key=key,
-                                cache_hit=True, fit_seconds=None, sample_seconds=None,
-                                path=directory / "synthetic.parquet", manifest=manifest)
+        return release(table=cached[0], manifest=cached[1], cache_hit=True, fit_seconds=None,
+                       sample_seconds=None)
 
     fit_table = train.sample(n=use_fit_rows, random_state=seed).reset_index(drop=True) if use_fit_rows else train
     result = fit_and_sample(fit_table, synthesizer=synthesizer, seed=seed, epochs=epochs,
@@ -203,32 +168,24 @@ def synthesize(
                "n_oov_values_total": int(oov["n_synthetic_values_not_in_real"].sum()),
                "n_oov_values_categorical": int(oov.loc[categorical, "n_synthetic_values_not_in_real"].sum()),
                "torch_threads": torch_threads()}
-    extra: dict[str, Any] = {
-        "train_sha256": train_hash,
-        "synthetic_sha256": table_sha256(result.table),
-        "sdv_metadata": result.metadata,
-        "oov": oov.reset_index().to_dict(orient="records"),
-    }
+    extra: dict[str, Any] = {"train_sha256": train_hash, "synthetic_sha256": table_sha256(result.table),
+                             "sdv_metadata": result.metadata,
+                             "oov": oov.reset_index().to_dict(orient="records")}
     if result.loss_values is not None and not result.loss_values.empty:
         extra["final_losses"] = result.loss_values.groupby("Epoch").mean(numeric_only=True).iloc[-1].to_dict()
     manifest = store_entry(directory, model=result.model, table=result.table, key=key, payload=payload,
                            seed=seed, metrics=metrics, extra=extra)
-    return SyntheticRelease(table=result.table, synthesizer=synthesizer, dataset_key=dataset_key, cache_key=key,
-                            cache_hit=False, fit_seconds=result.fit_seconds, sample_seconds=result.sample_seconds,
-                            path=directory / "synthetic.parquet", manifest=manifest)
+    return release(table=result.table, manifest=manifest, cache_hit=False, fit_seconds=result.fit_seconds,
+                   sample_seconds=result.sample_seconds)
 
 
 def out_of_vocabulary(real: pd.DataFrame, synthetic: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
-    """Count, per column, synthetic values that never occur in the real data (invented codes).
+    """Count, per column (default: those both tables share, in ``real``'s order), synthetic values that never
+    occur in ``real`` (the full train split): invented codes. New values are expected in continuous columns.
 
-    Args:
-        real: the real table (the full train split).
-        columns: columns to check; default all columns the two tables share, in ``real``'s order.
-
-    Returns:
-        One row per column (index ``column``) with ``n_synthetic_values_not_in_real`` (distinct
-        invented values), ``n_distinct_synthetic``, ``n_distinct_real`` and ``share_rows_oov`` (share of
-        synthetic rows holding an invented value, 0–1). New values are expected in continuous columns.
+    Returns one row per column (index ``column``): ``n_synthetic_values_not_in_real`` (distinct invented
+    values), ``n_distinct_synthetic``, ``n_distinct_real``, ``share_rows_oov`` (share of synthetic rows with
+    one, 0–1).
     """
     if columns is None:
         columns = [c for c in real.columns if c in synthetic.columns]
@@ -244,24 +201,18 @@ def out_of_vocabulary(real: pd.DataFrame, synthetic: pd.DataFrame, columns: list
             "n_synthetic_values_not_in_real": int(synthetic.loc[is_oov, column].nunique(dropna=False)),
             "n_distinct_synthetic": int(synthetic[column].nunique(dropna=False)),
             "n_distinct_real": int(real[column].nunique(dropna=False)),
-            "share_rows_oov": float(is_oov.mean()) if len(synthetic) else 0.0,
-        })
+            "share_rows_oov": float(is_oov.mean()) if len(synthetic) else 0.0})
     return pd.DataFrame(rows).set_index("column")
-
-
-def check_release(name: str) -> str:
-    """Return ``name`` if it names a release cell (:data:`llmdisc.RELEASES`), else raise a ConfigError."""
-    if name not in RELEASES:
-        raise ConfigError(f"unknown release {name!r}; valid releases: {', '.join(RELEASES)} (fix: pass one of them; "
-                          "paper_* are the paper's own Census releases)")
-    return name
 
 
 def synthetic_path(key: str, synthesizer: str) -> Path:
     """``data/synthetic/<key>/<synthesizer>.parquet``; its manifest is ``<synthesizer>.manifest.json`` beside it.
 
-    ``synthesizer`` is one of :data:`llmdisc.RELEASES` (ours, or ``paper_<name>`` for the paper's own)."""
-    check_release(synthesizer)
+    ``synthesizer`` is one of :data:`llmdisc.RELEASES` (ours, or ``paper_<name>`` for the paper's own), else
+    ConfigError."""
+    if synthesizer not in RELEASES:
+        raise ConfigError(f"unknown release {synthesizer!r}; valid releases: {', '.join(RELEASES)} "
+                          "(fix: pass one of them; paper_* are the paper's own Census releases)")
     return data_dir() / "synthetic" / key / f"{synthesizer}.parquet"
 
 
@@ -269,25 +220,30 @@ def _published_manifest_path(key: str, synthesizer: str) -> Path:
     return synthetic_path(key, synthesizer).with_name(f"{synthesizer}.manifest.json")
 
 
-def publish_release(release: SyntheticRelease) -> Path:
-    """Write ``release.table`` to :func:`synthetic_path` with a manifest copied from its cache entry (and naming
-    it); return the parquet path."""
-    path = synthetic_path(release.dataset_key, release.synthesizer)
+def _publish(table: pd.DataFrame, key: str, synthesizer: str, **manifest: Any) -> Path:
+    """Write ``table`` to :func:`synthetic_path` (via a temporary name: an interrupted write leaves no partial
+    release) and its manifest beside it; return the parquet path."""
+    path = synthetic_path(key, synthesizer)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".parquet.tmp")
-    release.table.to_parquet(tmp, index=False)
+    table.to_parquet(tmp, index=False)
     tmp.replace(path)
+    write_manifest(path.parent, "02_synthesis", outputs=[path],
+                   name=_published_manifest_path(key, synthesizer).name, **manifest)
+    return path
+
+
+def publish_release(release: SyntheticRelease) -> Path:
+    """Write ``release.table`` to :func:`synthetic_path` with a manifest copied from its cache entry (and
+    naming it); return the parquet path."""
     source = release.manifest
-    write_manifest(
-        path.parent, "02_synthesis", outputs=[path], parameters=source.get("parameters", {}),
+    return _publish(
+        release.table, release.dataset_key, release.synthesizer, parameters=source.get("parameters", {}),
         seed=source.get("seed"), metrics=source.get("metrics"),
         extra={"cache_key": release.cache_key, "cache_entry": relative_to_root(release.path.parent),
                "cache_hit": release.cache_hit, "train_sha256": source.get("train_sha256"),
                "sdv_metadata": source.get("sdv_metadata"), "oov": source.get("oov"),
-               "fit_versions": source.get("versions")},
-        name=_published_manifest_path(release.dataset_key, release.synthesizer).name,
-    )
-    return path
+               "fit_versions": source.get("versions")})
 
 
 def paper_releases_for(dataset_key: str) -> list[str]:
@@ -329,22 +285,14 @@ def publish_paper_release(dataset_key: str, name: str, train: pd.DataFrame) -> P
                         f"train split {dict(train.dtypes)}; fix: re-run notebooks/01_data_prep.ipynb for "
                         f"{dataset_key} on the paper's extract, or restore the release with "
                         "`llmdisc data fetch-reference`")
-    source = paper_release_path(synthesizer)
-    path = synthetic_path(dataset_key, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".parquet.tmp")
-    table.to_parquet(tmp, index=False)
-    tmp.replace(path)
-    write_manifest(
-        path.parent, "02_synthesis", inputs=[source], outputs=[path],
+    return _publish(
+        table, dataset_key, name, inputs=[paper_release_path(synthesizer)],
         parameters={"dataset_key": dataset_key, "synthesizer": synthesizer, "release": name,
                     "source": RELEASE_PATH.format(synthesizer=synthesizer), "num_rows": len(table)},
         extra={"fitted_by": "the paper (SDV defaults) on all 32,561 rows of its Census extract",
                "holdout_in_training": True,
                "note": "our holdout rows were in this release's training data: distance-based tests against "
-                       "the holdout are not valid on it"},
-        name=_published_manifest_path(dataset_key, name).name)
-    return path
+                       "the holdout are not valid on it"})
 
 
 def load_synthetic(key: str, synthesizer: str) -> pd.DataFrame:

@@ -9,24 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from llmdisc.audit.instruments.base import (
-    GROUPS,
-    NEGATIVE,
-    POSITIVE,
-    RELEASE,
-    AuditData,
-    Block,
-    Bullets,
-    Comparison,
-    Instrument,
-    Paragraph,
-    Progress,
-    Reading,
-    Table,
-    WorkPlan,
-    control_check,
-    discrimination,
-)
+from llmdisc.audit.instruments.base import (GROUPS, NEGATIVE, POSITIVE, RELEASE, AuditData, Block, Bullets,
+                                            Comparison, Instrument, Paragraph, Progress, Reading, Table,
+                                            WorkPlan, control_check, discrimination)
 from llmdisc.audit.instruments.rows import C2STInstrument, DistanceInstrument
 
 INSTRUMENT_NAMES = ("c2st", "distances", "joint", "likelihood", "llm")
@@ -47,10 +32,8 @@ def build_instruments(names: Sequence[str], *, llm_trials: Any = None, condition
     for name in names:
         if name in ROW_INSTRUMENTS:
             out.append(ROW_INSTRUMENTS[name]())
-        elif name == "joint":
-            out.append(JointInstrument(passes))
-        elif name == "likelihood":
-            out.append(LikelihoodInstrument(passes))
+        elif name in ("joint", "likelihood"):
+            out.append((JointInstrument if name == "joint" else LikelihoodInstrument)(passes))
         elif name == "llm":
             from llmdisc.audit.instruments.llm import LLMInstrument
 

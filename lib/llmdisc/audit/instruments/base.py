@@ -1,11 +1,12 @@
-"""The one interface every audit instrument implements, and the gate statistic they all share.
+"""The one interface every audit instrument implements (:class:`Instrument`), and the gate statistic they
+share.
 
-An :class:`Instrument` compares the real class of :class:`AuditData` with the release, the positive control (real
-rows, every column shuffled) and the negative control (other real rows). Each :class:`Comparison` is an AUC with its
-95 % interval and the separation D = 2·|AUC − 0.5| in [0, 1] (0 = indistinguishable, 1 = every unit told apart,
-either direction). Only instruments that pass both controls (:func:`control_status`) decide the audit. To add one:
-subclass :class:`Instrument` and register it in :func:`~llmdisc.audit.instruments.build_instruments`. Sections are
-plain data (:class:`Table`, :class:`Bullets`, :class:`Paragraph`), never HTML: the report's template escapes them.
+Each :class:`Comparison` of the real class with the release, the positive control (every column shuffled) or
+the negative control (other real rows) is an AUC with its 95 % interval and D = 2·|AUC − 0.5| (0 =
+indistinguishable, 1 = every unit told apart). Only instruments that pass both controls
+(:func:`control_status`) decide. To add one: subclass :class:`Instrument` and register it in
+:func:`~llmdisc.audit.instruments.build_instruments`. Sections are plain data (:class:`Table`,
+:class:`Bullets`, :class:`Paragraph`), never HTML: the report's template escapes them.
 """
 
 from __future__ import annotations
@@ -65,18 +66,13 @@ def discrimination(auc: float | None, low: float | None, high: float | None, *,
 
 @dataclass
 class Comparison:
-    """The real class against one group, as one instrument reads it.
-
-    Attributes:
-        auc: AUC of the instrument's score for the group against the real class (0.5 = no separation; below
-            0.5 = the group scores *lower*, e.g. less probable), with its 95 % interval ``auc_low``–``auc_high``.
-        p_value: two-sided p-value of no separation (None where the instrument has none).
-        extra: instrument-specific figures (a DRS, exact-copy rates, ...), JSON-friendly.
-        one_sided: only an AUC above 0.5 is a finding (see :func:`discrimination`).
-        effective: ``(real, other)`` independent units the units are worth when samples share rows
-            (:func:`~llmdisc.audit.instruments.samples.effective_samples`); None = independent. The interval,
-            :attr:`enough` and the gate read them.
-    """
+    """The real class against one group, as one instrument reads it: ``auc`` of the instrument's score for the
+    group against the real class (0.5 = no separation; below 0.5 = the group scores *lower*) with its 95 %
+    interval ``auc_low``–``auc_high``; ``p_value`` two-sided (None where the instrument has none); ``extra``
+    instrument-specific figures, JSON-friendly; ``one_sided``: only an AUC above 0.5 is a finding
+    (:func:`discrimination`); ``effective``: the ``(real, other)`` independent units the units are worth when
+    samples share rows (:func:`~llmdisc.audit.instruments.samples.effective_samples`; None = independent),
+    which the interval, :attr:`enough` and the gate read."""
 
     group: str
     auc: float | None
@@ -140,14 +136,9 @@ class Comparison:
 
 @dataclass
 class Reading:
-    """What one instrument measured.
-
-    Attributes:
-        unit: what one unit is (``rows`` or ``20-row samples``).
-        status: one of :data:`STATUSES`; ``reason`` says why when not ``measured``.
-        findings: plain sentences on what gives the release away (columns, column pairs, copies).
-        details: everything else, JSON-friendly (written into ``audit.json``).
-    """
+    """What one instrument measured: ``unit`` is what one unit is (``rows`` or ``20-row samples``), ``status``
+    one of :data:`STATUSES` (``reason`` says why when not ``measured``), ``findings`` plain sentences on what
+    gives the release away, ``details`` everything else, JSON-friendly."""
 
     instrument: str
     title: str
@@ -159,8 +150,7 @@ class Reading:
     findings: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     expected_direction: str = "higher"
-    directions: tuple[str, str] = ("scores lower", "scores higher")
-    """What a group scoring lower / higher than real data means for this instrument, in words."""
+    directions: tuple[str, str] = ("scores lower", "scores higher")  # as :attr:`Instrument.directions`
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view with the control check."""
@@ -286,17 +276,12 @@ def units_text(comparison: Comparison, separator: str = " vs ") -> str:
 
 @dataclass
 class AuditData:
-    """The tables every instrument reads, built once per audit (:func:`llmdisc.audit.data.audit_data`).
-
-    Attributes:
-        real: the real class (rows read from ``--real``, less the negative-control and reference rows).
-        groups: ``{"release", "shuffled_columns", "real_holdout"}`` tables, same columns as ``real``.
-        reference: real rows no group holds (the sample instruments' context; may be empty).
-        text: the same tables (and ``reference``) as the language models see them, dates as text.
-        cache_dir: the audit's cache folder (the user's rows never reach the project's cache).
-        training: the rows the generator saw, what the distance and copy checks measure against (default: ``real``).
-        fresh: real rows the generator never saw (default: the negative control): how close a new real record sits.
-    """
+    """The tables every instrument reads, built once per audit (:func:`llmdisc.audit.data.audit_data`):
+    ``real`` is the real class, ``groups`` the ``release``, ``shuffled_columns`` and ``real_holdout`` tables
+    (same columns), ``reference`` real rows no group holds (the sample instruments' context; may be empty),
+    ``text`` the same tables as the language models see them (dates as text), ``cache_dir`` the audit's own
+    cache folder; ``training``: the rows the generator saw, which the distance and copy checks measure against
+    (default ``real``); ``fresh``: real rows it never saw (default: the negative control)."""
 
     real: pd.DataFrame
     groups: dict[str, pd.DataFrame]
@@ -318,12 +303,9 @@ class AuditData:
 
 @dataclass(frozen=True)
 class Table:
-    """A table of the report, as data: its template writes and escapes every header and cell.
-
-    Attributes:
-        rows: a number (2 decimals when a float) or None (``n/a``) is right-aligned; anything else is ``str(value)``.
-        numeric: columns right-aligned whatever their cells hold (figures written as text, with intervals).
-    """
+    """A table of the report, as data: its template writes and escapes every header and cell. A number (2
+    decimals when a float) or None (``n/a``) is right-aligned, anything else is ``str(value)``; ``numeric``
+    columns are right-aligned whatever their cells hold."""
 
     header: Sequence[str]
     rows: Sequence[Sequence[Any]]
@@ -379,7 +361,6 @@ class Instrument(abc.ABC):
         return [block for block in (comparison_table(reading), findings_list(reading)) if block is not None]
 
     def reading(self, **kwargs: Any) -> Reading:
-        """A :class:`Reading` of this instrument."""
         return Reading(instrument=self.name, title=self.title, unit=self.unit,
                        expected_direction=self.expected_direction, directions=self.directions, **kwargs)
 

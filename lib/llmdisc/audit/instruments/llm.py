@@ -1,9 +1,10 @@
-"""The LLM's verdict as an instrument: the study's own discriminator, one :class:`LLMInstrument` per condition.
+"""The LLM's verdict as an instrument: the study's own discriminator, one :class:`LLMInstrument` per
+condition.
 
-An LLM is shown 20-row samples and says REAL or SYNTHETIC (:mod:`llmdisc.audit.llm`); its score is ``p_synthetic``
-(the probability of SYNTHETIC over REAL as the answer's first value) or, under ``--scoring verdict``, the verdict
-itself. The trials of every condition run once (:class:`LLMTrials`). Not in the default audit with the embedded
-model (seconds a trial on 2 cores, and the 135M model misses its positive control): docs/audit.md, the LLM's verdicts.
+An LLM is shown 20-row samples and says REAL or SYNTHETIC (:mod:`llmdisc.audit.llm`); its score is
+``p_synthetic`` (the probability of SYNTHETIC over REAL as the answer's first value) or, under ``--scoring
+verdict``, the verdict itself. The trials of every condition run once (:class:`LLMTrials`). Not in the default
+audit with the embedded model (docs/audit.md, the LLM's verdicts).
 """
 
 from __future__ import annotations
@@ -12,22 +13,15 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from llmdisc.audit import llm
+from llmdisc.audit.cues import cue_section
+from llmdisc.audit.llm import frequent_red_flags
 from llmdisc.audit.options import N_ROWS
-from llmdisc.audit.instruments.base import (
-    GROUPS,
-    RELEASE,
-    AuditData,
-    Block,
-    Comparison,
-    Instrument,
-    Paragraph,
-    Progress,
-    Reading,
-    WorkPlan,
-    comparison_table,
-    findings_list,
-)
+from llmdisc.audit.instruments.base import (GROUPS, RELEASE, AuditData, Block, Comparison, Instrument,
+                                            Paragraph, Progress, Reading, WorkPlan, comparison_table,
+                                            findings_list)
 from llmdisc.audit.instruments.samples import account_for_shared_rows
+from llmdisc.audit.scores import cell_rows
 
 SECONDS_PER_TRIAL = {"local": 8.0, "ollama": 3.0, "openai": 2.0, "gemini": 4.0, "replay": 0.01}
 """Planning estimate of one trial's seconds per provider (the local figure measured on 2 cores, C1)."""
@@ -35,15 +29,9 @@ SECONDS_PER_TRIAL = {"local": 8.0, "ollama": 3.0, "openai": 2.0, "gemini": 4.0, 
 
 class LLMTrials:
     """The audit's LLM trials, run once for every condition (shared by the per-condition instruments).
-
-    The arguments not listed are the ``llmdisc audit`` options of the same name.
-
-    Args:
-        provider: an opened provider (:func:`llmdisc.audit.options.open_checked_provider`).
-        out_dir: the audit folder (``trials/`` and ``cache/`` go there).
-        data_digest: digest of the rows read (keys the trial file).
-        parameters: written into the trial records' run parameters.
-    """
+    ``provider`` is opened (:func:`llmdisc.audit.options.open_checked_provider`), ``out_dir`` the audit folder
+    (``trials/`` and ``cache/`` go there), ``data_digest`` keys the trial file, ``parameters`` go into the
+    trial records; the other arguments are the ``llmdisc audit`` options of the same name."""
 
     def __init__(self, provider: Any, provider_name: str, *, trials_per_label: int, conditions: Sequence[str],
                  scoring: str, metadata_source: str, concurrency: int, cache_mode: str, out_dir: Path,
@@ -62,8 +50,6 @@ class LLMTrials:
         """Run (or resume) every trial; return ``{"trials", "scored", "summary", "content_free", "file"}``."""
         if self.result is not None:
             return self.result
-        from llmdisc.audit import llm
-        from llmdisc.audit.scores import cell_rows
         from llmdisc.discrimination.cache import ResponseCache
         from llmdisc.discrimination.content_free import load_content_free
         from llmdisc.discrimination.records import load_trials
@@ -107,16 +93,12 @@ class LLMInstrument(Instrument):
         self.title = f"LLM verdict, {condition} ({'table only' if condition == 'C1' else 'table + metadata'})"
 
     def plan(self, data: AuditData) -> WorkPlan:
-        first = self.condition == self.trials.conditions[0]
         per = SECONDS_PER_TRIAL.get(self.trials.provider_name, 5.0) / max(1, self.trials.concurrency)
-        units = self.trials.n_trials() if first else 0
+        units = self.trials.n_trials() if self.condition == self.trials.conditions[0] else 0
         return WorkPlan(units=units, what="trials (all conditions)", seconds_per_unit=per,
                         description=self.description + f"; {self.trials.trials_per_label} per label per cell")
 
     def run(self, data: AuditData, progress: Progress) -> Reading:
-        from llmdisc.audit.cues import cue_section
-        from llmdisc.audit.llm import frequent_red_flags
-
         start = time.perf_counter()
         reading = self.reading()
         if progress.out_of_time():
@@ -126,8 +108,7 @@ class LLMInstrument(Instrument):
         reading_kind = "verdict" if self.trials.scoring == "verdict" else "probability"
         rows = {}
         for group in GROUPS:
-            row = next(r for r in result["scored"][group] if r["condition"] == self.condition)
-            rows[group] = row
+            rows[group] = row = next(r for r in result["scored"][group] if r["condition"] == self.condition)
             if reading_kind == "probability":
                 prob = row.get("probability") or {}
                 auc = (prob.get("auc"), prob.get("auc_ci_low"), prob.get("auc_ci_high"), prob.get("auc_p_value"))

@@ -14,17 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from llmdisc.audit.instruments.base import (
-    GROUPS,
-    NEGATIVE,
-    RELEASE,
-    AuditData,
-    Comparison,
-    Instrument,
-    Progress,
-    Reading,
-    WorkPlan,
-)
+from llmdisc.audit.instruments.base import (GROUPS, NEGATIVE, RELEASE, AuditData, Comparison, Instrument,
+                                            Progress, Reading, WorkPlan)
 from llmdisc.scoring.separation import auc_p_value
 
 C2ST_ROWS = 3000
@@ -52,8 +43,7 @@ class C2STInstrument(Instrument):
                    "cross-validation); AUC of the held-out predictions")
     directions = ("not told apart", "told apart by the classifier")  # one-sided: below 0.5 is no finding
     seconds_per_fit_row = 0.0004
-    """Seconds per row of one comparison (both sides, 5 folds), measured on Adult (15 columns) on 2 busy cores
-    (docs/audit.md, reading memory and planning figures); the plan scales it by the number of columns over 15."""
+    """Seconds per row of one comparison (both sides, 5 folds) at 15 columns (docs/audit.md)."""
 
     def __init__(self, max_rows: int = C2ST_ROWS) -> None:
         self.max_rows = max_rows
@@ -208,8 +198,7 @@ class DistanceInstrument(Instrument):
     def caps(self, reading: Reading) -> list[dict[str, Any]]:
         """The distances' cap as ``audit.json``'s ``caps`` lists it: records measured per group (seeded)."""
         used = {g: c.n_other for g, c in reading.comparisons.items()}
-        fresh = next(iter(reading.comparisons.values())).n_real if reading.comparisons else 0
-        used["fresh"] = fresh
+        used["fresh"] = next(iter(reading.comparisons.values())).n_real if reading.comparisons else 0
         return [{"instrument": self.name, "what": "records per group whose distance to the closest real record is "
                  "measured (seeded; fresh real rows and the negative control share twice the cap)",
                  "cap": self.max_rows, "used": used,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -24,19 +24,8 @@ from llmdisc.errors import DataError
 SERIALISATION = "csv"
 """How the sample instruments write a table: unpadded CSV costs about half Markdown's tokens and keeps the reference
 rows' text one prefix for every sample (Markdown vs CSV: docs/results.md, joint-structure design)."""
-from llmdisc.audit.instruments.base import (
-    GROUP_NAMES,
-    GROUPS,
-    MIN_UNITS,
-    POSITIVE,
-    RELEASE,
-    AuditData,
-    Comparison,
-    Instrument,
-    Progress,
-    Reading,
-    WorkPlan,
-)
+from llmdisc.audit.instruments.base import (GROUP_NAMES, GROUPS, MIN_UNITS, POSITIVE, RELEASE, AuditData,
+                                            Comparison, Instrument, Progress, Reading, WorkPlan)
 
 PERMUTATIONS = 2
 """Within-sample permutations per sample (k): each costs one more pass of the sample's rows."""
@@ -52,15 +41,10 @@ interval widened, :attr:`~.base.Comparison.effective` set); above it the overlap
 
 def effective_samples(samples: int, pool_rows: int, n_rows: int) -> float:
     """How many independent samples ``samples`` draws of ``n_rows`` rows from one pool of ``pool_rows`` rows are
-    worth, for a group mean of a score that adds up over rows (C and log P nearly do).
-
-    The group's mean varies with the pool as well as with the draws: variance σ²·n_rows·(f + (1 − f)/samples),
-    f = n_rows / pool_rows, against σ²·n_rows/samples for independent ones. Hence 1 / (f + (1 − f) / samples):
-    ≈ ``samples`` for a large pool, never more than ``pool_rows / n_rows``, 1 when a sample is the whole pool.
-
-    Raises:
-        DataError: a count below 1.
-    """
+    worth, for a group mean of a score that adds up over rows (C and log P nearly do): the mean's variance is
+    σ²·n_rows·(f + (1 − f)/samples), f = n_rows / pool_rows, against σ²·n_rows/samples for independent ones.
+    Hence 1 / (f + (1 − f) / samples): ≈ ``samples`` for a large pool, 1 when a sample is the whole pool.
+    :class:`DataError` for a count below 1."""
     if min(samples, pool_rows, n_rows) < 1:
         raise DataError(f"samples={samples}, pool_rows={pool_rows}, n_rows={n_rows}: each must be at least 1; fix: "
                         "count the samples scored and the rows of the table they were drawn from")
@@ -119,14 +103,10 @@ def account_for_shared_rows(reading: Reading, data: AuditData, n_rows: int, samp
 
 
 class SamplePasses:
-    """The model passes both sample instruments read, computed once per audit and cached in the audit folder.
-
-    Args:
-        samples: samples of the real class and of the release (the comparison the gate reads); each control gets
-            half as many, but at least ``min(samples, MIN_CONTROL_SAMPLES)`` (a control's effect is large or nil:
-            fewer samples decide it).
-        k: within-sample permutations per sample (0: the likelihood alone, one pass per sample).
-    """
+    """The model passes both sample instruments read, computed once per audit and cached in the audit folder:
+    ``samples`` of the real class and of the release (the comparison the gate reads), each control half as
+    many but at least ``min(samples, MIN_CONTROL_SAMPLES)`` (a control's effect is large or nil: fewer samples
+    decide it), each with ``k`` within-sample permutations (0: the likelihood alone, one pass per sample)."""
 
     def __init__(self, samples: int, *, k: int = PERMUTATIONS, n_rows: int = 20) -> None:
         self.k, self.n_rows = k, n_rows
@@ -179,10 +159,9 @@ class SamplePasses:
                         description=description, fixed_seconds=fixed_seconds)
 
     def draws(self, data: AuditData) -> dict[str, list[tuple[int, pd.DataFrame]]]:
-        """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group.
-
-        Sample i of a group is block i of a seeded permutation of its rows, a new permutation each time the rows
-        run out (so the first ``rows // n_rows`` share no row), whatever the number drawn. Sets :attr:`disjoint`."""
+        """``{group: [(sample_seed, rows), ...]}`` for the real class (``real``) and every group: sample i is
+        block i of a seeded permutation of the group's rows, a new permutation each time the rows run out (so
+        the first ``rows // n_rows`` share no row), whatever the number drawn. Sets :attr:`disjoint`."""
         from llmdisc.discrimination.samples import derive_seed
 
         out = {}
@@ -210,9 +189,7 @@ class SamplePasses:
         prefix), scored and cached as the run scores them, and plan the passes still to run at their median speed
         (one sample slowed by a transient load does not size the audit)."""
         try:
-            scorer = self._open(data)
-            draws = self.draws(data)
-            timings = []
+            scorer, draws, timings = self._open(data), self.draws(data), []
             for number, (group, index) in enumerate(PROBE_SAMPLES):
                 if index < len(draws[group]):
                     seed, sample = draws[group][index]
@@ -247,8 +224,6 @@ class SamplePasses:
                cached: bool = True) -> dict[str, Any]:
         """One sample's record: its log P and, with ``k`` >= 1, the joint contrast against ``k`` permutations
         (:func:`llmdisc.discrimination.likelihood.joint.joint_contrast`); cached in the audit folder."""
-        from dataclasses import asdict
-
         from llmdisc.discrimination.likelihood.joint import joint_contrast, score_tables
         from llmdisc.discrimination.cache import ScoreCache
         from llmdisc.manifest import sha256_json
@@ -277,8 +252,7 @@ class SamplePasses:
         """Score every sample of every group (resumable through the audit's score cache); memoised."""
         if self.records is not None:
             return self.records
-        draws = self.draws(data)
-        scorer = self._open(data)
+        draws, scorer = self.draws(data), self._open(data)
         records: dict[str, list[dict[str, Any]]] = {group: [] for group in draws}
 
         def probed(group: str, index: int) -> bool:  # scored by the timing probe: a cache read, not counted
@@ -326,9 +300,8 @@ class _SampleInstrument(Instrument):
 
     def plan(self, data: AuditData) -> WorkPlan:
         if self.passes.probe_seconds is None and self.passes.status == "measured":
-            first = self.passes.plan(data)
-            return WorkPlan(units=first.units, what=first.what, seconds_per_unit=first.seconds_per_unit,
-                            fixed_seconds=first.fixed_seconds, description=self.description + " (passes shared with the other sample instrument)")
+            return replace(self.passes.plan(data),
+                           description=self.description + " (passes shared with the other sample instrument)")
         return WorkPlan(units=0, what="model passes (shared)", seconds_per_unit=0.0, description=self.description)
 
     def run(self, data: AuditData, progress: Progress) -> Reading:

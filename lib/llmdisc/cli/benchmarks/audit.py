@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,15 +24,12 @@ from typing import Any
 NAME = "audit"
 HELP = ("the fast path (--instruments c2st distances) beside the default audit on Adult (30,162 x 15) vs a "
         "release: seconds per stage, ratio, peak RSS")
-TARGET_SECONDS = 600.0
-"""The default audit's budget (``--max-minutes 10``)."""
-FAST_TARGET_SECONDS = 60.0
-"""The fast path's target on a 30,000 × 15 table on 2 cores."""
+TARGET_SECONDS = 600.0  # the default audit's budget (--max-minutes 10)
+FAST_TARGET_SECONDS = 60.0  # the fast path's target on a 30,000 × 15 table on 2 cores
 FAST_INSTRUMENTS = ("c2st", "distances")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: the release's synthesizer or file, the holdout, which audits, the seed, extra audit flags."""
     parser.add_argument("--synthesizer", default="gaussian_copula",
                         help="synthesizer of the release built from the real table (default gaussian_copula)")
     parser.add_argument("--epochs", type=int, default=None, help="epochs of CTGAN/TVAE (default SDV's)")
@@ -53,19 +51,14 @@ def adult_files(folder: Path, *, synthesizer: str, epochs: int | None, seed: int
     from llmdisc.data.datasets import load_dataset, train_holdout_split
     from llmdisc.synthesis.releases import synthesize
 
-    adult = load_dataset("adult")
-    holdout_path = None
+    real, holdout_path = load_dataset("adult"), None
     if holdout_fraction > 0:
-        real, holdout = train_holdout_split(adult, holdout_fraction=holdout_fraction, seed=seed)
+        real, holdout = train_holdout_split(real, holdout_fraction=holdout_fraction, seed=seed)
         holdout_path = folder / "holdout.csv"
         holdout.to_csv(holdout_path, index=False)
-    else:
-        real = adult
     real_path = folder / "real.csv"
     real.to_csv(real_path, index=False)
     if synthetic is not None:
-        import shutil
-
         target = folder / ("synthetic" + "".join(Path(synthetic).suffixes))
         shutil.copyfile(synthetic, target)
         return real_path, holdout_path, target
@@ -91,9 +84,8 @@ def run_audit_process(command: list[str], out: Path) -> dict[str, Any]:
         child = subprocess.Popen(command, stdout=null, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - begin
-    child.returncode = os.waitstatus_to_exitcode(status)
     summary_path = out / "audit.json"
-    return {"status": child.returncode, "wall": wall, "peak_mib": usage.ru_maxrss / 1024,
+    return {"status": os.waitstatus_to_exitcode(status), "wall": wall, "peak_mib": usage.ru_maxrss / 1024,
             "stderr": log.read_text(encoding="utf-8"),
             "summary": json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None}
 
@@ -127,7 +119,6 @@ def _print_audit(name: str, done: dict[str, Any], target: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the inputs, run the audits in child processes, print the figures; returns 0."""
     print(f"machine: {_machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="llmdisc-bench-audit-") as tmp:
         folder = Path(tmp)
@@ -144,22 +135,18 @@ def run(args: argparse.Namespace) -> int:
                 "--seed", str(args.seed), *(["--holdout", str(holdout)] if holdout else []),
                 *shlex.split(args.audit_args)]
         runs = {}
-        if args.only in ("both", "fast"):
-            runs["fast path"] = run_audit_process(
-                base + ["--out", str(folder / "fast"), "--instruments", *FAST_INSTRUMENTS], folder / "fast")
-            _print_audit("fast path", runs["fast path"], FAST_TARGET_SECONDS)
-            print(f"machine after the fast path: {_machine()}", flush=True)
-        if args.only in ("both", "default"):
-            runs["default audit"] = run_audit_process(base + ["--out", str(folder / "default")], folder / "default")
-            _print_audit("default audit", runs["default audit"], TARGET_SECONDS)
-            print(f"machine after the default audit: {_machine()}", flush=True)
+        audits = (("fast path", "fast", ["--instruments", *FAST_INSTRUMENTS], FAST_TARGET_SECONDS),
+                  ("default audit", "default", [], TARGET_SECONDS))
+        for name, key, flags, target in audits:
+            if args.only in ("both", key):
+                runs[name] = run_audit_process(base + ["--out", str(folder / key), *flags], folder / key)
+                _print_audit(name, runs[name], target)
+                print(f"machine after the {name}: {_machine()}", flush=True)
         if len(runs) == 2:
             fast, default = runs["fast path"]["wall"], runs["default audit"]["wall"]
             print(f"\nratio: the fast path took {fast:.1f} s, the default audit {default:.1f} s: fast / default = "
                   f"{fast / default:.3f} (the default takes {default / fast:.1f} × as long)")
         if args.keep:
-            import shutil
-
             for name in ("fast", "default"):
                 if (folder / name).exists():
                     shutil.copytree(folder / name, Path(args.keep) / name, dirs_exist_ok=True)
@@ -168,7 +155,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _shape(path: Path) -> tuple[int, int]:
-    """Rows and columns of a CSV or Parquet file."""
     import pandas as pd
 
     table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)

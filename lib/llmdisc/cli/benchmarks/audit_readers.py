@@ -48,23 +48,14 @@ print(json.dumps(out))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: table sizes, rows read, seed, whether to also time a full pandas read."""
-    parser.add_argument(
-        "--rows",
-        type=lambda t: [int(x) for x in t.split(",")],
-        default=[250_000, 1_000_000],
-        help="comma-separated row counts of the generated tables (default 250000,1000000: "
-        "a bounded reader's peak stays flat between them)",
-    )
-    parser.add_argument(
-        "--max-rows",
-        type=int,
-        default=10_000,
-        help="rows the audit reads at seeded positions (default 10000, the audit's default)",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the resampling and the positions (default 0)"
-    )
+    parser.add_argument("--rows", type=lambda t: [int(x) for x in t.split(",")],
+                        default=[250_000, 1_000_000],
+                        help="comma-separated row counts of the generated tables (default 250000,1000000: "
+                        "a bounded reader's peak stays flat between them)")
+    parser.add_argument("--max-rows", type=int, default=10_000,
+                        help="rows the audit reads at seeded positions (default 10000, the audit's default)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the resampling and the positions (default 0)")
     parser.add_argument("--no-full-read", action="store_true", help="skip the whole-file pandas reads")
 
 
@@ -83,9 +74,8 @@ def write_tables(folder: Path, rows: int, seed: int, chunk_rows: int = 100_000) 
     writer = None
     with open(csv_path, "w", encoding="utf-8", newline="") as csv_file:
         for start in range(0, rows, chunk_rows):
-            chunk = adult.iloc[rng.integers(0, len(adult), min(chunk_rows, rows - start))].reset_index(
-                drop=True
-            )
+            drawn = rng.integers(0, len(adult), min(chunk_rows, rows - start))
+            chunk = adult.iloc[drawn].reset_index(drop=True)
             chunk.to_csv(csv_file, index=False, header=start == 0)
             table = pa.Table.from_pandas(chunk, preserve_index=False)
             if writer is None:
@@ -97,48 +87,34 @@ def write_tables(folder: Path, rows: int, seed: int, chunk_rows: int = 100_000) 
 
 
 def _measure(mode: str, path: Path, max_rows: int, seed: int) -> dict[str, float]:
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode, str(path), str(max_rows), str(seed)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = subprocess.run([sys.executable, "-c", _CHILD, mode, str(path), str(max_rows), str(seed)],
+                          capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate the tables, measure each reader in a fresh process, print the figures; returns 0."""
     for rows in args.rows:
         with tempfile.TemporaryDirectory(prefix="llmdisc-bench-audit-") as tmp:
             start = time.perf_counter()
             paths = write_tables(Path(tmp), rows, args.seed)
             sizes = ", ".join(f"{p.suffix[1:]} {p.stat().st_size / 2**20:.0f} MiB" for p in paths)
-            print(
-                f"== {rows:,} Adult rows resampled with seed {args.seed} "
-                f"(written in {time.perf_counter() - start:.1f} s): {sizes}",
-                flush=True,
-            )
+            print(f"== {rows:,} Adult rows resampled with seed {args.seed} "
+                  f"(written in {time.perf_counter() - start:.1f} s): {sizes}", flush=True)
             for path in paths:
                 fig = _measure("audit", path, args.max_rows, args.seed)
                 added = fig["peak_mib"] - fig["baseline_mib"]
-                print(
-                    f"{path.suffix[1:]:>8}: count {fig['count_s']:.2f} s ({fig['n_rows']:,} rows), read "
-                    f"{fig['rows_read']:,} rows at seeded positions {fig['sample_s']:.2f} s, "
-                    f"schema {fig['schema_s']:.2f} s; peak RSS {fig['peak_mib']:.0f} MiB "
-                    f"(RSS after imports {fig['baseline_mib']:.0f} MiB, "
-                    f"import peak {fig['import_peak_mib']:.0f} MiB)",
-                    flush=True,
-                )
-                line = (
-                    f"{'':>10}memory stays bounded: peak RSS {fig['peak_mib']:.0f} MiB for this "
-                    f"{path.stat().st_size / 2**20:.0f} MiB file, "
-                    f"at most {added:.0f} MiB above the post-import size"
-                )
+                print(f"{path.suffix[1:]:>8}: count {fig['count_s']:.2f} s ({fig['n_rows']:,} rows), read "
+                      f"{fig['rows_read']:,} rows at seeded positions {fig['sample_s']:.2f} s, "
+                      f"schema {fig['schema_s']:.2f} s; peak RSS {fig['peak_mib']:.0f} MiB "
+                      f"(RSS after imports {fig['baseline_mib']:.0f} MiB, "
+                      f"import peak {fig['import_peak_mib']:.0f} MiB)", flush=True)
+                line = (f"{'':>10}memory stays bounded: peak RSS {fig['peak_mib']:.0f} MiB for this "
+                        f"{path.stat().st_size / 2**20:.0f} MiB file, "
+                        f"at most {added:.0f} MiB above the post-import size")
                 if not args.no_full_read:
                     full = _measure("full", path, args.max_rows, args.seed)
-                    line += (
-                        f"; a whole-file pandas read peaks at {full['peak_mib']:.0f} MiB "
-                        f"({full['peak_mib'] - full['baseline_mib']:.0f} MiB above, {full['read_s']:.2f} s)"
-                    )
+                    above = full["peak_mib"] - full["baseline_mib"]
+                    line += (f"; a whole-file pandas read peaks at {full['peak_mib']:.0f} MiB "
+                             f"({above:.0f} MiB above, {full['read_s']:.2f} s)")
                 print(line, flush=True)
     return 0

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import time
 import tracemalloc
 
 import numpy as np
 import pandas as pd
 
+from llmdisc.cli.benchmarks._common import peak_rss_mib
+
 NAME = "baselines"
 HELP = "DCR and C2ST seconds and peak memory: full Adult train (~24k) vs a same-size synthetic table"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: synthesizer, seed, C2ST rows, classifiers."""
     parser.add_argument("--synthesizer", default="gaussian_copula",
                         help="published release to use when present (default gaussian_copula)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every draw (default 0)")
@@ -68,12 +68,7 @@ def _inputs(synthesizer: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd
     return train, holdout, synthetic, source
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
-
-
 def run(args: argparse.Namespace) -> int:
-    """Time DCR (synthetic and holdout queries against the whole train table) and each C2ST; print figures."""
     from llmdisc.baselines import c2st, dcr_baseline
     from llmdisc.data.datasets import column_kinds
 
@@ -84,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"load average (1, 5, 15 min) at start: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"on {os.cpu_count()} CPUs")
     print(f"train {len(train)} rows, holdout {len(holdout)}, synthetic {len(synthetic)}; "
-          f"peak RSS after loading {_peak_rss_mib():.0f} MiB")
+          f"peak RSS after loading {peak_rss_mib():.0f} MiB")
 
     tracemalloc.start()
     start = time.perf_counter()
@@ -94,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     tracemalloc.stop()
     print(f"DCR: {seconds:.1f} s for {len(synthetic)} synthetic + {len(holdout)} holdout queries vs "
           f"{len(train)} train records; peak traced allocations {traced_peak / 2**20:.0f} MiB; "
-          f"peak RSS {_peak_rss_mib():.0f} MiB")
+          f"peak RSS {peak_rss_mib():.0f} MiB")
     print(f"     share closer than holdout median {dcr.share_closer.value:.3f} "
           f"[{dcr.share_closer.ci_low:.3f}, {dcr.share_closer.ci_high:.3f}], exact copies "
           f"{dcr.exact_copy_rate.value:.4f} (holdout {dcr.holdout_copy_rate.value:.4f})")
@@ -107,6 +102,6 @@ def run(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         print(f"C2ST {name}: {seconds:.1f} s on {res.n_real} + {res.n_real} rows, 5 folds, no shuffled run; "
               f"AUC {res.auc.value:.3f} [{res.auc.ci_low:.3f}, {res.auc.ci_high:.3f}]; "
-              f"peak RSS {_peak_rss_mib():.0f} MiB")
+              f"peak RSS {peak_rss_mib():.0f} MiB")
     print(f"load average at end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0

@@ -13,13 +13,14 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from llmdisc.cli.benchmarks._common import adult_prompts
+
 NAME = "embedded"
 HELP = "embedded model (SmolLM2-135M, xllamacpp): trials/min, prompt and generation tok/s, schema-valid share, " \
        "prompt-cache gain"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: trials, thread counts, condition, max tokens, seed."""
     parser.add_argument("--trials", type=int, default=3, help="trials per setting (default 3)")
     parser.add_argument("--threads", type=int, nargs="+", default=[2],
                         help="CPU thread counts to compare (default: 2)")
@@ -39,22 +40,6 @@ class _Trial:
     generation_ms: float
     valid: bool
     text: str
-
-
-def _requests(n: int, condition: str, seed: int) -> list:
-    from llmdisc.data.datasets import load_dataset
-    from llmdisc.discrimination.metadata import metadata_block
-    from llmdisc.discrimination.prompts import build_prompt
-    from llmdisc.discrimination.samples import sample_rows
-
-    table = load_dataset("adult")
-    metadata = metadata_block(table) if condition == "C2" else None
-    requests = []
-    for i in range(n):
-        sample, _ = sample_rows(table, 20, seed=seed + i)
-        requests.append(build_prompt(sample, condition=condition, variant="paper", metadata_text=metadata,
-                                     n_total=len(table)))
-    return requests
 
 
 def _run_series(provider, requests: list, max_tokens: int, seed: int) -> list[_Trial]:  # noqa: ANN001
@@ -84,14 +69,13 @@ def _row(threads: int, cache: bool, trials: list[_Trial]) -> list[object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the model per thread count, run the trials with the prompt cache off then on, print the figures."""
     from tabulate import tabulate
 
     from llmdisc.discrimination.providers.embedded import EmbeddedProvider, unload_all
     from llmdisc.errors import DataError
 
     try:
-        requests = _requests(args.trials, args.condition, args.seed)
+        requests = adult_prompts(args.trials, args.condition, args.seed, variant="paper")
     except DataError as exc:
         print(f"cannot build real prompts: {exc}")
         return 2
@@ -116,12 +100,11 @@ def run(args: argparse.Namespace) -> int:
         gains.append([threads, f"{sum(t.prompt_ms for t in off) / max(1e-9, sum(t.prompt_ms for t in on)):.2f}x",
                       f"{sum(t.seconds for t in off) / max(1e-9, sum(t.seconds for t in on)):.2f}x",
                       f"{sum(a.text != b.text for a, b in zip(off, on))}/{len(off)}"])
-    print()
-    print(tabulate(rows, headers=["threads", "prompt cache", "trials", "prompt tok", "cached tok", "s/verdict",
-                                  "trials/min", "prompt tok/s", "gen tok/s", "gen tok", "schema-valid"]))
-    print()
-    print(tabulate(gains, headers=["threads", "prompt-time gain (off/on)", "verdict-time gain (off/on)",
-                                   "answers that differ"]))
+    print("\n" + tabulate(rows, headers=["threads", "prompt cache", "trials", "prompt tok", "cached tok",
+                                         "s/verdict", "trials/min", "prompt tok/s", "gen tok/s", "gen tok",
+                                         "schema-valid"]))
+    print("\n" + tabulate(gains, headers=["threads", "prompt-time gain (off/on)", "verdict-time gain (off/on)",
+                                          "answers that differ"]))
     print("\nThe cache reuses the KV of the longest common prefix with the previous prompt in the slot; with fresh "
           "samples that is the system prompt and the table header. Figures depend on the machine's load.")
     return 0

@@ -4,8 +4,7 @@ Runs :func:`llmdisc.baselines.fit_budget.compare_fit_budgets` on the processed t
 (``llmdisc run --only 01`` writes them): each synthesizer fitted at both budgets (from the fit cache when a run has
 fitted it), measured by C2ST AUC, DCR share and the embedded model's likelihood AUC in float32. Writes the rows of
 those datasets into ``results/tables/fit_budget.{csv,tex}`` (other datasets' rows kept) and prints them. It is not
-part of ``make reproduce``: on 2 cores the comparison cost notebook 02 15–18 minutes per dataset with every fit
-cached, most of it the likelihood passes.
+part of ``make reproduce`` (minutes per dataset, most of it the likelihood passes).
 """
 
 from __future__ import annotations
@@ -17,12 +16,10 @@ from pathlib import Path
 NAME = "fit-budget"
 HELP = ("what the training budget changes: the quick look's 5-epoch releases against a configuration's "
         "(writes results/tables/fit_budget.csv)")
-IN_ALL = False
-"""Fits 300-epoch models unless a run has cached them, and scores 60 likelihood samples a dataset: minutes."""
+IN_ALL = False  # fits 300-epoch models unless a run has cached them, 60 likelihood samples a dataset: minutes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: the configuration whose fits are compared, the datasets, the quick budget, no likelihood."""
     parser.add_argument("--config", type=Path, default=Path("configs/default.yaml"),
                         help="the run configuration whose synthesis settings (synthesizers, epochs, fit rows, "
                              "metadata, seed) are the 'default' budget (default configs/default.yaml)")
@@ -34,7 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compare the budgets on each dataset, merge the rows into the table, print them; returns 0."""
     from llmdisc.baselines.fit_budget import compare_fit_budgets, write_fit_budget
     from llmdisc.data import column_kinds, load_processed
     from llmdisc.errors import ConfigError

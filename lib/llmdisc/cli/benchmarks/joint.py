@@ -11,17 +11,15 @@ the first) to the prefill limit (target <= 1.2), tokens per sample, peak RSS (Mi
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 
-from llmdisc.cli.benchmarks._common import _child
+from llmdisc.cli.benchmarks._common import _child, peak_rss_mib
 
 NAME = "joint"
 HELP = "joint-structure contrast: samples/min, seconds per sample vs k+1 table passes and the prefill limit, memory"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: samples, rows, k, reference rows, modes, threads, seed."""
     parser.add_argument("--samples", type=int, default=3, help="samples per configuration (default 3)")
     parser.add_argument("--rows", type=int, default=20, help="rows per sample (default 20)")
     parser.add_argument("--k", type=int, default=2, help="permutations per sample (default 2)")
@@ -71,11 +69,10 @@ def _measure(m: int, mode: str, samples: int, rows: int, k: int, threads: int, s
         plain_tokens.append(len(ids))
     queue.put({"m": m, "mode": mode, "dtype": scorer.dtype, "source": source, "seconds": seconds,
                "tokens_run": tokens_run, "prompt_tokens": prompt, "plain_seconds": plain,
-               "plain_tokens": plain_tokens, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+               "plain_tokens": plain_tokens, "peak_mib": peak_rss_mib()})
 
 
 def run(args: argparse.Namespace) -> int:
-    """Measure each reference-rows × mode configuration in a child process and print one table."""
     from statistics import mean, median
 
     from tabulate import tabulate

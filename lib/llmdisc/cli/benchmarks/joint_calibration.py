@@ -14,12 +14,10 @@ import time
 
 NAME = "joint-calibration"
 HELP = "joint-structure contrast: uniformity of the per-sample p-values on many fresh shuffled-columns samples"
-IN_ALL = False
-"""Minutes per dataset: ``bench all`` leaves it out."""
+IN_ALL = False  # minutes per dataset: `bench all` leaves it out
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: dataset keys, samples, seed, design."""
     parser.add_argument("--datasets", nargs="+", default=["adult", "census-codes"], metavar="KEY",
                         help="processed dataset keys (default adult census-codes)")
     parser.add_argument("--samples", type=int, default=100, help="shuffled-columns samples per dataset (default 100)")
@@ -34,7 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score the samples (resuming), print one row per dataset; returns 0."""
     import pandas as pd
 
     from llmdisc.discrimination.likelihood.joint_runs import default_joint_path, run_joint

@@ -13,12 +13,10 @@ import time
 
 NAME = "joint-design"
 HELP = "joint-structure contrast: power on the controls and cost per design (writes results/tables/joint_design.csv)"
-IN_ALL = False
-"""Minutes per dataset: ``bench all`` leaves it out."""
+IN_ALL = False  # minutes per dataset: `bench all` leaves it out
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: dataset keys, samples per group, rows per sample, seed."""
     parser.add_argument("--datasets", nargs="+", default=["adult"], metavar="KEY",
                         help="processed dataset keys (default adult; e.g. census-codes census-labels)")
     parser.add_argument("--samples", type=int, default=8, help="samples per group and design (default 8)")
@@ -58,7 +56,6 @@ def chosen_variations(names: list[str] | None) -> tuple[tuple[str, object], ...]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the study, merge its rows into the table, print them; returns 0."""
     import pandas as pd
 
     from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL

@@ -11,17 +11,15 @@ Nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 
-from llmdisc.cli.benchmarks._common import _child
+from llmdisc.cli.benchmarks._common import _child, peak_rss_mib
 
 NAME = "likelihood"
 HELP = "likelihood scorers (transformers vs llama.cpp): samples/min, tokens/s vs prompt-processing limit, peak memory"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: models, samples, rows, threads, seed, backends."""
     parser.add_argument("--models", nargs="+", default=None, metavar="NAME",
                         help="models to measure (default: every installed one of LIKELIHOOD_MODELS, opt-in included)")
     parser.add_argument("--samples", type=int, default=3, help="samples per backend (default 3)")
@@ -79,12 +77,10 @@ def _measure(model: str, backend: str, samples: int, rows: int, threads: int, se
         prompt += sum(1 for s, _ in tokens.offsets if s < placed.end)
     queue.put({"model": model, "backend": backend, "source": source, "rows": rows, "load_s": load,
                "seconds": seconds, "samples": samples, "scored_tokens": scored, "prompt_tokens": prompt,
-               "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-               "example_text": placed.text})
+               "peak_mib": peak_rss_mib(), "example_text": placed.text})
 
 
 def run(args: argparse.Namespace) -> int:
-    """Measure each installed model × backend in a child process and print one table."""
     from tabulate import tabulate
 
     from llmdisc.discrimination.likelihood import LIKELIHOOD_MODELS
@@ -109,20 +105,17 @@ def run(args: argparse.Namespace) -> int:
         example = next(iter(results.values()))["example_text"]
         limit = _prompt_limit(model, example, args.threads)
         per_sample_tokens = {b: r["scored_tokens"] / r["samples"] for b, r in results.items()}
-        full_table_tokens = results.get("transformers", {}).get("scored_tokens", 0) / max(
-            results.get("transformers", {}).get("samples", 1), 1) or None
+        full_table_tokens = per_sample_tokens.get("transformers") or None
         for backend, r in results.items():
             tok_s = r["scored_tokens"] / r["seconds"]
             prompt_s = r["prompt_tokens"] / r["seconds"] if backend == "transformers" else None
-            if backend == "transformers":
-                per_min = 60 * r["samples"] / r["seconds"]
-            else:
-                per_min = 60 * tok_s / (full_table_tokens or per_sample_tokens[backend] * 20 / r["rows"])
+            per_min = (60 * r["samples"] / r["seconds"] if backend == "transformers"
+                       else 60 * tok_s / (full_table_tokens or per_sample_tokens[backend] * 20 / r["rows"]))
             rows.append([model, backend, r["rows"], f"{r['load_s']:.1f}", f"{per_min:.2f}", f"{tok_s:.0f}",
                          f"{prompt_s:.0f}" if prompt_s else "-", f"{limit:.0f}" if limit else "-",
                          f"{r['peak_mib']:.0f}"])
-    print()
-    print(tabulate(rows, headers=["model", "backend", "rows", "load s", "20-row samples/min", "scored tok/s",
-                                  "prompt tok/s", "llama.cpp prompt limit tok/s", "peak RSS MiB"]))
+    print("\n" + tabulate(rows, headers=["model", "backend", "rows", "load s", "20-row samples/min",
+                                         "scored tok/s", "prompt tok/s", "llama.cpp prompt limit tok/s",
+                                         "peak RSS MiB"]))
     print("\nllama.cpp's samples/min are extrapolated from its scored tokens/s to the 20-row table's token count.")
     return 0

@@ -11,34 +11,23 @@ Nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
+
+from llmdisc.cli.benchmarks._common import adult_prompts
 
 NAME = "probability"
 HELP = "label scoring vs verdict generation (embedded model): trials/min, and seconds against the prefill limit"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: trials, condition, seed."""
     parser.add_argument("--trials", type=int, default=3, help="prompts (default 3)")
     parser.add_argument("--condition", default="C1", choices=["C1", "C2"], help="prompt condition (default C1)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the row samples")
 
 
-def _requests(n: int, condition: str, seed: int) -> list:
-    from llmdisc.data.datasets import load_dataset
-    from llmdisc.discrimination.metadata import metadata_block
-    from llmdisc.discrimination.prompts import build_prompt
-    from llmdisc.discrimination.samples import sample_rows
-
-    table = load_dataset("adult")
-    metadata = metadata_block(table, include_row_count=False) if condition == "C2" else None
-    return [build_prompt(sample_rows(table, 20, seed=seed + i)[0], condition=condition, variant="neutral",
-                         metadata_text=metadata) for i in range(n)]
-
-
 def run(args: argparse.Namespace) -> int:
-    """Time both readings on the same prompts and print the figures."""
     import asyncio
 
     from tabulate import tabulate
@@ -48,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from llmdisc.errors import DataError
 
     try:
-        requests = _requests(args.trials, args.condition, args.seed)
+        requests = adult_prompts(args.trials, args.condition, args.seed, variant="neutral")
     except DataError as exc:
         print(f"cannot build real prompts: {exc}")
         return 2
@@ -87,16 +76,11 @@ def run(args: argparse.Namespace) -> int:
               f"{forced_s[-1]:.1f} s, transformers {pass_s[-1]:.1f} s, prefill limit {limit_s[-1]:.1f} s",
               flush=True)
     med = statistics.median
-    rows = [["verdict (generated JSON, llama.cpp)", f"{med(verdict_s):.1f}", f"{60 / med(verdict_s):.2f}",
-             f"{med(verdict_s) / med(limit_s):.2f}x"],
-            ["label scores, llama.cpp forced tokens", f"{med(forced_s):.1f}", f"{60 / med(forced_s):.2f}",
-             f"{med(forced_s) / med(limit_s):.2f}x"],
-            ["label scores, transformers one pass (default)", f"{med(pass_s):.1f}", f"{60 / med(pass_s):.2f}",
-             f"{med(pass_s) / med(limit_s):.2f}x"]]
-    print()
-    print(tabulate(rows, headers=["reading", "median s/trial", "trials/min", "÷ prefill limit"]))
-    import os
-
+    rows = [[reading, f"{med(s):.1f}", f"{60 / med(s):.2f}", f"{med(s) / med(limit_s):.2f}x"]
+            for reading, s in (("verdict (generated JSON, llama.cpp)", verdict_s),
+                               ("label scores, llama.cpp forced tokens", forced_s),
+                               ("label scores, transformers one pass (default)", pass_s))]
+    print("\n" + tabulate(rows, headers=["reading", "median s/trial", "trials/min", "÷ prefill limit"]))
     print(f"\nprompt: median {med(prompt_tokens):.0f} tokens; llama.cpp prompt processing {med(rates):.0f} tok/s on "
           f"this machine, prefill limit {med(limit_s):.1f} s; the transformers forward pass alone {med(forward_s):.1f} "
           f"s. Default label scores are {med(verdict_s) / med(pass_s):.1f}x faster than verdicts (target for scores: "

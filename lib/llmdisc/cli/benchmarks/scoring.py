@@ -19,7 +19,6 @@ HELP = "time score_cells on 100,000 records and the full set of paper analyses (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: record count, models, repeats, seed, permutation count."""
     parser.add_argument("--records", type=int, default=100_000, help="trial records to score (default 100000)")
     parser.add_argument("--models", type=int, default=2, help="models per cell (default 2)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure (default 3)")
@@ -61,14 +60,8 @@ def _median_time(fn: Callable[[], object], repeats: int) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the median seconds of each timed step."""
-    from llmdisc.scoring.analyses import (
-        fair_cells,
-        matched_n_sample,
-        permutation_test,
-        permutation_tests,
-        seed_stability,
-    )
+    from llmdisc.scoring.analyses import (fair_cells, matched_n_sample, permutation_test, permutation_tests,
+                                          seed_stability)
     from llmdisc.scoring.metrics import score_cells
 
     big = synthetic_trials(args.records, args.models, args.seed)

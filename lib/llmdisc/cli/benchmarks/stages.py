@@ -24,8 +24,7 @@ class NotebookTime:
     """One executed notebook: its run id (the file name), stage and seconds; start and end where recorded."""
 
     run_id: str
-    stage: str
-    """The notebook's number (``02``), the first two characters of its run id."""
+    stage: str  # the notebook's number (02), the first two characters of its run id
     seconds: float
     start: _dt.datetime | None = None
     end: _dt.datetime | None = None
@@ -38,20 +37,15 @@ class StageTime:
     stage: str
     notebooks: int
     seconds: float
-    share: float
-    """Of the summed notebook seconds, 0-1."""
-    wall_seconds: float | None
-    """Seconds during which at least one of the stage's notebooks ran; None when an interval is missing."""
-    run_share: float | None
-    """``wall_seconds`` over the run's span, 0-1."""
+    share: float  # of the summed notebook seconds, 0-1
+    wall_seconds: float | None  # seconds at least one of its notebooks ran; None when an interval is missing
+    run_share: float | None  # wall_seconds over the run's span, 0-1
 
 
 def _time(value: object) -> _dt.datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
     try:
-        return _dt.datetime.fromisoformat(value)
-    except ValueError:
+        return _dt.datetime.fromisoformat(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # absent, not a string, or not ISO 8601
         return None
 
 
@@ -88,24 +82,19 @@ def read_executed(folder: Path | str) -> list[NotebookTime]:
 
 
 def _union_seconds(intervals: list[tuple[_dt.datetime, _dt.datetime]]) -> float:
-    total, current_start, current_end = 0.0, None, None
+    merged: list[list[_dt.datetime]] = []
     for start, end in sorted(intervals):
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += (current_end - current_start).total_seconds()
-            current_start, current_end = start, end
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
         else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += (current_end - current_start).total_seconds()
-    return total
+            merged.append([start, end])
+    return float(sum((end - start).total_seconds() for start, end in merged))
 
 
 def run_span(notebooks: list[NotebookTime]) -> float | None:
     """Seconds from the first recorded start to the last recorded end; None when no notebook has an interval."""
-    starts = [n.start for n in notebooks if n.start and n.end]
-    ends = [n.end for n in notebooks if n.start and n.end]
-    return (max(ends) - min(starts)).total_seconds() if starts else None
+    timed = [n for n in notebooks if n.start and n.end]
+    return (max(n.end for n in timed) - min(n.start for n in timed)).total_seconds() if timed else None
 
 
 def stage_times(notebooks: list[NotebookTime]) -> list[StageTime]:
@@ -166,7 +155,6 @@ def format_report(notebooks: list[NotebookTime], workers: int | None = None) -> 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: the configuration whose executed notebooks are read, or a folder."""
     parser.add_argument("--config-name", default="default",
                         help="configuration name: reads reports/executed/<name>/ (default default)")
     parser.add_argument("--dir", default=None, help="a folder of executed notebooks instead (with its runs.json)")

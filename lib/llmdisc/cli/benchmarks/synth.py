@@ -11,12 +11,12 @@ import argparse
 import contextlib
 import io
 import re
-import resource
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from llmdisc.cli.benchmarks._common import peak_rss_mib
 
 NAME = "synth"
 HELP = "SDV fit/sample seconds, CTGAN/TVAE seconds per epoch and set-up, peak memory, cache-hit load (Adult)"
@@ -24,7 +24,6 @@ _RATE = re.compile(r"(\d+)/(\d+) \[[^<]*<[^,]*,\s*([\d.]+)(s/it|it/s)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options: dataset key, epochs per neural synthesizer, a fit subsample, the seed."""
     parser.add_argument("--dataset-key", default="adult", help="processed dataset to fit (default adult)")
     parser.add_argument("--ctgan-epochs", type=int, default=2, help="CTGAN epochs of the timed fit (default 2)")
     parser.add_argument("--tvae-epochs", type=int, default=4, help="TVAE epochs of the timed fit (default 4)")
@@ -32,11 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--synthesizers", nargs="+", default=["gaussian_copula", "ctgan", "tvae"],
                         help="which synthesizers to time (default all three)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every fit")
-
-
-def peak_rss_mib() -> float:
-    """Peak resident set size of this process so far, MiB (``resource.getrusage``; Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def seconds_per_epoch(progress_text: str, epochs: int) -> float | None:
@@ -66,7 +60,6 @@ class _Tee(io.StringIO):
 
 
 def run(args: argparse.Namespace) -> int:
-    """Fit, time and print; returns 0."""
     import pandas as pd
 
     from llmdisc.data.datasets import load_processed
@@ -86,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"dataset {args.dataset_key}: {len(train)} train rows x {train.shape[1]} columns; fitting on {n_fit} rows; "
           f"torch threads {torch_threads()}; import sdv+torch {import_seconds:.1f} s", flush=True)
     rows = []
-    cache_root = Path(tempfile.mkdtemp(prefix="llmdisc-bench-synth-"))
-    try:
+    with tempfile.TemporaryDirectory(prefix="llmdisc-bench-synth-", ignore_cleanup_errors=True) as tmp:
+        cache_root = Path(tmp)
         for name in args.synthesizers:
             epochs = {"gaussian_copula": None, "ctgan": args.ctgan_epochs, "tvae": args.tvae_epochs}[name]
             request = {"dataset_key": args.dataset_key, "synthesizer": name, "seed": args.seed, "epochs": epochs,
@@ -111,8 +104,6 @@ def run(args: argparse.Namespace) -> int:
                     row.update({"set_up_s": set_up, "s_per_epoch": per_epoch,
                                 "est_300_epochs_min": (set_up + 300 * per_epoch) / 60})
             rows.append(row)
-    finally:
-        shutil.rmtree(cache_root, ignore_errors=True)
     table = pd.DataFrame(rows).set_index("synthesizer")
     print("\nstage 02 timings (seconds; upper bounds on a shared machine; fit includes SDV preprocessing):")
     print(table.round(2).to_string())

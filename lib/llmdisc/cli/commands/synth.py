@@ -11,7 +11,6 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``synth``."""
     parser = subparsers.add_parser(
         "synth", help="fit SDV synthesizers on a train split and publish data/synthetic/<key>/<synth>.parquet",
         description="Fit GaussianCopula / CTGAN / TVAE on data/processed/<key>/train.parquet (seeded, cached) "
@@ -39,16 +38,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _read_train(args: argparse.Namespace) -> "pd.DataFrame":
     import pandas as pd
 
+    from llmdisc.data.datasets import load_processed
     from llmdisc.errors import DataError
 
     if args.train is not None:
         if not args.train.exists():
             raise DataError(f"--train {args.train.name} does not exist (fix: give an existing parquet or CSV file)")
         return pd.read_parquet(args.train) if args.train.suffix == ".parquet" else pd.read_csv(args.train)
-    try:
-        from llmdisc.data.datasets import load_processed
-    except ImportError as exc:
-        raise DataError("the data layer (llmdisc.data.datasets) is not available; fix: pass --train FILE") from exc
     return load_processed(args.dataset_key, split="train")
 
 
@@ -69,10 +65,8 @@ def run(args: argparse.Namespace) -> int:
                              epochs=args.epochs, metadata_mode=args.metadata_mode, num_rows=args.num_rows,
                              fit_rows=args.fit_rows, show_progress=not args.quiet)
         oov = release.manifest.get("metrics", {}).get("n_oov_values_categorical")
-        if release.cache_hit:
-            timing = "cache hit (no fit)"
-        else:
-            timing = f"fit {release.fit_seconds:.1f} s, sample {release.sample_seconds:.1f} s"
+        timing = ("cache hit (no fit)" if release.cache_hit
+                  else f"fit {release.fit_seconds:.1f} s, sample {release.sample_seconds:.1f} s")
         where = "not published" if args.no_publish else relative_to_root(publish_release(release))
         print(f"{args.dataset_key} {name}: {len(release.table)} rows, {timing}, "
               f"invented categories/codes {oov}, key {release.cache_key[:16]} -> {where}", flush=True)

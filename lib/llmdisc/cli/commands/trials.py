@@ -64,7 +64,6 @@ _CLI_ONLY = {"config", "out", "no_progress", "plan"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``trials`` with its ``run`` and ``show`` sub-commands."""
     parser = subparsers.add_parser("trials", help="run LLM trials (resumable) or show a run's per-cell table")
     inner = parser.add_subparsers(dest="trials_command", metavar="ACTION")
 
@@ -110,9 +109,9 @@ def _settings_and_costs(args: argparse.Namespace) -> tuple[list[Any], dict[tuple
 
     given = {k: v for k, v in vars(args).items()
              if k not in _CLI_ONLY and k in {f.name for f in fields(TrialRunConfig)} and v is not None}
-    for name, vocabulary in (("synthesizers", "synthesizers"), ("conditions", "conditions")):
+    for name in ("synthesizers", "conditions"):
         if name in given:
-            given[name] = as_items(",".join(given[name]), name, vocabulary)
+            given[name] = as_items(",".join(given[name]), name, name)
     if not given.get("quick"):
         given.pop("quick", None)
     key = given.pop("dataset_key", None)

@@ -7,36 +7,15 @@ The default backend, transformers, was chosen by speed (docs/measurements.md, "T
 transformers or llama.cpp"); opt-in models: docs/install.md, "Opt-in likelihood models".
 """
 
-from llmdisc.discrimination.likelihood.base import (
-    DEFAULT_LIKELIHOOD_MODEL,
-    LIKELIHOOD_MODELS,
-    ContextOverflowError,
-    LikelihoodScorer,
-    TokenLogprobs,
-)
-from llmdisc.discrimination.likelihood.configured import (
-    BACKENDS,
-    LikelihoodRunConfig,
-    open_scorer,
-    run_configured_joint,
-    run_configured_likelihood,
-)
-from llmdisc.discrimination.likelihood.joint import (
-    JointScores,
-    column_contrasts,
-    joint_contrast,
-    permute_column,
-    permute_within,
-)
+from llmdisc.discrimination.likelihood.base import (DEFAULT_LIKELIHOOD_MODEL, LIKELIHOOD_MODELS,
+                                                    ContextOverflowError, LikelihoodScorer, TokenLogprobs)
+from llmdisc.discrimination.likelihood.configured import (BACKENDS, LikelihoodRunConfig, open_scorer,
+                                                          run_configured_joint, run_configured_likelihood)
+from llmdisc.discrimination.likelihood.joint import (JointScores, column_contrasts, joint_contrast,
+                                                     permute_column, permute_within)
 from llmdisc.discrimination.likelihood.joint_runs import run_joint
-from llmdisc.discrimination.likelihood.records import (
-    JOINT_RECORD_COLUMNS,
-    RECORD_COLUMNS,
-    JointRecord,
-    LikelihoodRecord,
-    load_joint,
-    load_likelihood,
-)
+from llmdisc.discrimination.likelihood.records import (JOINT_RECORD_COLUMNS, RECORD_COLUMNS, JointRecord,
+                                                       LikelihoodRecord, load_joint, load_likelihood)
 from llmdisc.discrimination.likelihood.runs import build_likelihood_queue, load_likelihood_tables, run_likelihood
 from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS, place, serialise
 

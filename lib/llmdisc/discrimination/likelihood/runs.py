@@ -89,25 +89,19 @@ def build_likelihood_queue(dataset_keys: Sequence[str], synthesizers: Sequence[s
     if samples_per_class < 2 or reference < 2:
         raise ConfigError(f"samples_per_class={samples_per_class}, reference_samples={reference}: an AUC and a "
                           "95 % band need at least 2 samples per class; fix: use 20 or more")
-    queue = []
-    for key in dataset_keys:
-        groups = [("holdout", "test", samples_per_class), ("holdout", "reference", reference)]
-        if train_control:
-            groups.append(("train", "control", samples_per_class))
-        groups += [(synthesizer, "test", samples_per_class) for synthesizer in synthesizers]
-        if positive_control:
-            groups.append((POSITIVE_CONTROL, "test", samples_per_class))
-        for source, role, count in groups:
-            queue.extend(_spec(key, source, role, i, run_seed) for i in range(count))
-    return queue
+    groups = [("holdout", "test", samples_per_class), ("holdout", "reference", reference)]
+    if train_control:
+        groups.append(("train", "control", samples_per_class))
+    groups += [(synthesizer, "test", samples_per_class) for synthesizer in synthesizers]
+    if positive_control:
+        groups.append((POSITIVE_CONTROL, "test", samples_per_class))
+    return [_spec(key, source, role, i, run_seed) for key in dataset_keys for source, role, count in groups
+            for i in range(count)]
 
 
 def load_likelihood_tables(dataset_key: str, sources: Sequence[str], *, run_seed: int) -> dict[str, pd.DataFrame]:
     """The tables the samples are drawn from, by source name (``holdout``, ``train``, releases, the control).
-
-    Raises:
-        DataError: a table is missing, or the holdout is empty.
-    """
+    Raises DataError if a table is missing or the holdout is empty."""
     tables: dict[str, pd.DataFrame] = {"holdout": load_processed(dataset_key, "holdout")}
     if tables["holdout"].empty:
         raise DataError(f"the holdout of {dataset_key} is empty: real samples come from the holdout only; fix: "

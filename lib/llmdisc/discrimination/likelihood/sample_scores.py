@@ -59,18 +59,10 @@ def token_owner(owners: list[tuple[int, int]], start: int, end: int) -> tuple[tu
     return owner, len(set(covered)) > 1
 
 
-def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float = MIN_K_FRACTION) -> SampleScores:
-    """Aggregate token log-probabilities over the sample text of ``placed``.
-
-    Args:
-        tokens: The scorer's output for ``placed.text``.
-        fraction: Min-K %'s k.
-
-    Raises:
-        ConfigError: ``tokens`` is not of ``placed.text``, or no token of the sample was scored.
-    """
-    if tokens.text != placed.text:
-        raise ConfigError("the token log-probabilities are of another text; fix: score placed.text")
+def tally(tokens: TokenLogprobs, placed: PlacedText, start: int,
+          end: int) -> tuple[list[float], dict[str, float], dict[str, int], list[float], float, float, int]:
+    """The scored tokens beginning in characters ``[start, end)`` of ``placed.text``, by owner: ``(values,
+    column sums, column token counts, row sums, header sum, layout sum, straddling tokens)``."""
     owners = placed.sample.character_owners()
     columns = placed.sample.columns
     column_sum = {c: 0.0 for c in columns}
@@ -79,12 +71,12 @@ def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float =
     header = layout = 0.0
     values: list[float] = []
     straddling = 0
-    for index in tokens.in_span(placed.start, placed.end):
+    for index in tokens.in_span(start, end):
         value = tokens.logprobs[index]
         if math.isnan(value):
             continue
-        start, end = tokens.offsets[index]
-        owner, straddles = token_owner(owners, start - placed.start, end - placed.start)
+        token_start, token_end = tokens.offsets[index]
+        owner, straddles = token_owner(owners, token_start - placed.start, token_end - placed.start)
         straddling += straddles
         values.append(value)
         if owner[0] >= 0:
@@ -95,6 +87,19 @@ def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float =
             header += value
         else:
             layout += value
+    return values, column_sum, column_n, rows, header, layout, straddling
+
+
+def score_sample(tokens: TokenLogprobs, placed: PlacedText, *, fraction: float = MIN_K_FRACTION) -> SampleScores:
+    """Aggregate token log-probabilities (the scorer's output for ``placed.text``) over its sample text.
+
+    Raises:
+        ConfigError: ``tokens`` is not of ``placed.text``, or no token of the sample was scored.
+    """
+    if tokens.text != placed.text:
+        raise ConfigError("the token log-probabilities are of another text; fix: score placed.text")
+    values, column_sum, column_n, rows, header, layout, straddling = tally(tokens, placed, placed.start,
+                                                                           placed.end)
     if not values:
         raise ConfigError("no token of the sample text has a log-probability; fix: score the text from its start")
     total = math.fsum(values)

@@ -10,6 +10,7 @@ name's or layout: :meth:`SampleText.character_owners`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 import pandas as pd
 
@@ -51,11 +52,9 @@ class SampleText:
         ``(LAYOUT, -1)``."""
         owners = [(LAYOUT, -1)] * len(self.text)
         for j, (start, end) in enumerate(self.header):
-            for k in range(start, end):
-                owners[k] = (HEADER, j % len(self.columns))
+            owners[start:end] = [(HEADER, j % len(self.columns))] * (end - start)
         for cell in self.cells:
-            for k in range(cell.start, cell.end):
-                owners[k] = (cell.row, cell.column)
+            owners[cell.start:cell.end] = [(cell.row, cell.column)] * (cell.end - cell.start)
         return owners
 
 
@@ -94,14 +93,11 @@ def markdown_text(sample: pd.DataFrame) -> SampleText:
     if len(lines) != len(sample) + 2:
         raise DataError(f"the rendered table has {len(lines)} lines for {len(sample)} rows; fix: remove newlines "
                         "from the values before scoring")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    header = tuple((starts[0] + s, starts[0] + e) for s, e in _pipe_cells(lines[0], n_columns, 1))
-    cells = []
-    for row, line in enumerate(lines[2:]):
-        for column, (s, e) in enumerate(_pipe_cells(line, n_columns, row + 3)):
-            cells.append(CellSpan(starts[row + 2] + s, starts[row + 2] + e, row, column))
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    header = tuple(_pipe_cells(lines[0], n_columns, 1))  # the header line starts at character 0
+    cells = [CellSpan(starts[row + 2] + s, starts[row + 2] + e, row, column)
+             for row, line in enumerate(lines[2:])
+             for column, (s, e) in enumerate(_pipe_cells(line, n_columns, row + 3))]
     return SampleText(text, tuple(cells), header, tuple(str(c) for c in sample.columns), len(sample), "markdown")
 
 
@@ -115,25 +111,17 @@ def great_text(sample: pd.DataFrame) -> SampleText:
     """The sample as GReaT text: one row per line, ``column is value`` joined by ``", "`` (whole floats without
     ``.0``, missing values empty). Raises DataError for an empty sample or a value with a newline."""
     _check_values(sample, "great")
-    parts: list[str] = []
-    cells, header = [], []
-    position = 0
+    text, cells, header = "", [], []
     names = [str(c) for c in sample.columns]
     for row, values in enumerate(sample.itertuples(index=False, name=None)):
-        if row:
-            parts.append("\n")
-            position += 1
-        for column, value in enumerate(values):
-            if column:
-                parts.append(", ")
-                position += 2
-            header.append((position, position + len(names[column])))
-            lead = f"{names[column]} is "
+        for column, (name, value) in enumerate(zip(names, values)):
+            text += ", " if column else "\n" if row else ""
+            header.append((len(text), len(text) + len(name)))
+            text += f"{name} is "
             shown = _plain_value(value)
-            parts.append(lead + shown)
-            cells.append(CellSpan(position + len(lead), position + len(lead) + len(shown), row, column))
-            position += len(lead) + len(shown)
-    return SampleText("".join(parts), tuple(cells), tuple(header), tuple(names), len(sample), "great")
+            cells.append(CellSpan(len(text), len(text) + len(shown), row, column))
+            text += shown
+    return SampleText(text, tuple(cells), tuple(header), tuple(names), len(sample), "great")
 
 
 def _csv_field(text: str) -> str:
@@ -144,26 +132,18 @@ def csv_text(sample: pd.DataFrame) -> SampleText:
     """The sample as CSV: a header line, then one line per row, no padding; whole floats without ``.0``, missing
     values empty, RFC 4180 quoting (a cell's span includes its quotes). Errors as :func:`great_text`."""
     _check_values(sample, "csv")
-    parts: list[str] = []
-    spans: list[tuple[int, int]] = []
-    position = 0
+    text, spans = "", []
     lines = [[str(c) for c in sample.columns]] + [[_plain_value(v) for v in values]
                                                   for values in sample.itertuples(index=False, name=None)]
     for line_no, fields in enumerate(lines):
-        if line_no:
-            parts.append("\n")
-            position += 1
         for column, field in enumerate(map(_csv_field, fields)):
-            if column:
-                parts.append(",")
-                position += 1
-            parts.append(field)
-            spans.append((position, position + len(field)))
-            position += len(field)
+            text += "," if column else "\n" if line_no else ""
+            spans.append((len(text), len(text) + len(field)))
+            text += field
     n_columns = sample.shape[1]
     cells = tuple(CellSpan(start, end, k // n_columns - 1, k % n_columns)
                   for k, (start, end) in enumerate(spans) if k >= n_columns)
-    return SampleText("".join(parts), cells, tuple(spans[:n_columns]), tuple(lines[0]), len(sample), "csv")
+    return SampleText(text, cells, tuple(spans[:n_columns]), tuple(lines[0]), len(sample), "csv")
 
 
 HEADER_LINES = {"markdown": 2, "great": 0, "csv": 1}
@@ -172,12 +152,9 @@ HEADER_LINES = {"markdown": 2, "great": 0, "csv": 1}
 
 def serialise(sample: pd.DataFrame, serialisation: str = "markdown") -> SampleText:
     """The sample in one of :data:`SERIALISATIONS`."""
-    if serialisation == "markdown":
-        return markdown_text(sample)
-    if serialisation == "great":
-        return great_text(sample)
-    if serialisation == "csv":
-        return csv_text(sample)
+    makers = {"markdown": markdown_text, "great": great_text, "csv": csv_text}
+    if serialisation in makers:
+        return makers[serialisation](sample)
     raise ConfigError(f"serialisation {serialisation!r} is not known; fix: use one of {', '.join(SERIALISATIONS)}")
 
 

@@ -13,16 +13,12 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
-from llmdisc.discrimination.cache import default_cache_dir
-from llmdisc.discrimination.likelihood.base import (
-    DEFAULT_LIKELIHOOD_MODEL,
-    LikelihoodScorer,
-    TokenLogprobs,
-    llm_threads,
-    verified_gguf,
-)
-from llmdisc.discrimination.cache import TokenCache
+from llmdisc.discrimination.cache import TokenCache, default_cache_dir
+from llmdisc.discrimination.likelihood.base import (DEFAULT_LIKELIHOOD_MODEL, LikelihoodScorer, TokenLogprobs,
+                                                    llm_threads, verified_gguf)
+from llmdisc.discrimination.providers.label_positions import common_prefix_length
 from llmdisc.discrimination.providers.packaged import require_model_packages
 from llmdisc.errors import ConfigError
 
@@ -54,9 +50,7 @@ def native_bfloat16() -> bool:
 def resolve_dtype(dtype: str) -> str:
     """``auto`` → ``bfloat16`` on a CPU with native bfloat16 (:func:`native_bfloat16`), else ``float32``; any
     other name unchanged."""
-    if dtype != "auto":
-        return dtype
-    return "bfloat16" if native_bfloat16() else "float32"
+    return dtype if dtype != "auto" else "bfloat16" if native_bfloat16() else "float32"
 
 
 def resolve_backend(backend: str) -> str:
@@ -67,10 +61,16 @@ def resolve_backend(backend: str) -> str:
     return "transformers" if resolve_dtype("auto") == "float32" else "transformers-bfloat16"
 
 
-def _offline() -> None:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+def head_logprobs(head: Any, hidden: Any, targets: list[int], chunk: int) -> list[float]:
+    """``log_softmax(head(hidden[i]))[targets[i]]`` (float32) for every row, ``chunk`` rows at a time."""
+    import torch
+
+    values: list[float] = []
+    for begin in range(0, len(targets), chunk):
+        rows = head(hidden[begin:begin + chunk]).float()
+        wanted = torch.tensor(targets[begin:begin + chunk], dtype=torch.long)[:, None]
+        values.extend(torch.log_softmax(rows, dim=-1).gather(1, wanted)[:, 0].tolist())
+    return values
 
 
 def converted_dir(name: str, digest: str) -> Path:
@@ -81,7 +81,9 @@ def converted_dir(name: str, digest: str) -> Path:
 
 
 def _load(name: str, gguf: Path, digest: str) -> tuple[object, object, float]:
-    _offline()
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -137,8 +139,7 @@ class TransformersScorer(LikelihoodScorer):
             where native (:func:`native_bfloat16`). Speeds and differences: docs/measurements.md.
 
     Raises:
-        ModelNotFoundError / ProviderConfigError: unknown model, the ``model`` extra or the weights not
-            installed (the message names the pip command).
+        ModelNotFoundError / ProviderConfigError: unknown model, or packages or weights not installed.
         ChecksumError: the GGUF file differs from its pinned sha256.
     """
 
@@ -224,20 +225,14 @@ class TransformersScorer(LikelihoodScorer):
         encoded = [self.tokenize(t) for t in texts]
         spans = [self._span(off, a, b, len(t)) for (_, off), t, a, b in zip(encoded, texts, start_chars, end_chars)]
         ids = [e[0][:stop] for e, (_, stop) in zip(encoded, spans)]
-        shared = min(len(i) for i in ids)
-        for position in range(shared):
-            if len({i[position] for i in ids}) > 1:
-                shared = position
-                break
+        shared = min(common_prefix_length(ids[0], i) for i in ids)
         if shared == 0:  # nothing in common, not even the first token: score them one by one
             return super().score_variants(texts, start_chars=start_chars, end_chars=end_chars)
         prefix = ids[0][:min(shared, min(first for first, _ in spans))]
         cache, hidden, reused, run = self._prefix_state(prefix)
         p = len(prefix)
         tails = [i[p:] for i in ids]
-        values: list[list[float]] = []
         with torch.inference_mode():
-            outs = []
             if batch and len(texts) > 1:
                 width = max(len(t) for t in tails)
                 if width:
@@ -248,43 +243,31 @@ class TransformersScorer(LikelihoodScorer):
                     outs = [out[b, :len(t)] for b, t in enumerate(tails)]
                 else:
                     outs = [hidden[:0] for _ in tails]
-                run += sum(len(t) for t in tails)
             else:
-                for tail in tails:
-                    if tail:
-                        outs.append(self._run(torch.tensor([tail], dtype=torch.long), copy.deepcopy(cache))[0])
-                    else:
-                        outs.append(hidden[:0])
-                    run += len(tail)
-            for tokens, out, (first, stop) in zip(ids, outs, spans):
-                # row r of `states` is the state after token p - 1 + r: it predicts token p + r
-                states = torch.cat([hidden[-1:], out[:max(0, stop - p - 1)]])[first - p:stop - p]
-                targets = torch.tensor(tokens[first:stop], dtype=torch.long)
-                part = []
-                for chunk in range(0, len(targets), 512):
-                    logits = self.lm.lm_head(states[chunk:chunk + 512]).float()
-                    part.append(torch.log_softmax(logits, dim=-1).gather(1, targets[chunk:chunk + 512, None])[:, 0])
-                values.append(torch.cat(part).tolist())
+                outs = [self._run(torch.tensor([tail], dtype=torch.long), copy.deepcopy(cache))[0] if tail
+                        else hidden[:0] for tail in tails]
+            run += sum(len(t) for t in tails)
+            # row r of a variant's states is the state after token p - 1 + r: it predicts token p + r
+            values = [head_logprobs(self.lm.lm_head,
+                                    torch.cat([hidden[-1:], out[:max(0, stop - p - 1)]])[first - p:stop - p],
+                                    tokens[first:stop], 512)
+                      for tokens, out, (first, stop) in zip(ids, outs, spans)]
         seconds = (time.perf_counter() - begin) / len(texts)
-        results = []
-        for (token_ids, offsets), (first, stop), v in zip(encoded, spans, values):
-            logprobs = [math.nan] * first + v + [math.nan] * (len(token_ids) - stop)
-            results.append(TokenLogprobs(text=texts[len(results)], token_ids=token_ids, offsets=offsets,
-                                         logprobs=logprobs, model=self.model, model_digest=self.model_digest,
-                                         backend=self.backend, seconds=seconds,
-                                         extras={"prefix_tokens": p, "prefix_reused": reused, "tokens_run": run}))
-        return results
+        return [TokenLogprobs(text=text, token_ids=token_ids, offsets=offsets,
+                              logprobs=[math.nan] * first + v + [math.nan] * (len(token_ids) - stop),
+                              model=self.model, model_digest=self.model_digest, backend=self.backend,
+                              seconds=seconds, extras={"prefix_tokens": p, "prefix_reused": reused,
+                                                       "tokens_run": run})
+                for text, (token_ids, offsets), (first, stop), v in zip(texts, encoded, spans, values)]
 
     def _run(self, input_ids, past, chunk: int = 512):  # noqa: ANN001, ANN202 - torch tensors and a cache
         """Final hidden states of ``input_ids`` after the cache ``past`` (extended in place), in chunks so the
         attention scores stay small."""
         import torch
 
-        parts = []
-        for start in range(0, input_ids.shape[1], chunk):
-            parts.append(self.lm.model(input_ids=input_ids[:, start:start + chunk], past_key_values=past,
-                                       use_cache=True).last_hidden_state)
-        return torch.cat(parts, dim=1)
+        return torch.cat([self.lm.model(input_ids=input_ids[:, start:start + chunk], past_key_values=past,
+                                        use_cache=True).last_hidden_state
+                          for start in range(0, input_ids.shape[1], chunk)], dim=1)
 
     def _prefix_state(self, prefix: list[int]):  # noqa: ANN202 - (DynamicCache, tensor, int, int)
         """``(cache, hidden, reused, run)`` of ``prefix``, reusing the kept cache's shared beginning; the kept
@@ -292,11 +275,7 @@ class TransformersScorer(LikelihoodScorer):
         import torch
 
         kept_ids, kept_cache, kept_hidden = self._prefix if self._prefix is not None else ([], None, None)
-        reused = 0
-        for a, b in zip(kept_ids, prefix):
-            if a != b:
-                break
-            reused += 1
+        reused = common_prefix_length(kept_ids, prefix)
         if reused == len(prefix) == len(kept_ids):
             return kept_cache, kept_hidden, reused, 0
         with torch.inference_mode():

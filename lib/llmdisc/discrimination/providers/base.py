@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import ipaddress
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+from llmdisc.discrimination.providers.errors import ProviderAuthError, ProviderConfigError
 
 
 @dataclass(frozen=True)
@@ -114,19 +119,14 @@ class Provider(abc.ABC):
         """Fail before any trial (ProviderConfigError with the fix) when this provider or model cannot return label
         scores; providers whose support depends on the model or server probe it here."""
         if not self.supports_label_scores:
-            from llmdisc.discrimination.providers.errors import ProviderConfigError
-
             raise ProviderConfigError(
                 f"the {self.name} provider returns no token probabilities, so it cannot score labels; fix: "
                 f"use scoring: verdict for {self.name}, or a provider that returns log-probabilities "
                 "(local, ollama, gemini, openai)")
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
-        """Score both labels as the answer's first value, after :data:`ANSWER_PREFIX`.
-
-        Failures of the call raise :mod:`~llmdisc.discrimination.providers.errors` errors; an answer that cannot be
-        scored is a :class:`LabelScores` with ``invalid_reason`` set, never an exception and never a 0.
-        """
+        """Score both labels as the answer's first value. A failed call raises a :mod:`.errors` error; an
+        answer that cannot be scored gives ``invalid_reason``, never an exception or a 0."""
         await self.check_label_scores()
         raise NotImplementedError(f"{type(self).__name__} sets supports_label_scores but has no label_scores")
 
@@ -145,28 +145,16 @@ class Provider(abc.ABC):
 
 def is_loopback_url(url: str | None) -> bool:
     """True when ``url`` points at this machine (``localhost``, 127.0.0.0/8 or ``::1``)."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
     host = urlsplit(url or "").hostname or ""
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
 
 def api_key_from_env(names: tuple[str, ...], *, provider: str) -> str:
-    """Return the first non-empty API key among the environment variables ``names``.
-
-    Raises:
-        ProviderAuthError: none is set; the message names every variable (never a value).
-    """
-    import os
-
-    from llmdisc.discrimination.providers.errors import ProviderAuthError
-
+    """Return the first non-empty API key among the environment variables ``names``; ProviderAuthError naming
+    every variable (never a value) when none is set."""
     for name in names:
         value = os.environ.get(name, "").strip()
         if value:

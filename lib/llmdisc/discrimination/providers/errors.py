@@ -5,6 +5,9 @@ A malformed *answer* is not an error: the parser marks its text invalid with a r
 
 from __future__ import annotations
 
+import datetime as _dt
+from email.utils import parsedate_to_datetime
+
 from llmdisc.errors import ProviderError
 
 
@@ -54,16 +57,11 @@ def redact(text: str, secret: str | None) -> str:
 def parse_retry_after(value: str | None) -> float | None:
     """Read an HTTP ``Retry-After`` header (delta seconds or an HTTP date) as seconds to wait (>= 0), or None when
     absent or unreadable."""
-    if value is None or not str(value).strip():
-        return None
-    text = str(value).strip()
+    text = str(value or "").strip()
     try:
         return max(0.0, float(text))
     except ValueError:
         pass
-    import datetime as _dt
-    from email.utils import parsedate_to_datetime
-
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError):
@@ -83,24 +81,13 @@ def parse_duration(value: str | None) -> float | None:
         return None
 
 
-def error_for_status(
-    status: int,
-    detail: str,
-    *,
-    provider: str,
-    model: str,
-    retry_after: float | None = None,
-    key_env: str | None = None,
-) -> ProviderError:
+def error_for_status(status: int, detail: str, *, provider: str, model: str, retry_after: float | None = None,
+                     key_env: str | None = None) -> ProviderError:
     """Map an HTTP error status to the provider error the trial runner acts on.
 
     429 ⇒ :class:`RateLimited`; 401/403 ⇒ :class:`ProviderAuthError`; 404 ⇒ :class:`ModelNotFoundError`;
     408 and 5xx ⇒ :class:`TransientProviderError`; any other 4xx ⇒ :class:`ProviderRequestError`.
-
-    Args:
-        detail: The service's error message (already free of secrets).
-        retry_after: Seconds the service asked to wait (Retry-After header or RetryInfo), if any.
-        key_env: Environment variable holding the key, named in auth errors.
+    ``detail`` is the service's message, already free of secrets; ``key_env`` is named in auth errors.
     """
     where = f"{provider} (model {model!r})"
     if status == 429:
@@ -135,12 +122,9 @@ def _exception_names(exc: BaseException) -> set[str]:
 
 def transport_error(exc: BaseException, *, provider: str, base_url: str | None,
                     timeout_s: float | None = None) -> ProviderError | None:
-    """Classify a failure below HTTP (no status code) from any client library (httpx, httpx2, SDK wrappers).
-
-    Returns:
-        :class:`ProviderUnreachableError` when nothing accepts the connection, :class:`TransientProviderError`
-        for a timeout or a connection dropped mid-call, or None when ``exc`` is not a transport failure.
-    """
+    """Classify a failure below HTTP (no status code) from any client library (httpx, httpx2, SDK wrappers):
+    :class:`ProviderUnreachableError` when nothing accepts the connection, :class:`TransientProviderError` for
+    a timeout or a connection dropped mid-call, or None when ``exc`` is not a transport failure."""
     names = _exception_names(exc)
     if names & _CONNECT_FAILURES or (isinstance(exc, ConnectionError) and "Failed to connect" in str(exc)):
         return ProviderUnreachableError(f"no {provider} server answers at {base_url} ({type(exc).__name__}); "

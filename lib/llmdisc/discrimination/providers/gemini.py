@@ -1,15 +1,13 @@
 """``gemini``: Google's Gemini API through ``google-genai`` (async client, API version ``v1beta``).
 
 ``generateContent`` with ``responseJsonSchema`` = the answer's JSON Schema; the reported ``modelVersion`` is
-recorded. The model asked for is the only one ever called (the paper's code silently fell back to another model,
-docs/protocol.md §8 row 6).
+recorded, and the model asked for is the only one ever called (the paper's code silently fell back to another
+model, docs/protocol.md §8 row 6). Gemini 2.5 counts thinking against ``maxOutputTokens``, hence
+:data:`THINKING_HEADROOM_TOKENS`. The SDK makes one attempt (no retry options); the client is kept on the
+provider (a temporary one is closed by garbage collection mid-call).
 
-Gemini 2.5 models count thinking against ``maxOutputTokens``, so the request adds
-:data:`THINKING_HEADROOM_TOKENS`. The SDK gets no retry options (one attempt); the client is kept on the provider
-(a temporary one is closed by garbage collection mid-call).
-
-Label scores: Gemini takes no prefill, so the label position is found in the answer's chosen candidates and each
-label scored by its *first-token mass* among the top-20 (:mod:`~llmdisc.discrimination.providers.label_positions`).
+Label scores: no prefill, so the label position is found in the answer's chosen candidates and each label
+scored by its *first-token mass* among the top-20 (:mod:`~llmdisc.discrimination.providers.label_positions`).
 """
 
 from __future__ import annotations
@@ -17,37 +15,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from llmdisc.discrimination.providers.base import (
-    Completion,
-    LabelScores,
-    GenerateConfig,
-    PromptRequest,
-    Provider,
-    api_key_from_env,
-)
-from llmdisc.discrimination.providers.errors import (
-    ModelNotFoundError,
-    ProviderAuthError,
-    ProviderConfigError,
-    ProviderError,
-    ProviderRequestError,
-    error_for_status,
-    malformed_body,
-    parse_duration,
-    parse_retry_after,
-    redact,
-    transport_error,
-)
+from llmdisc.discrimination.providers.base import (Completion, LabelScores, GenerateConfig, PromptRequest,
+                                                   Provider, api_key_from_env)
+from llmdisc.discrimination.providers.errors import (ModelNotFoundError, ProviderAuthError,
+                                                     ProviderConfigError, ProviderError, ProviderRequestError,
+                                                     error_for_status, malformed_body, parse_duration,
+                                                     parse_retry_after, redact, transport_error)
+from llmdisc.discrimination.providers.label_positions import (LABEL_ANSWER_TOKENS, LABEL_TOP_LOGPROBS,
+                                                              TokenChoice, TokenPosition,
+                                                              scores_from_positions)
 from llmdisc.discrimination.providers.packaged import PROVIDERS_INSTALL
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 THINKING_HEADROOM_TOKENS = 8192
 """Tokens added to ``max_tokens`` for thinking: the cap of Gemini 2.5 Flash's default dynamic thinking."""
-LABEL_TOP_LOGPROBS = 20
-"""Alternatives per step asked for when scoring labels (Gemini accepts 1-20)."""
-LABEL_ANSWER_TOKENS = 12
-"""Answer tokens generated when scoring labels: enough for ``{"verdict": "`` and the label's first token."""
 
 
 class GeminiProvider(Provider):
@@ -59,7 +41,7 @@ class GeminiProvider(Provider):
     """
 
     name = "gemini"
-    is_remote = True
+    supports_label_scores = True
 
     def __init__(self, model: str, *, base_url: str | None = None, timeout_s: float = 120.0,
                  max_connections: int = 4) -> None:
@@ -90,7 +72,7 @@ class GeminiProvider(Provider):
             detail = redact(str(exc.message or exc.status or exc), self._key)
             body = exc.details if isinstance(exc.details, dict) else {}
             error = body.get("error", body) if isinstance(body, dict) else {}
-            if exc.code == 400 and _mentions(error, "API_KEY_INVALID"):  # Google sends a bad key as 400
+            if exc.code == 400 and "API_KEY_INVALID" in str(error):  # Google sends a bad key as 400
                 return ProviderAuthError(f"gemini rejected the API key (HTTP 400 API_KEY_INVALID); fix: check "
                                          f"${KEY_VARIABLES[0]} (or ${KEY_VARIABLES[1]})")
             retry_after = _retry_delay(error)
@@ -98,10 +80,9 @@ class GeminiProvider(Provider):
                 retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
             return error_for_status(int(exc.code or 0), detail, provider=self.name, model=self.model,
                                     retry_after=retry_after, key_env=KEY_VARIABLES[0])
-        found = transport_error(exc, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s)
-        if found is not None:
-            return found
-        return malformed_body(self.name, self.base_url, f"{type(exc).__name__}: {redact(str(exc), self._key)[:200]}")
+        problem = f"{type(exc).__name__}: {redact(str(exc), self._key)[:200]}"
+        return (transport_error(exc, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s)
+                or malformed_body(self.name, self.base_url, problem))
 
     async def _generate(self, request: PromptRequest, *, temperature: float, seed: int, max_tokens: int,
                         labels: bool = False) -> tuple[Any, float]:
@@ -135,30 +116,21 @@ class GeminiProvider(Provider):
         candidates = response.candidates or []
         finish = str(candidates[0].finish_reason.value) if candidates and candidates[0].finish_reason else None
         parts = (candidates[0].content.parts or []) if candidates and candidates[0].content else []
-        # A blocked or truncated answer comes back as an empty/partial text: the parser judges it.
-        text = "".join(p.text for p in parts if p.text and not p.thought)
         usage = response.usage_metadata
-        feedback = response.prompt_feedback
-        return Completion(
-            text=text,
-            model=self.model,
-            model_version=response.model_version,
-            prompt_tokens=usage.prompt_token_count if usage else None,
-            completion_tokens=usage.candidates_token_count if usage else None,
-            latency_s=latency,
-            metadata={"finish_reason": finish, "response_id": response.response_id,
-                      "thoughts_tokens": usage.thoughts_token_count if usage else None,
-                      "block_reason": str(feedback.block_reason.value) if feedback and feedback.block_reason
-                      else None},
-        )
+        blocked = response.prompt_feedback.block_reason if response.prompt_feedback else None
+        metadata = {"finish_reason": finish, "response_id": response.response_id,
+                    "thoughts_tokens": usage.thoughts_token_count if usage else None,
+                    "block_reason": str(blocked.value) if blocked else None}
+        # A blocked or truncated answer comes back as an empty/partial text: the parser judges it.
+        return Completion(text="".join(p.text for p in parts if p.text and not p.thought), model=self.model,
+                          model_version=response.model_version,
+                          prompt_tokens=usage.prompt_token_count if usage else None,
+                          completion_tokens=usage.candidates_token_count if usage else None,
+                          latency_s=latency, metadata=metadata)
 
     async def check(self) -> None:
-        """Key present (named when missing), server reachable, model known (``GET /v1beta/models/{model}``).
-
-        Raises:
-            ProviderAuthError: neither ``GEMINI_API_KEY`` nor ``GOOGLE_API_KEY`` is set, or the key is rejected.
-            ModelNotFoundError: the model does not exist; the message lists the models the key can use.
-        """
+        """Key present and accepted (else ProviderAuthError), server reachable, model known by
+        ``GET /v1beta/models/{model}`` (else ModelNotFoundError listing the models the key can use)."""
         client = self._get_client()
         try:
             await client.aio.models.get(model=self.model)
@@ -177,20 +149,14 @@ class GeminiProvider(Provider):
         raise ModelNotFoundError(f"gemini has no model {self.model!r} at {self.base_url}; available: {listed}; "
                                  "fix: pass one of those (no other model is ever substituted)")
 
-    supports_label_scores = True
-
     def _no_logprobs(self, detail: str) -> ProviderConfigError:
         return ProviderConfigError(f"gemini model {self.model!r} returns no token log-probabilities ({detail}), so it "
                                    "cannot score labels; fix: use scoring: verdict for this model, or a Gemini model "
                                    "with logprobs enabled")
 
     async def check_label_scores(self) -> None:
-        """The model returns log-probabilities (one small ``generateContent``).
-
-        Raises:
-            ProviderConfigError: HTTP 400 "Logprobs is not enabled for models/…", or an answer without
-                ``logprobsResult``; the message names the model and the fix (``scoring: verdict``).
-        """
+        """The model returns log-probabilities (one small ``generateContent``); else ProviderConfigError
+        (HTTP 400 "Logprobs is not enabled for models/…", or no ``logprobsResult``) naming the fix."""
         response, _ = await self._generate(PromptRequest(system="", user="Say OK."), temperature=0.0,
                                            seed=GenerateConfig().seed, max_tokens=1, labels=True)
         candidates = response.candidates or []
@@ -199,8 +165,6 @@ class GeminiProvider(Provider):
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
         """Score both labels from the answer's top-20 candidates (first-token masses)."""
-        from llmdisc.discrimination.providers.label_positions import TokenChoice, TokenPosition, scores_from_positions
-
         response, latency = await self._generate(request, temperature=0.0, seed=config.seed,
                                                  max_tokens=LABEL_ANSWER_TOKENS, labels=True)
         candidates = response.candidates or []
@@ -226,10 +190,6 @@ class GeminiProvider(Provider):
         if self._client is not None:
             await self._client.aio.aclose()
             self._client = None
-
-
-def _mentions(error: Any, word: str) -> bool:
-    return word in str(error)
 
 
 def _retry_delay(error: Any) -> float | None:

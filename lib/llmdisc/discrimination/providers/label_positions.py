@@ -1,27 +1,29 @@
 """Label scores from the top-k token lists a service returns (Ollama, Gemini, OpenAI-compatible servers).
 
-Services that return only the *top-k* alternatives of each generated token (k <= 20) cannot score a label's full
-token sequence, so these providers score its first-token mass:
-
-    log P(label) = log of the summed probability of the top-k tokens, at the label's first position,
-    whose text begins the label ("S", "SY", "SYN" … for SYNTHETIC; "R", "RE", "REAL" for REAL).
-
-``n_tokens`` is 1 for every label. The position is found by reading the generated text against ``ANSWER_PREFIX``
-(whitespace ignored); a token straddling the opening quote and the label (``"SY``) has the prefix's part (the
-*overlap*) removed from every alternative first. Entry point: :func:`scores_from_positions`.
+With only the *top-k* alternatives of each generated token (k <= 20), a label's full token sequence cannot be
+scored, so log P(label) is the log of its first-token mass: the summed probability of the top-k tokens at
+the label's first position whose text begins it ("S", "SY", "SYN" … for SYNTHETIC), ``n_tokens`` 1. The
+position is found by reading the generated text against ``ANSWER_PREFIX`` (whitespace ignored); a token
+straddling the quote and the label (``"SY``) has the prefix's part (the *overlap*) removed from every
+alternative first. Entry point: :func:`scores_from_positions`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from llmdisc import LABELS
 from llmdisc.discrimination.providers.base import ANSWER_PREFIX, LabelScores
 
 SCORED_FIRST_TOKEN_MASS = "first-token mass: summed probability of the top-k tokens that begin the label"
 """``LabelScores.metadata["scored"]`` of the top-k providers."""
+LABEL_TOP_LOGPROBS = 20
+"""Alternatives per position asked for when scoring labels (the most Ollama, Gemini and OpenAI accept)."""
+LABEL_ANSWER_TOKENS = 12
+"""Answer tokens generated when scoring labels without a prefill: enough for ``{"verdict": "`` and the label's
+first token."""
 
 _PREFIX_CHARS = "".join(ANSWER_PREFIX.split())
 
@@ -54,12 +56,23 @@ class LabelPosition:
 
 def common_prefix_length(left: Sequence[int], right: Sequence[int]) -> int:
     """How many leading token ids two sequences share."""
-    count = 0
-    for a, b in zip(left, right):
-        if a != b:
-            break
-        count += 1
-    return count
+    return next((i for i, (a, b) in enumerate(zip(left, right)) if a != b), min(len(left), len(right)))
+
+
+def label_token_ids(tokenize: Callable[[str], list[int]], context_text: str, context_ids: list[int],
+                    labels: Sequence[str] = LABELS) -> tuple[dict[str, list[int]], str | None]:
+    """``(ids, reason)``: each label's token ids after ``context_text`` (ids ``context_ids``) by ``tokenize``;
+    ``reason`` is None, or why the first label that is not whole tokens after the context stopped it."""
+    found: dict[str, list[int]] = {}
+    for label in labels:
+        full = tokenize(context_text + label)
+        shared = common_prefix_length(context_ids, full)
+        if shared < len(context_ids) or shared == len(full):
+            return found, (f"label {label} tokenises across the answer prefix in this model's vocabulary "
+                           f"(the prefix's last tokens change when {label!r} follows), so its continuation "
+                           "is not a sequence of whole tokens; fix: use scoring: verdict with this model")
+        found[label] = full[shared:]
+    return found, None
 
 
 def positions_from_entries(entries: Iterable[Any]) -> list[TokenPosition]:
@@ -115,20 +128,16 @@ def first_token_masses(candidates: Iterable[TokenChoice], overlap: str = "") -> 
     """
     masses = dict.fromkeys(LABELS, 0.0)
     problems: list[str] = []
-    seen: set[str] = set()
+    first_seen: dict[str, TokenChoice] = {}
     for candidate in candidates:
-        if candidate.token in seen:
-            continue
-        seen.add(candidate.token)
-        if not candidate.token.startswith(overlap):
-            continue
-        rest = candidate.token[len(overlap):]
-        for label in LABELS:
-            if _begins(label, rest):
-                if not math.isfinite(candidate.logprob):
-                    problems.append(f"token {candidate.token!r} has log-probability {candidate.logprob!r}")
-                    continue
+        first_seen.setdefault(candidate.token, candidate)
+    for candidate in first_seen.values():
+        rest = candidate.token[len(overlap):] if candidate.token.startswith(overlap) else ""
+        for label in (label for label in LABELS if _begins(label, rest)):
+            if math.isfinite(candidate.logprob):
                 masses[label] += math.exp(min(candidate.logprob, 0.0))
+            else:
+                problems.append(f"token {candidate.token!r} has log-probability {candidate.logprob!r}")
     return masses, problems
 
 

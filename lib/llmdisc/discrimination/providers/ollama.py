@@ -1,9 +1,8 @@
 """``ollama``: a local or remote Ollama server through the official ``ollama`` async client.
 
 ``POST /api/chat`` with ``format`` = the answer's JSON schema; the model digest from ``GET /api/tags`` names the
-exact weights that answered. The ``ollama`` client has no retries.
-
-Label scores: a short schema-constrained answer with ``logprobs``, scored by each label's *first-token mass*
+exact weights that answered. The ``ollama`` client has no retries. Label scores: a short schema-constrained
+answer with ``logprobs``, scored by each label's *first-token mass*
 (:mod:`~llmdisc.discrimination.providers.label_positions`). No prefill: ``generate`` with ``raw: true`` would
 need the model's chat template written out by the caller (Ollama's Go templates cannot be rendered client-side).
 """
@@ -15,30 +14,16 @@ import os
 import time
 from typing import Any
 
-from llmdisc.discrimination.providers.base import (
-    Completion,
-    LabelScores,
-    GenerateConfig,
-    PromptRequest,
-    Provider,
-    is_loopback_url,
-)
-from llmdisc.discrimination.providers.errors import (
-    ModelNotFoundError,
-    ProviderConfigError,
-    ProviderError,
-    error_for_status,
-    malformed_body,
-    parse_retry_after,
-    transport_error,
-)
+from llmdisc.discrimination.providers.base import (Completion, LabelScores, GenerateConfig, PromptRequest,
+                                                   Provider, is_loopback_url)
+from llmdisc.discrimination.providers.errors import (ModelNotFoundError, ProviderConfigError, ProviderError,
+                                                     error_for_status, malformed_body, parse_retry_after,
+                                                     transport_error)
+from llmdisc.discrimination.providers.label_positions import (LABEL_ANSWER_TOKENS, LABEL_TOP_LOGPROBS,
+                                                              positions_from_entries, scores_from_positions)
 from llmdisc.discrimination.providers.packaged import PROVIDERS_INSTALL
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
-LABEL_TOP_LOGPROBS = 20
-"""Alternatives per position asked for when scoring labels (Ollama accepts at most 20)."""
-LABEL_ANSWER_TOKENS = 12
-"""Tokens generated when scoring labels: enough for ``{"verdict": "`` and the label's first token."""
 
 # The ollama client raises ResponseError without the response headers; a response hook keeps the last
 # Retry-After of the *current task* here (context variables are per task, so concurrent calls do not mix).
@@ -60,6 +45,7 @@ class OllamaProvider(Provider):
     """
 
     name = "ollama"
+    supports_label_scores = True
 
     def __init__(self, model: str, *, host: str | None = None, num_ctx: int | None = None,
                  timeout_s: float = 600.0, max_connections: int = 1) -> None:
@@ -108,12 +94,8 @@ class OllamaProvider(Provider):
         return {str(m.model): str(m.digest) for m in listing.models if m.model}
 
     async def check(self) -> None:
-        """Server reachable and the model pulled; records its digest.
-
-        Raises:
-            ProviderUnreachableError: no server at the host.
-            ModelNotFoundError: the model is not pulled; the message lists the server's models.
-        """
+        """Server reachable (else ProviderUnreachableError) and the model pulled (else ModelNotFoundError
+        listing the server's models); records its digest."""
         tags = await self._tags()
         wanted = {self.model, f"{self.model}:latest"}
         found = next((name for name in tags if name in wanted), None)
@@ -135,10 +117,9 @@ class OllamaProvider(Provider):
         if self._digest is None:
             try:
                 await self.check()
-            except ModelNotFoundError:
-                raise
-            except ProviderError:
-                pass  # the chat call below reports the failure in its own words
+            except ProviderError as exc:  # any other failure: the chat call below reports it in its own words
+                if isinstance(exc, ModelNotFoundError):
+                    raise
         options: dict[str, Any] = {"temperature": temperature, "seed": seed, "num_predict": num_predict}
         if self.num_ctx is not None:
             options["num_ctx"] = self.num_ctx
@@ -158,18 +139,11 @@ class OllamaProvider(Provider):
         message = getattr(response, "message", None)
         if message is None:
             raise malformed_body(self.name, self.base_url, "no `message` in the /api/chat response")
-        return Completion(
-            text=message.content or "",
-            model=self.model,
-            model_version=self._digest,
-            prompt_tokens=response.prompt_eval_count,
-            completion_tokens=response.eval_count,
-            latency_s=latency,
-            metadata={"finish_reason": response.done_reason, "reported_model": response.model,
-                      "total_duration_ns": response.total_duration},
-        )
-
-    supports_label_scores = True
+        return Completion(text=message.content or "", model=self.model, model_version=self._digest,
+                          prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
+                          latency_s=latency,
+                          metadata={"finish_reason": response.done_reason, "reported_model": response.model,
+                                    "total_duration_ns": response.total_duration})
 
     async def _label_chat(self, request: PromptRequest, config: GenerateConfig, *,
                           num_predict: int) -> tuple[Any, float]:
@@ -177,12 +151,8 @@ class OllamaProvider(Provider):
                                 top_logprobs=LABEL_TOP_LOGPROBS)
 
     async def check_label_scores(self) -> None:
-        """The server returns token log-probabilities for this model (one 1-token request).
-
-        Raises:
-            ProviderConfigError: the answer carries no ``logprobs`` (an older Ollama ignores the option); the
-                message names the fix (upgrade Ollama, or ``scoring: verdict``).
-        """
+        """The server returns token log-probabilities for this model (one 1-token request); else
+        ProviderConfigError (an older Ollama ignores the option) naming the fix."""
         response, _ = await self._label_chat(PromptRequest(system="", user="Say OK."), GenerateConfig(),
                                              num_predict=1)
         if not getattr(response, "logprobs", None):
@@ -193,8 +163,6 @@ class OllamaProvider(Provider):
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
         """Score both labels from a short answer's top-20 lists (first-token masses)."""
-        from llmdisc.discrimination.providers.label_positions import positions_from_entries, scores_from_positions
-
         response, latency = await self._label_chat(request, config, num_predict=LABEL_ANSWER_TOKENS)
         positions = positions_from_entries(getattr(response, "logprobs", None) or ())
         return scores_from_positions(positions, prefilled=False, top_k=LABEL_TOP_LOGPROBS, model=self.model,

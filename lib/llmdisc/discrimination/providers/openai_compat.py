@@ -1,12 +1,10 @@
 """``openai``: any OpenAI-compatible Chat Completions endpoint (Groq, vLLM, llama.cpp's server, LM Studio).
 
 The ``openai`` async client is used with ``max_retries=0`` (the trial runner owns retries). The paper's LLaMA ran
-on Groq: ``get_provider("openai", "llama-3.1-8b-instant", base_url="https://api.groq.com/openai/v1",
-api_key_env="GROQ_API_KEY")``.
+on Groq (the example of :mod:`~llmdisc.discrimination.providers.registry`).
 
-Constrained output: ``response_format="auto"`` first sends a non-strict ``json_schema`` (strict mode rejects
-``maxLength``); on an HTTP 400 naming it (models without structured outputs) the provider switches once, for the
-rest of its life, to ``json_object``, and records the format used in ``Completion.metadata["response_format"]``.
+Constrained output: ``response_format="auto"`` sends a non-strict ``json_schema`` (strict mode rejects
+``maxLength``) until an HTTP 400 names it, then ``json_object`` for good; the metadata records which.
 
 Label scores: each label's *first-token mass* among the top-20 (:mod:`.label_positions`), located in a short
 answer, or with ``label_prefill`` (vLLM, llama.cpp's server) after an assistant prefill of ``ANSWER_PREFIX``.
@@ -15,36 +13,19 @@ answer, or with ``label_prefill`` (vLLM, llama.cpp's server) after an assistant 
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from llmdisc.discrimination.providers.base import (
-    ANSWER_PREFIX,
-    Completion,
-    LabelScores,
-    GenerateConfig,
-    PromptRequest,
-    Provider,
-    api_key_from_env,
-    is_loopback_url,
-)
-from llmdisc.discrimination.providers.errors import (
-    ModelNotFoundError,
-    ProviderConfigError,
-    ProviderError,
-    error_for_status,
-    malformed_body,
-    parse_retry_after,
-    redact,
-    transport_error,
-)
+from llmdisc.discrimination.providers.base import (ANSWER_PREFIX, Completion, LabelScores, GenerateConfig,
+                                                   PromptRequest, Provider, api_key_from_env, is_loopback_url)
+from llmdisc.discrimination.providers.errors import (ModelNotFoundError, ProviderConfigError, ProviderError,
+                                                     error_for_status, malformed_body, parse_retry_after,
+                                                     redact, transport_error)
+from llmdisc.discrimination.providers.label_positions import (LABEL_ANSWER_TOKENS, LABEL_TOP_LOGPROBS,
+                                                              positions_from_entries, scores_from_positions)
 from llmdisc.discrimination.providers.packaged import PROVIDERS_INSTALL
 
 ResponseFormat = Literal["auto", "json_schema", "json_object"]
-_FORMATS = ("auto", "json_schema", "json_object")
-LABEL_TOP_LOGPROBS = 20
-"""Alternatives per position asked for when scoring labels (OpenAI's and vLLM's default maximum)."""
-LABEL_ANSWER_TOKENS = 12
-"""Tokens generated when scoring labels without a prefill: enough for ``{"verdict": "`` and the label's start."""
+_FORMATS = get_args(ResponseFormat)
 
 
 class OpenAICompatibleProvider(Provider):
@@ -63,6 +44,7 @@ class OpenAICompatibleProvider(Provider):
     """
 
     name = "openai"
+    supports_label_scores = True
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout_s: float = 120.0, max_connections: int = 4,
@@ -81,17 +63,12 @@ class OpenAICompatibleProvider(Provider):
         self._client: Any = None
         self._key: str | None = None
 
-    @property
-    def is_local(self) -> bool:
-        """True when the base URL is on this machine (prompts do not leave it)."""
-        return is_loopback_url(self.base_url)
-
     def _api_key(self) -> str:
         if self._key is None:
             try:
                 self._key = api_key_from_env((self.api_key_env,), provider=f"openai-compatible ({self.base_url})")
             except ProviderError:
-                if not self.is_local:
+                if self.is_remote:
                     raise
                 self._key = "no-key-needed-for-loopback"  # local servers ignore it; the SDK insists on one
         return self._key
@@ -115,18 +92,9 @@ class OpenAICompatibleProvider(Provider):
             detail = redact(_error_message(exc), self._key)
             return error_for_status(exc.status_code, detail, provider=self.name, model=self.model,
                                     retry_after=retry_after, key_env=self.api_key_env)
-        found = transport_error(exc, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s)
-        if found is not None:
-            return found
-        return malformed_body(self.name, self.base_url, f"{type(exc).__name__}: {redact(str(exc), self._key)[:200]}")
-
-    def _format(self, request: PromptRequest) -> dict[str, Any] | None:
-        if request.json_schema is None:
-            return None
-        if self.response_format == "json_object":
-            return {"type": "json_object"}
-        return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": request.json_schema,
-                                                      "strict": False}}
+        problem = f"{type(exc).__name__}: {redact(str(exc), self._key)[:200]}"
+        return (transport_error(exc, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s)
+                or malformed_body(self.name, self.base_url, problem))
 
     def _chat_kwargs(self, request: PromptRequest, *, temperature: float, seed: int, max_tokens: int,
                      with_format: bool = True) -> dict[str, Any]:
@@ -134,9 +102,10 @@ class OpenAICompatibleProvider(Provider):
         messages = [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
                                   "seed": seed, "max_tokens": max_tokens}
-        fmt = self._format(request) if with_format else None
-        if fmt is not None:
-            kwargs["response_format"] = fmt
+        if with_format and request.json_schema is not None:
+            schema = {"name": "verdict", "schema": request.json_schema, "strict": False}
+            kwargs["response_format"] = ({"type": "json_object"} if self.response_format == "json_object"
+                                         else {"type": "json_schema", "json_schema": schema})
         return kwargs
 
     def _first_choice(self, response: Any) -> Any:
@@ -144,45 +113,56 @@ class OpenAICompatibleProvider(Provider):
             raise malformed_body(self.name, self.base_url, "no `choices` in the response")
         return response.choices[0]
 
-    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
-        """Send one chat completion; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+    async def _create(self, kwargs: dict[str, Any], *, logprobs_400: str | None = None,
+                      schema_fallback: bool = False) -> tuple[Any, float]:
+        """One chat completion and its seconds, every failure classified.
+
+        ``logprobs_400``: an HTTP 400 whose lower-cased message holds it ("" for any) means the server refuses
+        logprobs (ProviderConfigError). ``schema_fallback``: a 400 naming the ``json_schema`` of an ``auto``
+        provider switches it to ``json_object`` for good and returns ``(None, 0.0)`` (the caller resends).
+        """
         import openai
 
         client = self._get_client()
-        kwargs = self._chat_kwargs(request, temperature=config.temperature, seed=config.seed,
-                                   max_tokens=config.max_tokens)
-        fmt = kwargs.get("response_format")
         start = time.perf_counter()
         try:
             response = await client.chat.completions.create(**kwargs)
         except openai.BadRequestError as exc:
-            if not (self.response_format == "auto" and fmt and fmt["type"] == "json_schema"
-                    and _rejects_schema(exc)):
-                raise self._classify(exc) from None
-            self.response_format = "json_object"  # remembered: later calls go straight to json_object
-            return await self.complete(request, config)
+            message = _error_message(exc)
+            if logprobs_400 is not None and logprobs_400 in message.lower():
+                detail = redact(message, self._key)
+                raise self._no_logprobs(f"rejects logprobs (HTTP 400: {detail})") from None
+            named = "response_format" in message.lower() or "json_schema" in message.lower()
+            sent_schema = (kwargs.get("response_format") or {}).get("type") == "json_schema"
+            if schema_fallback and named and sent_schema and self.response_format == "auto":
+                self.response_format = "json_object"
+                return None, 0.0
+            raise self._classify(exc) from None
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise self._classify(exc) from None
-        latency = time.perf_counter() - start
+        return response, time.perf_counter() - start
+
+    async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
+        """Send one chat completion; see :class:`~llmdisc.discrimination.providers.base.Provider`."""
+        kwargs = self._chat_kwargs(request, temperature=config.temperature, seed=config.seed,
+                                   max_tokens=config.max_tokens)
+        fmt = kwargs.get("response_format")
+        response, latency = await self._create(kwargs, schema_fallback=True)
+        if response is None:  # the schema was refused: later calls go straight to json_object
+            return await self.complete(request, config)
         choice = self._first_choice(response)
         usage = getattr(response, "usage", None)
-        return Completion(
-            text=(choice.message.content if choice.message is not None else None) or "",
-            model=self.model,
-            model_version=getattr(response, "model", None),
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            latency_s=latency,
-            metadata={"finish_reason": choice.finish_reason, "response_format": fmt["type"] if fmt else None,
-                      "system_fingerprint": getattr(response, "system_fingerprint", None)},
-        )
+        return Completion(text=(choice.message.content if choice.message is not None else None) or "",
+                          model=self.model, model_version=getattr(response, "model", None),
+                          prompt_tokens=getattr(usage, "prompt_tokens", None),
+                          completion_tokens=getattr(usage, "completion_tokens", None), latency_s=latency,
+                          metadata={"finish_reason": choice.finish_reason,
+                                    "response_format": fmt["type"] if fmt else None,
+                                    "system_fingerprint": getattr(response, "system_fingerprint", None)})
 
     async def check(self) -> None:
-        """Key present (unless loopback), server reachable, model listed by ``GET /models``.
-
-        Raises:
-            ProviderAuthError, ProviderUnreachableError, ModelNotFoundError (listing the server's models).
-        """
+        """Key present (unless loopback), server reachable, model listed by ``GET /models``; else
+        ProviderAuthError, ProviderUnreachableError or ModelNotFoundError (listing the server's models)."""
         import openai
 
         client = self._get_client()
@@ -194,8 +174,6 @@ class OpenAICompatibleProvider(Provider):
         if available and self.model not in available:
             raise ModelNotFoundError(f"the openai-compatible server at {self.base_url} has no model {self.model!r}; "
                                      f"it lists: {', '.join(available)}; fix: pass one of these as the model")
-
-    supports_label_scores = True
 
     def _label_kwargs(self, request: PromptRequest, config: GenerateConfig, *, max_tokens: int) -> dict[str, Any]:
         kwargs = self._chat_kwargs(request, temperature=0.0, seed=config.seed, max_tokens=max_tokens,
@@ -214,46 +192,19 @@ class OpenAICompatibleProvider(Provider):
                                    "server, OpenAI)")
 
     async def check_label_scores(self) -> None:
-        """The server accepts ``logprobs``/``top_logprobs`` and returns them (one 1-token request).
-
-        Raises:
-            ProviderConfigError: HTTP 400 to ``logprobs`` (Groq) or an answer without ``logprobs``; the message
-                names the server, the model and the fix (``scoring: verdict``).
-        """
-        import openai
-
-        client = self._get_client()
+        """The server accepts ``logprobs``/``top_logprobs`` and returns them (one 1-token request); else
+        ProviderConfigError (HTTP 400 from Groq, or no ``logprobs``) naming the fix, ``scoring: verdict``."""
         kwargs = self._label_kwargs(PromptRequest(system="", user="Say OK."), GenerateConfig(), max_tokens=1)
         kwargs.pop("response_format", None)
-        try:
-            response = await client.chat.completions.create(**kwargs)
-        except openai.BadRequestError as exc:
-            raise self._no_logprobs(f"rejects logprobs (HTTP 400: {redact(_error_message(exc), self._key)})") from None
-        except (openai.OpenAIError, ValueError) as exc:
-            raise self._classify(exc) from None
+        response, _ = await self._create(kwargs, logprobs_400="")
         choices = getattr(response, "choices", None) or []
         if not choices or choices[0].logprobs is None or not choices[0].logprobs.content:
             raise self._no_logprobs("returned no token log-probabilities (logprobs: null)")
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
         """Score both labels from the top-20 lists (first-token masses)."""
-        import openai
-
-        from llmdisc.discrimination.providers.label_positions import positions_from_entries, scores_from_positions
-
-        client = self._get_client()
         kwargs = self._label_kwargs(request, config, max_tokens=LABEL_ANSWER_TOKENS)
-        start = time.perf_counter()
-        try:
-            response = await client.chat.completions.create(**kwargs)
-        except openai.BadRequestError as exc:
-            if "logprob" in _error_message(exc).lower():
-                detail = redact(_error_message(exc), self._key)
-                raise self._no_logprobs(f"rejects logprobs (HTTP 400: {detail})") from None
-            raise self._classify(exc) from None
-        except (openai.OpenAIError, ValueError) as exc:
-            raise self._classify(exc) from None
-        latency = time.perf_counter() - start
+        response, latency = await self._create(kwargs, logprobs_400="logprob")
         choice = self._first_choice(response)
         content = (choice.logprobs.content if choice.logprobs is not None else None) or []
         positions = positions_from_entries(content)
@@ -280,8 +231,3 @@ def _error_message(exc: Any) -> str:
         if isinstance(body.get("message"), str):
             return str(body["message"])
     return str(getattr(exc, "message", exc))
-
-
-def _rejects_schema(exc: Any) -> bool:
-    text = _error_message(exc).lower()
-    return "response_format" in text or "json_schema" in text

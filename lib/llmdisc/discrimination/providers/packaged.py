@@ -50,12 +50,8 @@ PROVIDERS_INSTALL = 'pip install "llmdisc[providers]"'
 
 
 def require_model_packages(what: str, modules: tuple[str, ...] = MODEL_MODULES) -> None:
-    """Refuse to go on when part of the ``model`` extra is not installed: ``what`` (e.g. "the embedded model
-    (transformers)") imports ``modules``. Looks the modules up without importing them.
-
-    Raises:
-        ProviderConfigError: names the missing packages and, as the fix, :data:`MODEL_INSTALL`.
-    """
+    """Raise ProviderConfigError (naming the missing ones and :data:`MODEL_INSTALL`) unless all ``modules``,
+    which ``what`` (e.g. "the embedded model (transformers)") imports, are installed; imports none of them."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise ProviderConfigError(f"{what} needs the optional `model` extra ({', '.join(missing)} not installed); "
@@ -63,12 +59,8 @@ def require_model_packages(what: str, modules: tuple[str, ...] = MODEL_MODULES) 
 
 
 def packaged_gguf_path(name: str) -> Path:
-    """Return the path of a packaged model's GGUF file inside its installed package.
-
-    Raises:
-        ModelNotFoundError: ``name`` is not in :data:`PACKAGED_MODELS` (the message lists them).
-        ProviderConfigError: the package is not installed (the message gives the pip command).
-    """
+    """Return the path of a packaged model's GGUF file inside its installed package; ModelNotFoundError
+    (listing :data:`PACKAGED_MODELS`) for an unknown name, ProviderConfigError (the pip command) if absent."""
     if name not in PACKAGED_MODELS:
         raise ModelNotFoundError(f"the local provider has no packaged model {name!r}; it has: "
                                  f"{', '.join(PACKAGED_MODELS)}; fix: pass one of those, or gguf_path=<file.gguf>")

@@ -36,8 +36,7 @@ def provider_class(name: str) -> type[Provider]:
     if name not in _CLASSES:
         raise ConfigError(f"unknown provider {name!r}; fix: use one of {', '.join(PROVIDERS)}")
     module_name, class_name = _CLASSES[name]
-    cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
-    return cls
+    return getattr(importlib.import_module(module_name), class_name)
 
 
 def provider_options(name: str) -> tuple[str, ...]:

@@ -14,14 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from llmdisc import LABELS
-from llmdisc.discrimination.providers.base import (
-    Completion,
-    LabelScores,
-    GenerateConfig,
-    PromptRequest,
-    Provider,
-    request_hash,
-)
+from llmdisc.discrimination.providers.base import (Completion, LabelScores, GenerateConfig, PromptRequest,
+                                                   Provider, request_hash)
 from llmdisc.discrimination.providers.errors import ProviderConfigError
 from llmdisc.errors import CacheMissError
 from llmdisc.paths import relative_to_root
@@ -44,6 +38,7 @@ class ReplayProvider(Provider):
 
     name = "replay"
     is_remote = False
+    supports_label_scores = True
 
     def __init__(self, model: str | None = None, *, path: str | Path | None = None, pick: Pick = "first",
                  max_connections: int = 8) -> None:
@@ -84,28 +79,23 @@ class ReplayProvider(Provider):
                 self._files = self._source_files()
                 for file in self._files:
                     with open(file, encoding="utf-8") as handle:
-                        for line in handle:
-                            if not line.strip():
-                                continue
+                        for line in filter(str.strip, handle):
                             try:
                                 record = json.loads(line)
                             except ValueError:
-                                self.skipped_lines += 1  # e.g. a line cut off by a kill: skip, as the cache does
-                                continue
+                                record = None  # e.g. a line cut off by a kill: skip, as the cache does
                             if not isinstance(record, dict):
                                 self.skipped_lines += 1
                                 continue
-                            if not record.get("prompt_hash"):
-                                continue
-                            if self.model_filter is not None and record.get("model") != self.model_filter:
+                            key = str(record.get("prompt_hash") or "")
+                            if not key or self.model_filter not in (None, record.get("model")):
                                 continue
                             if _has_scores(record):
-                                self._score_index.setdefault(str(record["prompt_hash"]), []).append(record)
+                                self._score_index.setdefault(key, []).append(record)
                             else:
-                                self._unscored_hashes.add(str(record["prompt_hash"]))
-                            if record.get("raw_text") is None:
-                                continue
-                            index.setdefault(str(record["prompt_hash"]), []).append(record)
+                                self._unscored_hashes.add(key)
+                            if record.get("raw_text") is not None:
+                                index.setdefault(key, []).append(record)
                 self._index = index
             return self._index
 
@@ -124,11 +114,7 @@ class ReplayProvider(Provider):
         return ", ".join(names) + more
 
     async def complete(self, request: PromptRequest, config: GenerateConfig) -> Completion:
-        """Return the recorded answer to this exact prompt.
-
-        Raises:
-            CacheMissError: no record has this prompt hash (and model); names the hash and the files.
-        """
+        """Return the recorded answer to this exact prompt; CacheMissError (naming hash and files) if none."""
         index = self._load()
         key = request_hash(request)
         matches = index.get(key)
@@ -137,29 +123,15 @@ class ReplayProvider(Provider):
             raise CacheMissError(f"no recorded answer for prompt_hash {key}{which} in {self._describe_files()}; "
                                  "fix: replay the run that produced these prompts (same data, seeds and prompt "
                                  "variant), or use a live provider")
-        with self._lock:
-            served = self._served.get(key, 0)
-            self._served[key] = served + 1
-        record = matches[served % len(matches)] if self.pick == "cycle" else matches[0]
-        return Completion(
-            text=str(record["raw_text"]),
-            model=str(record.get("model") or self.model),
-            model_version=record.get("model_digest"),
-            prompt_tokens=record.get("prompt_tokens"),
-            completion_tokens=record.get("completion_tokens"),
-            latency_s=0.0,
-            metadata={"replayed_trial_id": record.get("trial_id"), "replayed_provider": record.get("provider"),
-                      "replay_matches": len(matches)},
-        )
-
-    supports_label_scores = True
+        record = self._pick(matches, key)
+        replayed = _replayed(record, self.model)
+        replayed["metadata"]["replay_matches"] = len(matches)
+        return Completion(text=str(record["raw_text"]), completion_tokens=record.get("completion_tokens"),
+                          **replayed)
 
     async def check_label_scores(self) -> None:
-        """The source holds at least one record with label scores (of the model, when given).
-
-        Raises:
-            CacheMissError: no record carries ``logprob_real``/``logprob_synthetic``/``score_status``; names the fix.
-        """
+        """The source holds at least one record with label scores (of the model, when given); else
+        CacheMissError."""
         self._load()
         if not self._score_index:
             which = f" of model {self.model_filter!r}" if self.model_filter else ""
@@ -169,12 +141,8 @@ class ReplayProvider(Provider):
                                  "scoring: verdict")
 
     async def label_scores(self, request: PromptRequest, config: GenerateConfig) -> LabelScores:
-        """Return the recorded label scores of this exact prompt (``pick`` as for answers).
-
-        Raises:
-            CacheMissError: no record has this prompt hash, or its records hold no label scores (the message
-                says which and names the fix).
-        """
+        """Return the recorded label scores of this exact prompt (``pick`` as for answers); CacheMissError
+        when no record has the hash or its records hold no label scores (the message says which)."""
         self._load()
         key = request_hash(request)
         matches = self._score_index.get(key)
@@ -188,11 +156,14 @@ class ReplayProvider(Provider):
             raise CacheMissError(f"no recorded label scores for prompt_hash {key}{which} in {self._describe_files()}; "
                                  "fix: replay the run that produced these prompts (same data, seeds and prompt "
                                  "variant), or use a live provider")
+        return _scores_from_record(self._pick(matches, f"scores:{key}"), self.model)
+
+    def _pick(self, matches: list[dict[str, Any]], counter: str) -> dict[str, Any]:
+        """The record to serve among ``matches`` by ``pick``; ``counter`` names the prompt's served count."""
         with self._lock:
-            served = self._served.get(f"scores:{key}", 0)
-            self._served[f"scores:{key}"] = served + 1
-        record = matches[served % len(matches)] if self.pick == "cycle" else matches[0]
-        return _scores_from_record(record, self.model)
+            served = self._served.get(counter, 0)
+            self._served[counter] = served + 1
+        return matches[served % len(matches)] if self.pick == "cycle" else matches[0]
 
 
 _SCORE_LABEL_FIELDS = {"REAL": "logprob_real", "SYNTHETIC": "logprob_synthetic"}
@@ -200,14 +171,13 @@ _SCORE_LABEL_FIELDS = {"REAL": "logprob_real", "SYNTHETIC": "logprob_synthetic"}
 
 def _has_scores(record: dict[str, Any]) -> bool:
     """Whether a record carries label scores (a score status, or either log-probability)."""
-    if record.get("score_status") is not None:
-        return True
-    return any(record.get(name) is not None for name in _SCORE_LABEL_FIELDS.values())
+    fields = ("score_status", *_SCORE_LABEL_FIELDS.values())
+    return any(record.get(name) is not None for name in fields)
 
 
 def _number(value: Any) -> float:
     """A recorded number as float; None (invalid scores are recorded as null) becomes NaN, never 0."""
-    if value is None or isinstance(value, bool):
+    if isinstance(value, bool):
         return float("nan")
     try:
         return float(value)
@@ -216,19 +186,18 @@ def _number(value: Any) -> float:
 
 
 def _scores_from_record(record: dict[str, Any], model: str) -> LabelScores:
-    logprobs = {label: _number(record.get(field)) for label, field in _SCORE_LABEL_FIELDS.items()}
     reason = record.get("score_invalid_reason")
     if record.get("score_status") == "invalid" and not reason:
         reason = "recorded as invalid without a reason"
     n_tokens = record.get("label_n_tokens")
-    return LabelScores(
-        logprobs={label: logprobs[label] for label in LABELS},
-        n_tokens=dict(n_tokens) if isinstance(n_tokens, dict) else {},
-        label_mass=_number(record.get("label_mass")),
-        model=str(record.get("model") or model),
-        model_version=record.get("model_digest"),
-        prompt_tokens=record.get("prompt_tokens"),
-        latency_s=0.0,
-        invalid_reason=str(reason) if reason else None,
-        metadata={"replayed_trial_id": record.get("trial_id"), "replayed_provider": record.get("provider")},
-    )
+    return LabelScores(logprobs={label: _number(record.get(_SCORE_LABEL_FIELDS[label])) for label in LABELS},
+                       n_tokens=dict(n_tokens) if isinstance(n_tokens, dict) else {},
+                       label_mass=_number(record.get("label_mass")),
+                       invalid_reason=str(reason) if reason else None, **_replayed(record, model))
+
+
+def _replayed(record: dict[str, Any], model: str) -> dict[str, Any]:
+    """The fields a replayed answer or score takes from its record (model, digest, prompt tokens, origin)."""
+    origin = {"replayed_trial_id": record.get("trial_id"), "replayed_provider": record.get("provider")}
+    return {"model": str(record.get("model") or model), "model_version": record.get("model_digest"),
+            "prompt_tokens": record.get("prompt_tokens"), "latency_s": 0.0, "metadata": origin}

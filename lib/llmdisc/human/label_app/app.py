@@ -1,8 +1,9 @@
 """Streamlit page of the human pilot: one step at a time, each answer saved, results only at the end.
 
-Started by ``llmdisc label``; the protocol lives in :mod:`llmdisc.human.label_app.session`, this file only draws
-it, re-reading the state from the session CSV on every Streamlit re-run. The sample is the HTML table of
-:mod:`llmdisc.human.label_app.table_view`, not ``st.dataframe`` (a grid that scrolls and sorts, which the LLM cannot).
+Started by ``llmdisc label``; the protocol lives in :mod:`llmdisc.human.label_app.session`, this file only
+draws it, re-reading the state from the session CSV on every Streamlit re-run. The sample is an HTML table
+(:mod:`~llmdisc.human.label_app.table_view`), not ``st.dataframe`` (a grid that scrolls and sorts, as the LLM
+cannot).
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from llmdisc.data.datasets import load_processed
+from llmdisc.discrimination.metadata import metadata_block
+from llmdisc.discrimination.prompts import render_table
 from llmdisc.errors import LlmdiscError
 from llmdisc.human.label_app import session as protocol
 from llmdisc.human.label_app.table_view import PAGE_CSS, metadata_html, sample_table_html
+from llmdisc.paths import data_dir
+from llmdisc.synthesis.releases import load_synthetic
 
 
 def parse_app_args(argv: list[str]) -> argparse.Namespace:
@@ -41,18 +47,9 @@ def parse_app_args(argv: list[str]) -> argparse.Namespace:
 def load_tables(dataset: str, synthesizer: str, real_path: str, synthetic_path: str) -> tuple[pd.DataFrame,
                                                                                                 pd.DataFrame]:
     """The real train table and the synthetic release (explicit files win over the project's data)."""
-    if real_path:
-        real = protocol.read_table_file(real_path)
-    else:
-        from llmdisc.data.datasets import load_processed
-
-        real = load_processed(dataset, "train")
-    if synthetic_path:
-        synthetic = protocol.read_table_file(synthetic_path)
-    else:
-        from llmdisc.synthesis.releases import load_synthetic
-
-        synthetic = load_synthetic(dataset, synthesizer)
+    real = protocol.read_table_file(real_path) if real_path else load_processed(dataset, "train")
+    synthetic = (protocol.read_table_file(synthetic_path) if synthetic_path
+                 else load_synthetic(dataset, synthesizer))
     return real, synthetic
 
 
@@ -60,8 +57,6 @@ def load_tables(dataset: str, synthesizer: str, real_path: str, synthetic_path: 
 def whole_table_metadata(dataset: str, synthesizer: str, real_path: str, synthetic_path: str,
                          which: str) -> str:
     """Metadata block of the whole real (``which="real"``) or synthetic table, computed once per server."""
-    from llmdisc.discrimination.metadata import metadata_block
-
     real, synthetic = load_tables(dataset, synthesizer, real_path, synthetic_path)
     return metadata_block(real if which == "real" else synthetic, include_row_count=False)
 
@@ -89,11 +84,6 @@ TO_TOP_JS = """<script>/* {step} */
 </script>"""
 
 
-def step_name(index: int, pair: protocol.PairPlan, condition: str) -> str:
-    """How a step is named to the annotator, e.g. ``step 3 (sample 2, C1)`` (``index`` is 0-based)."""
-    return f"step {index + 1} (sample {pair.pair_id + 1}, {condition})"
-
-
 def _show_notice(step: str) -> None:
     """Show the line left by the previous run (a save, or a save refused as stale) and scroll to the top."""
     notice = st.session_state.pop(NOTICE, None)
@@ -106,14 +96,11 @@ def _show_notice(step: str) -> None:
 
 def _save(config: protocol.SessionConfig, path: Path, index: int, pair: protocol.PairPlan, condition: str,
           row_ids: list[int]) -> None:
-    """Callback of the Save button: write the answer of the step the tab showed, once.
-
-    It leaves a notice (saved, or already answered in another tab) for the top of the next page, or the
-    problems of an incomplete answer for the foot of the same step.
-    """
+    """Save button callback: write the answer of the step the tab showed, once; leave a notice (saved, or
+    already answered in another tab) for the next page, or an incomplete answer's problems for this step."""
     state = st.session_state
     step_key = f"{config.session_id}:{pair.pair_id}:{condition}"
-    name = step_name(index, pair, condition)
+    name = f"step {index + 1} (sample {pair.pair_id + 1}, {condition})"  # as the annotator sees it
     # Re-read: another tab may have saved this step meanwhile; never write an answer twice, and say so.
     if protocol.is_answered(protocol.read_session(path), pair, condition):
         state[NOTICE] = ("stale", f"{name[0].upper()}{name[1:]} was already answered in another tab or "
@@ -153,12 +140,7 @@ def main() -> None:
                                     synthesizer=args.synthesizer, n_pairs=args.pairs, seed=args.seed,
                                     metadata_source=args.metadata_source, n_rows=args.n_rows,
                                     session=args.session)
-    if args.labels_dir:
-        labels_dir = Path(args.labels_dir)
-    else:
-        from llmdisc.paths import data_dir
-
-        labels_dir = data_dir() / "human"
+    labels_dir = Path(args.labels_dir) if args.labels_dir else data_dir() / "human"
     path = protocol.session_path(config, labels_dir)
     plan = protocol.plan_session(config)
     steps = protocol.session_steps(plan)
@@ -193,8 +175,6 @@ def main() -> None:
     else:
         st.header("C2 — the same table, with statistical metadata")
         st.write("Same rows as the previous step, now with summary statistics. Answer again.")
-    from llmdisc.discrimination.prompts import render_table
-
     st.html(sample_table_html(sample))
     with st.expander("Exact text the model receives (Markdown)"):
         st.code(render_table(sample), language=None)
@@ -202,8 +182,6 @@ def main() -> None:
         st.subheader("Statistical metadata")
         kind = protocol.metadata_table_kind(config.metadata_source, pair.true_label)
         if kind == "sample":
-            from llmdisc.discrimination.metadata import metadata_block
-
             text = metadata_block(sample, include_row_count=False)
         else:
             text = whole_table_metadata(args.dataset, args.synthesizer, args.real, args.synthetic, kind)

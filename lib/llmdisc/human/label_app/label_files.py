@@ -1,8 +1,7 @@
 """Label files of the human pilot: find them, check every row, rename annotators, de-duplicate answers.
 
-Entry point :func:`read_labels`, used by :mod:`llmdisc.human.analysis`. Bad input never stops the reading: each
-problem is collected with its file and line, warned about (:class:`~llmdisc.errors.LlmdiscWarning`), and the rest
-is read.
+Entry point :func:`read_labels`. Bad input never stops the reading: each problem is collected with its file
+and line, warned about, and the rest is read.
 """
 
 from __future__ import annotations
@@ -27,13 +26,8 @@ PAPER_ANNOTATOR_MAP: dict[str, str] = {"ManelS": "HA1", "TK": "HA2"}
 
 @dataclass(frozen=True)
 class LabelProblem:
-    """One problem found in the label files; its row (if any) was left out of the analysis.
-
-    Attributes:
-        file: root-relative path (or name) of the file.
-        line: 1-based line in the file (the header is line 1); 0 for a whole-file problem.
-        message: what is wrong and how to fix it.
-    """
+    """One problem found in the label files; its row (if any) was left out of the analysis. ``line`` is
+    1-based (the header is line 1), 0 for a whole-file problem; ``file`` root-relative."""
 
     file: str
     line: int
@@ -46,10 +40,7 @@ class LabelProblem:
 
 def find_label_files(paths: Iterable[Path | str]) -> list[Path]:
     """Label CSVs under ``paths`` (files or folders, searched recursively), skipping ``*_export-*`` summaries.
-
-    Raises:
-        DataError: a path does not exist.
-    """
+    Raises DataError for a path that does not exist."""
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_file():
@@ -98,8 +89,8 @@ def _row_problems(raw: pd.DataFrame) -> pd.Series:
 
 
 def read_label_file(path: Path | str) -> tuple[pd.DataFrame, list[LabelProblem]]:
-    """Read and check one label file; return ``(answers, problems)``: the valid rows, typed, plus ``protocol``,
-    ``source_file`` and ``source_line`` (none when a column is missing), and the problems found."""
+    """Read and check one label file; return ``(answers, problems)``: the valid rows, typed, plus
+    ``protocol``, ``source_file`` and ``source_line`` (none when a column is missing), and the problems."""
     path = Path(path)
     name = relative_to_root(path)
     try:
@@ -137,17 +128,13 @@ def read_labels(paths: Iterable[Path | str], *, annotator_map: Mapping[str, str]
     """Read, check, rename and de-duplicate every label file under ``paths``; warn about each problem.
 
     Args:
-        paths: label files or folders.
         annotator_map: renames of ``annotator_id`` into the ``annotator`` column (default
             :data:`PAPER_ANNOTATOR_MAP`); ids not in the map keep their name.
         protocol: ``auto`` (from each file's columns), ``paper`` (C1 correctness shown before C2) or
             ``llmdisc`` (no feedback) for every file.
 
-    Returns:
-        ``(answers, problems, files)``; a duplicate answer keeps its first occurrence (files in path order).
-
-    Raises:
-        DataError: ``protocol`` is unknown, or a path does not exist.
+    Returns ``(answers, problems, files)``; a duplicate answer keeps its first occurrence (files in path
+    order). Raises DataError for an unknown ``protocol`` or a path that does not exist.
     """
     if protocol not in ("auto", "paper", "llmdisc"):
         raise DataError(f"protocol={protocol!r}; fix: use 'auto', 'paper' or 'llmdisc'")

@@ -1,8 +1,7 @@
 """The label-file schema shared by the labelling app (writer) and :mod:`llmdisc.human.analysis` (reader).
 
 One CSV row is one answer of one annotator to one sample under one condition: the paper's 13 columns
-(docs/protocol.md §7), then four of ours that make each answer reproducible. :func:`protocol_of_columns` tells
-the two apps' files apart.
+(docs/protocol.md §7), then four of ours that make each answer reproducible.
 """
 
 from __future__ import annotations
@@ -17,10 +16,9 @@ PAPER_COLUMNS: tuple[str, ...] = (
 
 EXTRA_COLUMNS: tuple[str, ...] = ("sample_seed", "row_ids", "metadata_source", "elapsed_seconds")
 """Columns only llmdisc's app writes: the draw's seed, the positional row ids shown (JSON list), the C2
-metadata source and seconds from the step's latest display to the answer (a reopened page restarts the clock)."""
+metadata source and seconds from the step's latest display to the answer (a reopened page restarts it)."""
 
-COLUMNS: tuple[str, ...] = PAPER_COLUMNS + EXTRA_COLUMNS
-"""Every column of a label file written by llmdisc's app, in order."""
+COLUMNS: tuple[str, ...] = PAPER_COLUMNS + EXTRA_COLUMNS  # a label file of llmdisc's app, in order
 
 ANSWER_KEY: tuple[str, ...] = ("session_id", "dataset", "method", "pair_id", "condition")
 """Columns that identify one answer; a second row with the same key is a duplicate."""
@@ -32,10 +30,5 @@ PROTOCOL_LLMDISC = "llmdisc"
 
 
 def protocol_of_columns(columns: Sequence[str]) -> str:
-    """Tell which app wrote a label file from its header.
-
-    Returns:
-        :data:`PROTOCOL_LLMDISC` when every one of :data:`EXTRA_COLUMNS` is among ``columns``, else
-        :data:`PROTOCOL_PAPER`.
-    """
+    """Which app wrote a label file with header ``columns``: ours when it has every :data:`EXTRA_COLUMNS`."""
     return PROTOCOL_LLMDISC if set(EXTRA_COLUMNS) <= set(columns) else PROTOCOL_PAPER

@@ -14,6 +14,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -23,7 +24,7 @@ from llmdisc import CONDITIONS, LABELS, SYNTHESIZERS
 from llmdisc.discrimination.metadata import METADATA_SOURCES
 from llmdisc.discrimination.samples import derive_seed, sample_rows
 from llmdisc.errors import ConfigError, DataError
-from llmdisc.human.label_app.schema import ANSWER_KEY, COLUMNS
+from llmdisc.human.label_app.schema import COLUMNS
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -37,7 +38,6 @@ class SessionConfig:
         n_pairs: number of samples (each answered as C1 then C2); even, >= 2.
         seed: session seed; the order of labels and every sample seed derive from it.
         metadata_source: ``source``, ``real`` (default: no label leak) or ``sample``.
-        n_rows: rows per sample (20 in the study).
         session: explicit session id; empty = derived from the fields above (same inputs, same id).
     """
 
@@ -84,14 +84,9 @@ class SessionConfig:
 
 @dataclass(frozen=True)
 class PairPlan:
-    """One pair of a session: which label, which sample.
-
-    Attributes:
-        pair_id: 0-based position in the session.
-        label_index: 0-based count of earlier pairs with the same label.
-        sample_seed: seed of the row draw; the seed :func:`llmdisc.discrimination.samples.build_trial_queue` gives
-            LLM trial ``index = label_index`` of a run with the same seed, so humans and LLMs see the same samples.
-    """
+    """One pair of a session: 0-based position, label, 0-based count of earlier pairs with that label, and
+    the seed of its row draw, the seed :func:`llmdisc.discrimination.samples.build_trial_queue` gives LLM
+    trial ``index = label_index`` of a run with the same seed (humans and LLMs see the same samples)."""
 
     pair_id: int
     true_label: str
@@ -100,11 +95,8 @@ class PairPlan:
 
 
 def plan_session(config: SessionConfig) -> list[PairPlan]:
-    """Return the session's pairs: exactly ``n_pairs / 2`` of each label, in a seeded random order.
-
-    The order does not depend on the annotator, so two annotators with the same seed label the same samples
-    (inter-annotator agreement is then measurable).
-    """
+    """The session's pairs: exactly ``n_pairs / 2`` of each label, in a seeded random order that does not
+    depend on the annotator (two annotators with the same seed label the same samples)."""
     import numpy as np
 
     half = config.n_pairs // 2
@@ -127,11 +119,7 @@ def session_steps(plan: list[PairPlan]) -> list[tuple[PairPlan, str]]:
 
 
 def read_table_file(path: str) -> pd.DataFrame:
-    """Read a table given on the command line (``.parquet``, else CSV).
-
-    Raises:
-        DataError: the file does not exist.
-    """
+    """Read a table given on the command line (``.parquet``, else CSV). Raises DataError if it is missing."""
     if not Path(path).is_file():
         raise DataError(f"table file {Path(path).name!r} does not exist; fix: pass an existing .parquet or "
                         ".csv file, or leave --real/--synthetic out to use data/processed and data/synthetic")
@@ -140,20 +128,14 @@ def read_table_file(path: str) -> pd.DataFrame:
 
 def draw_pair_sample(pair: PairPlan, real: pd.DataFrame, synthetic: pd.DataFrame,
                      n_rows: int) -> tuple[pd.DataFrame, list[int]]:
-    """Draw the pair's ``(sample, row_ids)`` (shared by its C1 and C2 steps) from the table of its true label."""
+    """Draw the pair's ``(sample, row_ids)`` (for its C1 and C2 steps) from the table of its true label."""
     table = real if pair.true_label == "REAL" else synthetic
     return sample_rows(table, n_rows, seed=pair.sample_seed, sampling="fresh")
 
 
 def metadata_table_kind(metadata_source: str, true_label: str) -> str:
-    """Which table the C2 metadata describes, by :data:`METADATA_SOURCES` (the LLM trials' semantics).
-
-    Returns:
-        ``"real"`` or ``"synthetic"`` (a whole table) or ``"sample"`` (the rows shown).
-
-    Raises:
-        ConfigError: ``metadata_source`` is unknown.
-    """
+    """Which table the C2 metadata describes (as in the LLM trials): ``"real"`` or ``"synthetic"`` (a whole
+    table) or ``"sample"`` (the rows shown). Raises ConfigError for an unknown ``metadata_source``."""
     if metadata_source == "source":
         return "real" if true_label == "REAL" else "synthetic"
     if metadata_source in ("real", "sample"):
@@ -163,7 +145,7 @@ def metadata_table_kind(metadata_source: str, true_label: str) -> str:
 
 
 def check_answer(predicted_label: str | None, confidence: float | None) -> list[str]:
-    """Say what is missing or wrong in an answer (``confidence`` 0-100; None: not chosen, there is no default);
+    """Say what is missing or wrong in an answer (``confidence`` 0-100; None: not chosen, it has no default);
     an empty list means it can be saved."""
     problems = []
     if predicted_label not in LABELS:
@@ -186,7 +168,7 @@ def build_record(config: SessionConfig, pair: PairPlan, condition: str, row_ids:
     """Build one CSV row (:data:`~llmdisc.human.label_app.schema.COLUMNS`) for an answer.
 
     Raises:
-        ConfigError: the answer is incomplete (see :func:`check_answer`) or ``condition`` is unknown.
+        ConfigError: the answer is incomplete (:func:`check_answer`) or ``condition`` is unknown.
     """
     if condition not in CONDITIONS:
         raise ConfigError(f"condition={condition!r}; fix: use C1 or C2")
@@ -211,17 +193,9 @@ def session_path(config: SessionConfig, labels_dir: Path) -> Path:
     return Path(labels_dir) / config.annotator_id / f"{config.session_id}.csv"
 
 
-def _drop_partial_tail(path: Path) -> None:
-    """Cut a last line left without its newline by a crash mid-write, so the next row starts cleanly."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
-
-
 def append_answer(path: Path, record: Mapping[str, Any]) -> None:
-    """Append one answer to a session CSV and force it to disk (flush + fsync) before returning.
-
-    A crash or a closed browser therefore loses at most the answer being typed, never a submitted one.
+    """Append one answer to a session CSV and force it to disk (flush + fsync) before returning, so a crash
+    or a closed browser loses at most the answer being typed, never a submitted one.
 
     Raises:
         DataError: ``record`` lacks a column of the schema or has one too many.
@@ -231,8 +205,9 @@ def append_answer(path: Path, record: Mapping[str, Any]) -> None:
                         "fix: build it with llmdisc.human.label_app.session.build_record")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        _drop_partial_tail(path)
+    data = path.read_bytes() if path.exists() else b""
+    if data and not data.endswith(b"\n"):  # a crash mid-write left a partial last line: cut it
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
     new = not path.exists() or path.stat().st_size == 0
     with open(path, "a", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
@@ -251,8 +226,6 @@ def read_session(path: Path) -> pd.DataFrame:
     text = path.read_text(encoding="utf-8")
     if not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
-    from io import StringIO
-
     frame = pd.read_csv(StringIO(text), dtype={"notes": str, "session_id": str}, keep_default_na=False,
                         na_values={"confidence": [""]})
     missing = [c for c in COLUMNS if c not in frame.columns]
@@ -263,11 +236,8 @@ def read_session(path: Path) -> pd.DataFrame:
 
 
 def resume_index(config: SessionConfig, plan: list[PairPlan], answers: pd.DataFrame) -> int:
-    """Index in :func:`session_steps` of the first unanswered step (``2 * n_pairs`` when finished).
-
-    Raises:
-        DataError: the file's answers belong to another plan, so resuming would mix two sessions.
-    """
+    """Index in :func:`session_steps` of the first unanswered step (``2 * n_pairs`` when finished). Raises
+    DataError when the file's answers belong to another plan (resuming would mix two sessions)."""
     by_pair = {p.pair_id: p for p in plan}
     for row_number, row in enumerate(answers.itertuples(index=False), start=2):
         pair = by_pair.get(int(row.pair_id))
@@ -286,19 +256,13 @@ def resume_index(config: SessionConfig, plan: list[PairPlan], answers: pd.DataFr
 
 def is_answered(answers: pd.DataFrame, pair: PairPlan, condition: str) -> bool:
     """True when the session file already holds this pair's answer under ``condition`` (no double saves)."""
-    same_pair = answers["pair_id"].astype(int) == pair.pair_id
-    return bool((same_pair & (answers["condition"] == condition)).any())
+    return bool(((answers["pair_id"].astype(int) == pair.pair_id)
+                 & (answers["condition"] == condition)).any())
 
 
 def session_summary(answers: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """The end-of-session summary per condition (shown only once every step is answered).
-
-    Returns:
-        One row per condition: n, accuracy, p_REAL, p_SYN, DRS (fractions 0-1) and mean confidence (0-100).
-
-    Raises:
-        DataError: no answers yet.
-    """
+    """The end-of-session summary, one row per condition: n, accuracy, p_REAL, p_SYN, DRS (fractions 0-1) and
+    mean confidence (0-100). Raises DataError when there are no answers yet."""
     from llmdisc.scoring.metrics import score_cells
 
     if answers.empty:
@@ -307,8 +271,3 @@ def session_summary(answers: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     return scored[["condition", "n_valid", "accuracy", "p_real", "p_syn", "drs", "mean_confidence"]].rename(
         columns={"n_valid": "n"})
 
-
-__all__ = ["ANSWER_KEY", "METADATA_SOURCES", "PairPlan", "SessionConfig", "append_answer", "build_record",
-           "check_answer", "draw_pair_sample", "is_answered", "metadata_table_kind", "plan_session",
-           "read_session", "read_table_file", "resume_index", "session_path", "session_steps",
-           "session_summary"]

@@ -2,8 +2,8 @@
 
 The LLM reads every column of a sample at once, so the annotator must too (docs/protocol.md §7, §8 row 4); a
 monospaced Markdown block is cut at a laptop screen's edge. So the sample is an HTML table whose cells are the
-very strings of :func:`llmdisc.discrimination.prompts.render_table`, with a font that shrinks with the page width
-until every column's widest unbreakable word fits. Entry points: :func:`sample_table_html`, :func:`metadata_html`.
+very strings of :func:`llmdisc.discrimination.prompts.render_table`, with a font that shrinks with the page
+width until every column's widest unbreakable word fits.
 """
 
 from __future__ import annotations
@@ -14,15 +14,10 @@ import re
 import pandas as pd
 from tabulate import tabulate
 
-SAMPLE_CLASS = "llmdisc-sample"
-"""CSS class of the ``<div>`` around the sample table (the browser test finds the table by it)."""
-
-METADATA_CLASS = "llmdisc-metadata"
-"""CSS class of the ``<pre>`` holding the C2 metadata block."""
-
+SAMPLE_CLASS = "llmdisc-sample"  # CSS class of the <div> around the sample table (the browser test finds it)
+METADATA_CLASS = "llmdisc-metadata"  # CSS class of the <pre> holding the C2 metadata block
 LARGEST_FONT_REM = 0.9
 """Font size of a sample table that fits its page with room to spare (rem: 1 = the page's 16 px)."""
-
 SMALLEST_FONT_REM = 0.6
 """Floor of the shrinking font (about 9.6 px); a table needing less scrolls inside its box instead."""
 
@@ -40,8 +35,7 @@ PAGE_CSS = f"""<style>
   font-size: 0.8rem; line-height: 1.35; padding: 0.75rem 1rem; border-radius: 0.5rem;
   background: rgba(128, 128, 128, 0.08); max-width: 100%; }}
 </style>"""
-"""The page's style sheet; inject it once per page. It also narrows Streamlit's side margins (5 rem) to 2 rem,
-so the table gets a larger font."""
+"""The page's style sheet, injected once per page; narrow margins (2 rem) give the table a larger font."""
 
 _HEADER_CELL = re.compile(r"(<th[^>]*>)(.*?)(</th>)", re.DOTALL)
 _VALUE_BREAKS = re.compile(r"\s+|(?<=-)(?=[^\d\s-])")
@@ -49,17 +43,13 @@ _VALUE_BREAKS = re.compile(r"\s+|(?<=-)(?=[^\d\s-])")
 _HEADER_BREAKS = re.compile(r"\s+|(?<=_)|(?<=-)(?=[^\d\s-])")
 """The same for headers, plus after each ``_`` (where :func:`sample_table_html` puts a ``<wbr>``)."""
 
-_CELL_EM = 0.8
-"""Horizontal padding (2 x 0.35 em) and border of one cell, in em."""
-_BOLD = 1.06
-"""Headers are bold: about 6 % wider than the same letters in regular weight."""
+_CELL_EM = 0.8  # horizontal padding (2 x 0.35 em) and border of one cell, in em
+_BOLD = 1.06  # headers are bold: about 6 % wider than the same letters in regular weight
 
 
 def _char_em(char: str) -> float:
-    """A generous width of one character of the page's proportional font (Source Sans), in em.
-
-    Overestimating only makes the font a little smaller than it could be; underestimating would cut columns.
-    """
+    # A generous width in em of one character of the page's font (Source Sans): overestimating only makes the
+    # font a little smaller than it could be; underestimating would cut columns.
     if char in "mwMW":
         return 0.85
     if char.isupper() or char.isdigit():
@@ -93,13 +83,9 @@ def sample_font_size(sample: pd.DataFrame) -> str:
 def sample_table_html(sample: pd.DataFrame) -> str:
     """Render a sample as the HTML table the annotator sees, cell for cell the Markdown the LLM receives.
 
-    Args:
-        sample: The rows shown, in the column order passed to :func:`llmdisc.discrimination.prompts.render_table`.
-
-    Returns:
-        One ``<div class="llmdisc-sample">`` holding a ``<table>``; each cell's text (white space stripped)
-        equals the cell of ``render_table(sample)``, HTML-escaped. Headers get a ``<wbr>`` after each ``_``.
-        No newline inside, so a Markdown renderer keeps it as one HTML block.
+    Returns one ``<div class="llmdisc-sample">`` holding a ``<table>``; each cell's text (stripped) equals the
+    cell of ``render_table(sample)``, HTML-escaped. Headers get a ``<wbr>`` after each ``_``. No newline
+    inside, so a Markdown renderer keeps it as one HTML block.
     """
     # pandas' to_markdown is tabulate(df, headers="keys", tablefmt="pipe", showindex=False): the same call
     # with tablefmt="html" formats every cell identically (tabulate formats first, then lays out).
