@@ -10,6 +10,7 @@ user set is never overwritten. ``LLMDISC_KERNEL_PINS``: ``avx2`` (default), ``st
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import platform
 import sys
@@ -49,8 +50,7 @@ def has_avx2() -> bool:
 
 def kernel_pins() -> dict[str, str]:
     """The variables the current mode pins on this machine ({} on a CPU without AVX2 and FMA)."""
-    mode = pin_mode()
-    return dict(MODES[mode]) if has_avx2() else {}
+    return dict(MODES[pin_mode()]) if has_avx2() else {}
 
 
 @contextlib.contextmanager
@@ -79,14 +79,10 @@ def _numpy_avx512() -> bool | None:
     """Whether the loaded NumPy runs its AVX-512 kernels (None: NumPy not loaded or the query missing)."""
     if "numpy" not in sys.modules:
         return None
-    try:
-        from numpy.core._multiarray_umath import __cpu_features__  # NumPy 1.x
-    except ImportError:
-        try:
-            from numpy._core._multiarray_umath import __cpu_features__  # NumPy 2.x
-        except ImportError:
-            return None
-    return bool(__cpu_features__.get("AVX512F"))
+    for name in ("numpy.core._multiarray_umath", "numpy._core._multiarray_umath"):  # NumPy 1.x, 2.x
+        with contextlib.suppress(ImportError, AttributeError):
+            return bool(importlib.import_module(name).__cpu_features__.get("AVX512F"))
+    return None
 
 
 def kernel_record() -> dict[str, Any]:
@@ -94,8 +90,7 @@ def kernel_record() -> dict[str, Any]:
     loaded torch's capability, whether the loaded NumPy runs AVX-512, and ``pinned`` (every pin in the environment
     and, where loaded, torch and NumPy at it: a library loaded before the pins were set computes unpinned)."""
     try:
-        mode = pin_mode()
-        pins = kernel_pins()
+        mode, pins = pin_mode(), kernel_pins()
     except ConfigError:
         mode, pins = os.environ.get(MODE_ENV, ""), {}
     capability = _torch_capability()
@@ -111,6 +106,10 @@ def kernel_record() -> dict[str, Any]:
 
 def arithmetic_key() -> dict[str, str | None]:
     """What a cached fit is keyed on of the arithmetic (a fit at another instruction set is another release): the
-    capability ATen runs at (``native`` when unknown) and the other pinned variables."""
+    capability ATen runs at (``native`` when unknown) and the other pinned variables. Torch is loaded first: the
+    capability it reports once loaded can differ from the variable's absence, and a key must not depend on whether
+    something else loaded torch already."""
+    with contextlib.suppress(ImportError):
+        importlib.import_module("torch")
     capability = _torch_capability() or os.environ.get("ATEN_CPU_CAPABILITY") or "native"
     return {"aten": capability.lower(), **{name: os.environ.get(name) for name in RECORDED[1:4]}}

@@ -110,6 +110,15 @@ def test_a_fit_at_another_instruction_set_is_another_cache_entry(clean) -> None:
     assert cache_key(cache_key_payload({"synthesizer": "ctgan"}, "train")) != cache_key(payload)
 
 
+def test_a_fit_key_does_not_depend_on_whether_torch_was_loaded_before(clean) -> None:
+    # GaussianCopula fits before anything loads torch; CTGAN's fit loads it: one process, one key for both
+    code = ("import sys; from llmdisc.determinism import arithmetic_key; before = arithmetic_key(); "
+            "import torch; print(before == arithmetic_key(), 'torch' in sys.modules)")
+    env = {name: value for name, value in os.environ.items() if name not in (MODE_ENV, *RECORDED)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["True", "True"], done.stderr[-2000:]
+
+
 @needs_x86
 def test_an_llmdisc_command_loads_numpy_at_the_pinned_instruction_set_and_its_manifest_says_so(clean,
                                                                                                 tmp_path) -> None:
