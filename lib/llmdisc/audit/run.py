@@ -1,5 +1,10 @@
-""":func:`run_audit`, the whole ``llmdisc audit``. ``DIR/cache/`` keeps model scores and LLM answers about the
-user's rows (never the project's shared cache), so a re-run into the same folder resumes."""
+"""``llmdisc audit``: the compendium's instruments applied to anyone's synthetic-data release.
+
+:func:`run_audit` reads seeded subsamples of the tables, plans the columns, splits the real rows into the real class
+and the controls, runs each instrument within the ``--max-minutes`` budget, decides the outcome and writes
+``DIR/audit.json``, ``DIR/report.html`` and ``DIR/manifest.json``. ``DIR/cache/`` keeps model scores and LLM answers
+about the user's rows (never the project's shared cache), so a re-run into the same folder resumes.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """Stage 01: the real tables (UCI Adult, ACS Census), their encodings, and the seeded train/holdout split.
 
 Dataset keys name a table and its encoding: ``adult`` (strings), ``census-codes`` (PUMS integer codes, the
-paper's form) and ``census-labels`` (codes decoded to text). The holdout is never shown to a synthesizer.
+paper's form) and ``census-labels`` (codes decoded to text). :func:`prepare_dataset` writes
+``data/processed/<key>/{train,holdout}.parquet`` and a ``manifest.json``; later stages read them with
+:func:`load_processed`. The holdout is never shown to a synthesizer; the baselines use it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Callable
 
 import pandas as pd
 
-from llmdisc.pipeline.findings import _model_note, control_verdict
+from llmdisc.pipeline.findings import model_note, control_verdict
 from llmdisc.scoring.readings import MIN_N, POSITIVE, collect, read_table
 
 GEMINI, LLAMA = "gemini-2.5-flash", "llama-3.1-8b-instant"
@@ -96,7 +96,7 @@ def _our_verdict_model(tables_dir: Path) -> tuple[str, list[str]]:
     """The embedded model's verdict probability per dataset: its control status and positive control's D."""
     cells = collect(tables_dir)["probability"]
     datasets = sorted({k[0] for k in cells})
-    model = _model_note(tables_dir, "llm_probability_cells", "the embedded model")
+    model = model_note(tables_dir, "llm_probability_cells", "the embedded model")
     parts, statuses = [], []
     for dataset in datasets:
         status, _ = control_verdict(cells, dataset, "probability")

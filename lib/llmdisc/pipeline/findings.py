@@ -210,7 +210,7 @@ def _told(separation: Separation) -> str:
     return f"D {separation.d:.2f} [{separation.low:.2f}, {separation.high:.2f}], not told apart"
 
 
-def _model_note(tables_dir: Path, table: str, fallback: str) -> str:
+def model_note(tables_dir: Path, table: str, fallback: str) -> str:
     """The models that wrote ``table`` (its ``model`` column), or ``fallback``."""
     frame = read_table(tables_dir, table)
     if frame is None or "model" not in frame:
@@ -247,7 +247,7 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
                      "`llmdisc audit` reads it on a release by default)") if name == "joint" else ""
             lines.append(f"- **{question}** Not measured here{where}.")
             continue
-        model = _model_note(tables_dir, table, DEFAULT_LIKELIHOOD_MODEL)
+        model = model_note(tables_dir, table, DEFAULT_LIKELIHOOD_MODEL)
         lines.append(f"- **{question}** (model: {model}) " + _instrument_sentence(cells, datasets, name) + ".")
         if name == "joint":
             lines += _calibration_sentence(read_table(tables_dir, "joint_calibration"))
@@ -256,7 +256,7 @@ def _sentences(found: dict[str, dict[tuple[str, str], Cell]], datasets: list[str
     if not any(c.enough for c in prob.values()):
         lines.append("- **Can the LLM's verdict tell them apart?** Not measured here (too few trials per cell).")
     else:
-        model = _model_note(tables_dir, "llm_probability_cells", "the run's model")
+        model = model_note(tables_dir, "llm_probability_cells", "the run's model")
         lines.append(f"- **Can the LLM's verdict tell them apart?** (p_synthetic in C1; model: {model}) "
                      + _instrument_sentence(prob, datasets, "probability") + ".")
     if not verdict:
