@@ -115,7 +115,9 @@ def _png(fig: Any) -> str:
 
 def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None) -> str | None:
     """Base64 PNG: D = 2·|AUC − 0.5| with its 95 % interval per instrument, the release beside both controls,
-    the ``--fail-above`` line; instruments that did not pass their controls drawn faint. None without data."""
+    the ``--fail-above`` line; instruments that did not pass their controls drawn faint, and those ``--max-minutes``
+    stopped drawn hollow with their n per side named (a D read from a few units is not a finding). None without
+    data."""
     rows = [i for i in instruments if i.get("comparisons")]
     if not rows:
         return None
@@ -129,6 +131,7 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
     fig, ax = plt.subplots(figsize=(7.5, 0.75 + 0.65 * len(rows)))
     for y, inst in enumerate(rows):
         alpha = 1.0 if inst.get("controls_passed") else 0.35
+        hollow = inst.get("status") == "stopped"
         for k, group in enumerate(GROUPS):
             comp = inst["comparisons"].get(group)
             if not comp or comp.get("D") is None:
@@ -138,12 +141,12 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
             if low is not None and high is not None:
                 ax.plot([low, high], [yy, yy], color=colours[group], alpha=alpha, lw=2)
             ax.plot([comp["D"]], [yy], marker=markers[group], color=colours[group], alpha=alpha, ls="none",
+                    markerfacecolor="white" if hollow else colours[group],
                     label=GROUP_NAMES[group] if y == 0 else None)
     if fail_above is not None:
         ax.axvline(fail_above, color="#b3261e", ls="--", lw=1.2, label=f"--fail-above {fail_above:g}")
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([i["title"] + ("" if i.get("controls_passed") else f"\n({_controls_word(i)})") for i in rows],
-                       fontsize=8)
+    ax.set_yticklabels([_tick_label(i) for i in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(-0.02, 1.02)  # a D of 0 or 1 (common) is drawn whole, not cut by the frame
     ax.set_xlabel("D = 2·|AUC − 0.5| (0 = indistinguishable from real data, 1 = every unit told apart), 95 % CI")
@@ -151,6 +154,16 @@ def gate_figure(instruments: Sequence[dict[str, Any]], fail_above: float | None)
     ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
+
+
+def _tick_label(instrument: dict[str, Any]) -> str:
+    """The figure's row label: the title, why its release figure is not read, and for a stopped instrument the
+    units it measured a side before ``--max-minutes`` (the smallest n of its comparisons)."""
+    label = instrument["title"]
+    if instrument.get("status") == "stopped":
+        sizes = [min(c["n_real"], c["n_other"]) for c in instrument["comparisons"].values() if c]
+        label += f"\n(stopped by --max-minutes at n {min(sizes) if sizes else 0} a side)"
+    return label if instrument.get("controls_passed") else label + f"\n({_controls_word(instrument)})"
 
 
 def _controls_word(instrument: dict[str, Any]) -> str:

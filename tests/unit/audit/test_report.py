@@ -111,3 +111,23 @@ def test_the_template_ships_with_the_package_and_jinja2_is_declared() -> None:
     patterns = pyproject["tool"]["setuptools"]["package-data"]["llmdisc.audit"]
     assert any(fnmatch("templates/report.html.j2", p) for p in patterns), patterns
     assert any(re.match(r"jinja2\b", d, re.I) for d in pyproject["project"]["dependencies"])
+
+
+def test_an_instrument_stopped_by_max_minutes_is_named_with_its_n_in_the_figure() -> None:
+    """A D read from the few units done before ``--max-minutes`` is labelled as such, not drawn like a finding."""
+    import base64
+    import copy
+    import json
+
+    from llmdisc.audit.report import _tick_label, gate_figure
+
+    result = json.loads((project_root() / "tests/fixtures/audit/audit.json").read_text(encoding="utf-8"))
+    measured = result["instruments"][0]
+    stopped = copy.deepcopy(measured)
+    stopped["status"] = "stopped"
+    for comparison, n in zip(stopped["comparisons"].values(), (4, 3, 5)):
+        comparison["n_real"], comparison["n_other"] = n, n + 1
+    assert "stopped" not in _tick_label(measured)
+    assert "stopped by --max-minutes at n 3 a side" in _tick_label(stopped)
+    png = base64.b64decode(gate_figure([measured, stopped], 0.2))
+    assert png.startswith(b"\x89PNG")
