@@ -93,6 +93,33 @@ def baseline_headlines(baselines_dir: Path | None = None) -> pd.DataFrame:
     return headline(baselines).rename(columns={"dataset_key": "dataset", "synthesizer": "synthetic_method"})
 
 
+RELEASE_COLUMNS = ["dataset_key", "release", "synthesizer", "origin", "rows", "epochs", "fit_rows", "seed",
+                   "kernels", "sha256"]
+
+
+def release_checksums(synthetic_dir: Path | None = None) -> pd.DataFrame:
+    """One row per release under ``synthetic_dir`` (default ``data/synthetic``), from its manifest (notebook 02):
+    ``origin`` ``fitted`` (ours: epochs, fit rows and seed of the fit) or ``paper`` (the paper's file, read as is),
+    ``kernels`` the instruction set our fit ran at (:mod:`llmdisc.determinism`), ``sha256`` of the parquet file. Two runs made the same release
+    exactly when the checksums agree; empty (with the columns) when there is no release."""
+    import json
+
+    from llmdisc.paths import data_dir
+
+    rows = []
+    for path in sorted((synthetic_dir or data_dir() / "synthetic").glob("*/*.manifest.json")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        params, (output, digest) = manifest["parameters"], next(iter(manifest["outputs"].items()))
+        paper = "release" in params
+        rows.append({"dataset_key": params["dataset_key"], "release": Path(output).stem,
+                     "synthesizer": params["synthesizer"], "origin": "paper" if paper else "fitted",
+                     "rows": params["num_rows"], "epochs": None if paper else params.get("epochs"),
+                     "fit_rows": None if paper else params.get("fit_rows"), "seed": None if paper else manifest["seed"],
+                     "kernels": None if paper else (manifest.get("kernels") or {}).get("mode"), "sha256": digest})
+    return pd.DataFrame(rows, columns=RELEASE_COLUMNS).astype({c: "Int64" for c in ("rows", "epochs", "fit_rows",
+                                                                                     "seed")})
+
+
 def likelihood_tables(likelihood_dir: Path | None = None, *, seed: int = 0) -> dict[str, pd.DataFrame]:
     """``likelihood_cells``, ``likelihood_columns`` and ``likelihood_samples`` over every notebook-09 run
     under ``likelihood_dir`` (recursive; default ``results/likelihood``); empty when there is none."""

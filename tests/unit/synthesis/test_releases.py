@@ -160,3 +160,26 @@ def test_a_paper_release_that_does_not_fit_the_split_is_refused_with_the_fix(ref
         synthetic_path("census-codes", "paper_gan")
     with pytest.raises(DataError, match="with paper_releases"):
         load_synthetic("census-codes", "paper_gaussian_copula")
+
+
+def test_the_releases_table_gives_each_published_file_its_checksum(reference, tmp_path, monkeypatch) -> None:
+    """Notebook 07's ``releases`` table: one row per published release, ours with the fit's settings, the paper's
+    without, each with the sha256 of the file on disk (what a reader on another CPU compares)."""
+    from llmdisc.figures.figure_data import RELEASE_COLUMNS, release_checksums
+    from llmdisc.manifest import sha256_file
+    from llmdisc.synthesis.releases import publish_paper_release, publish_release, synthesize
+
+    monkeypatch.setenv("LLMDISC_REFERENCE", str(reference))  # before the root moves: ../shared is found from it
+    monkeypatch.setenv("LLMDISC_ROOT", str(tmp_path))
+    assert list(release_checksums().columns) == RELEASE_COLUMNS and release_checksums().empty
+    train = _census_train()
+    ours = publish_release(synthesize(train, dataset_key="census-codes", synthesizer="gaussian_copula", seed=3,
+                                      fit_rows=200, num_rows=50, show_progress=False))
+    paper = publish_paper_release("census-codes", "paper_ctgan", train)
+    table = release_checksums().set_index("release")
+    assert list(table.index) == ["gaussian_copula", "paper_ctgan"]
+    fitted, read = table.loc["gaussian_copula"], table.loc["paper_ctgan"]
+    assert (fitted["origin"], fitted["rows"], fitted["fit_rows"], fitted["seed"]) == ("fitted", 50, 200, 3)
+    assert fitted["sha256"] == sha256_file(ours) and fitted["kernels"] in ("avx2", "strict", "off")
+    assert (read["origin"], read["synthesizer"], read["rows"]) == ("paper", "ctgan", 32_561)
+    assert read["sha256"] == sha256_file(paper) and pd.isna(read["seed"]) and pd.isna(read["kernels"])
