@@ -69,6 +69,10 @@ def test_control_check_names_each_failure() -> None:
     assert control_check(_reading("a", (0.5,), status="unavailable")) == (False, ["A: unavailable"])
     # stopped early, the controls it measured still count
     assert control_check(_reading("a", (0.5,), status="stopped")) == (True, [])
+    # stopped before it measured anything: the stop is named, once, not as two missing controls
+    stopped = Reading(instrument="a", title="A", unit="rows", status="stopped",
+                      reason="--max-minutes reached before it started")
+    assert control_check(stopped) == (False, ["A: stopped (--max-minutes reached before it started)"])
 
 
 def test_an_instrument_that_misses_its_positive_control_does_not_decide() -> None:

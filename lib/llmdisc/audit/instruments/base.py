@@ -206,7 +206,9 @@ def control_status(reading: Reading) -> tuple[str, list[str]]:
     real against real as far apart as the release cannot tell the release from real data; separated, it fails
     (biased). A control not measured or on fewer than :data:`MIN_UNITS` units a side is unjudged, never passed.
     """
-    if reading.status not in ("measured", "stopped"):
+    measured_any = any(c is not None and c.auc is not None for c in reading.comparisons.values())
+    if reading.status not in ("measured", "stopped") or (reading.status == "stopped" and not measured_any):
+        # stopped before it measured anything: the stop is the reason, not two controls "not measured"
         return "unjudged", [f"{reading.title}: {reading.status}" + (f" ({reading.reason})" if reading.reason else "")]
     failed, unjudged = [], []
     needed = effect_needed(reading)
