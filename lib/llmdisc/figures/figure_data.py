@@ -4,6 +4,7 @@ fit). Trials are scored per cell (:data:`CELLS`): protocols and configurations a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from llmdisc.discrimination.records import (
     protocol_label,
 )
 from llmdisc.errors import DataError
-from llmdisc.paths import reference_dir, results_dir
+from llmdisc.paths import data_dir, reference_dir, results_dir
 from llmdisc.scoring.calibration import reliability_bins
 from llmdisc.scoring.metrics import score_cells
 from llmdisc.scoring.tables import effective_n_table, permutation_table
@@ -100,12 +101,8 @@ RELEASE_COLUMNS = ["dataset_key", "release", "synthesizer", "origin", "rows", "e
 def release_checksums(synthetic_dir: Path | None = None) -> pd.DataFrame:
     """One row per release under ``synthetic_dir`` (default ``data/synthetic``), from its manifest (notebook 02):
     ``origin`` ``fitted`` (ours: epochs, fit rows and seed of the fit) or ``paper`` (the paper's file, read as is),
-    ``kernels`` the instruction set our fit ran at (:mod:`llmdisc.determinism`), ``sha256`` of the parquet file. Two runs made the same release
-    exactly when the checksums agree; empty (with the columns) when there is no release."""
-    import json
-
-    from llmdisc.paths import data_dir
-
+    ``kernels`` the instruction set our fit ran at (:mod:`llmdisc.determinism`), ``sha256`` of the parquet file.
+    Two runs made the same release exactly when the checksums agree; empty (with the columns) when there is none."""
     rows = []
     for path in sorted((synthetic_dir or data_dir() / "synthetic").glob("*/*.manifest.json")):
         manifest = json.loads(path.read_text(encoding="utf-8"))
