@@ -4,7 +4,6 @@ fit). Trials are scored per cell (:data:`CELLS`): protocols and configurations a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from llmdisc.discrimination.records import (
     protocol_label,
 )
 from llmdisc.errors import DataError
+from llmdisc.manifest import read_manifest
 from llmdisc.paths import data_dir, reference_dir, results_dir
 from llmdisc.scoring.calibration import reliability_bins
 from llmdisc.scoring.metrics import score_cells
@@ -105,7 +105,9 @@ def release_checksums(synthetic_dir: Path | None = None) -> pd.DataFrame:
     Two runs made the same release exactly when the checksums agree; empty (with the columns) when there is none."""
     rows = []
     for path in sorted((synthetic_dir or data_dir() / "synthetic").glob("*/*.manifest.json")):
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = read_manifest(path)
+        if manifest is None:
+            raise DataError(f"the release manifest {path} cannot be read; fix: re-run notebooks/02_synthesis.ipynb")
         params, (output, digest) = manifest["parameters"], next(iter(manifest["outputs"].items()))
         paper = "release" in params
         rows.append({"dataset_key": params["dataset_key"], "release": Path(output).stem,
