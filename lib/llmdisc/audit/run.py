@@ -39,8 +39,8 @@ the rest)."""
 REPORT_SECONDS = 5.0
 """Kept from the budget for writing ``audit.json`` and the report (its figure) after the instruments."""
 ANONYMETER_SECONDS_PER_ATTACK = 0.15
-"""Anonymeter's planned cost (its three evaluators, 10,000 rows; measured: docs/audit.md); it runs before the sample
-instruments, which are sized again with the time it really took."""
+"""Anonymeter's planned cost (its three evaluators, 10,000 rows; measured: docs/audit.md). It runs after the
+instruments without a model and before the model loads, so the sample instruments are sized with the time it took."""
 DEFAULT_ATTACKS = 100
 FAST_PROVIDERS = ("gemini", "openai", "ollama", "replay")
 """Providers whose LLM verdicts are in the default audit (a remote service or a local server)."""
@@ -80,27 +80,41 @@ def _data_digest(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float, max_minutes: float, *,
-                   pending: Sequence[str] | None = None, reserved: float = 0.0,
-                   largest: int | None = None) -> dict[str, Any] | None:
+def _fit_to_budget(tools: Sequence[Any], plans: dict[str, Any], started: float,
+                   max_minutes: float) -> dict[str, Any] | None:
     """Shrink the sample instruments' samples so their passes end within :data:`BUDGET_MARGIN` of the time left
-    after the instruments still to run (``pending``; None = all) and ``reserved`` seconds (Anonymeter), starting
-    from ``largest``. Updates ``plans`` in place; returns what was decided, None without a probe."""
+    after the other instruments among ``tools`` (those still to run). Updates ``plans`` in place; returns what was
+    decided, None without a probe."""
     holders = {t.name: t.passes for t in tools if getattr(t, "passes", None) is not None}
     if not holders:
         return None
     first, passes = next(iter(holders.items()))  # the sample instruments share one SamplePasses
     if passes.probe_seconds is None:
         return None
-    others = sum(p.seconds for name, p in plans.items()
-                 if name not in holders and (pending is None or name in pending))
-    available = BUDGET_MARGIN * (60 * max_minutes - (time.monotonic() - started) - others - reserved)
-    if largest is not None:
-        passes.resize(largest)
+    others = sum(plans[t.name].seconds for t in tools if t.name not in holders)
+    available = BUDGET_MARGIN * (60 * max_minutes - (time.monotonic() - started) - others)
     samples = passes.fit(available)
     plans[first] = passes.work_plan(plans[first].description)
     return {"samples": samples, "seconds_per_pass": round(passes.probe_seconds, 2),
             "seconds_for_samples": round(available, 1)}
+
+
+def _run_tool(tool: Any, data: Any, tracker: Any, plan: Any, stage_seconds: dict[str, float]) -> Any:
+    """One instrument's reading: stopped if the budget is spent before it starts (unless it costs nothing: the
+    second sample instrument reads the shared passes), ``unavailable`` with the error if it fails (the others go
+    on); provider and cache errors propagate."""
+    begin = time.monotonic()
+    if tracker.out_of_time() and plan.seconds > 0:
+        reading = tool.reading(status="stopped", reason="--max-minutes reached before it started")
+    else:
+        try:
+            reading = tool.run(data, tracker)
+        except (llmdisc.errors.ProviderError, llmdisc.errors.CacheMissError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one instrument failing must not lose the others
+            reading = tool.reading(status="unavailable", reason=f"{type(exc).__name__}: {exc}")
+    reading.seconds = stage_seconds[tool.title] = time.monotonic() - begin
+    return reading
 
 
 def _anonymeter(row_tables: dict[str, pd.DataFrame], row_kinds: dict[str, str], *, seed: int,
@@ -133,11 +147,18 @@ def _say(progress: bool, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def _say_sizing(progress: bool, sizing: dict[str, Any], max_minutes: float, asked: int, *, again: bool = False) -> None:
-    if sizing["samples"] >= asked and not again:
+def _say_plan(progress: bool, tools: Sequence[Any], plans: dict[str, Any]) -> None:
+    from llmdisc.audit.instruments.base import format_seconds
+
+    for tool in tools:
+        p = plans[tool.name]
+        _say(progress, f"  {tool.title}: {p.units} {p.what}, about {format_seconds(p.seconds)} — {p.description}")
+
+
+def _say_sizing(progress: bool, sizing: dict[str, Any], max_minutes: float, asked: int) -> None:
+    if sizing["samples"] >= asked:
         return
-    what = "with the time left, now" if again else f"time budget {max_minutes:g} min:"
-    _say(progress, f"{what} {sizing['samples']} samples per group instead of {asked} "
+    _say(progress, f"time budget {max_minutes:g} min: {sizing['samples']} samples per group instead of {asked} "
                    f"({sizing['seconds_per_pass']:.1f} s a model pass here); --samples N fixes the size, "
                    "--max-minutes 0 lifts the budget")
 
@@ -174,7 +195,7 @@ def run_audit(real: Path | str, synthetic: Path | str, *, out_dir: Path | str,
     from llmdisc.audit.data import audit_data
     from llmdisc.audit.decision import decide, headline
     from llmdisc.audit.instruments import DEFAULT_INSTRUMENTS, INSTRUMENT_NAMES, build_instruments
-    from llmdisc.audit.instruments.base import Progress, format_seconds
+    from llmdisc.audit.instruments.base import Progress, WorkPlan, format_seconds
     from llmdisc.audit.personal import personal_summary
     from llmdisc.audit.schema import check_same_columns, identifier_summary, plan_columns, prepare_tables
     from llmdisc.audit.sdv_metadata import read_sdv_metadata
@@ -258,65 +279,48 @@ def run_audit(real: Path | str, synthetic: Path | str, *, out_dir: Path | str,
                                cache_mode=cache_mode, out_dir=out_dir, data_digest=digest, parameters=parameters)
     tools = build_instruments(names, llm_trials=llm_trials, conditions=conditions, samples=samples)
 
-    begin = time.monotonic()
-    plans = {tool.name: tool.plan(data) for tool in tools}  # the sample instruments' timing probe runs here
-    stage_seconds["planning (model load and timing probe)"] = time.monotonic() - begin
+    # the instruments without a model run first, then Anonymeter: a budget that the model's load and timing probe
+    # would spend must not cost the answers that take seconds
+    row_tools = [tool for tool in tools if not tool.uses_model]
+    model_tools = [tool for tool in tools if tool.uses_model]
+    plans = {tool.name: tool.plan(data) for tool in row_tools}
     anonymeter_seconds = (ANONYMETER_SECONDS_PER_ATTACK * n_attacks) if holdout is not None else 0.0
-    sizing = (_fit_to_budget(tools, plans, started, max_minutes, reserved=anonymeter_seconds)
-              if sized and max_minutes is not None else None)
-    if sizing is not None:
-        parameters["samples"], parameters["sizing"] = sizing["samples"], sizing
-        _say_sizing(progress, sizing, max_minutes, samples)
-    estimate = sum(p.seconds for p in plans.values()) + anonymeter_seconds
-    _say(progress, f"llmdisc audit: {len(data.real)} real rows (real class), {len(data.groups['release'])} "
-                   f"release rows, {len(data.kinds)} columns; {len(tools)} instruments, about "
-                   f"{format_seconds(estimate)} in all:")
-    for tool in tools:
-        p = plans[tool.name]
-        _say(progress, f"  {tool.title}: {p.units} {p.what}, about {format_seconds(p.seconds)} — {p.description}")
+    head = (f"llmdisc audit: {len(data.real)} real rows (real class), {len(data.groups['release'])} release rows, "
+            f"{len(data.kinds)} columns; {len(tools)} instruments")
+    first = format_seconds(sum(plans[tool.name].seconds for tool in row_tools) + anonymeter_seconds)
+    _say(progress, f"{head}, about {first} in all:" if not model_tools else
+         f"{head}; first without a model, about {first}:")
+    _say_plan(progress, row_tools, plans)
     if anonymeter_seconds:
         _say(progress, f"  Anonymeter: {n_attacks} attacks per evaluator, about {format_seconds(anonymeter_seconds)}")
     deadline = started + 60 * max_minutes - REPORT_SECONDS if max_minutes is not None else None
     tracker = Progress(deadline, enabled=progress)
-    attacks: dict[str, Any] | None = None
-
-    def run_anonymeter() -> dict[str, Any]:
+    by_name = {tool.name: _run_tool(tool, data, tracker, plans[tool.name], stage_seconds) for tool in row_tools}
+    begin = time.monotonic()
+    if holdout is not None and n_attacks > 0:
+        _say(progress, f"Anonymeter: {n_attacks} attacks per evaluator …")
+    attacks = _anonymeter(row_tables, row_kinds, seed=seed, n_attacks=n_attacks, has_holdout=holdout is not None)
+    if holdout is not None:
+        stage_seconds["Anonymeter"] = time.monotonic() - begin
+    if model_tools and tracker.out_of_time():  # not even loaded: the budget went to the instruments above
+        for tool in model_tools:
+            by_name[tool.name] = tool.reading(status="stopped", reason="--max-minutes reached before it started")
+            plans[tool.name] = WorkPlan(units=0, what="not planned", seconds_per_unit=0.0)
+    elif model_tools:
         begin = time.monotonic()
-        if holdout is not None and n_attacks > 0:
-            _say(progress, f"Anonymeter: {n_attacks} attacks per evaluator …")
-        out = _anonymeter(row_tables, row_kinds, seed=seed, n_attacks=n_attacks, has_holdout=holdout is not None)
-        if holdout is not None:
-            stage_seconds["Anonymeter"] = time.monotonic() - begin
-        return out
-
-    readings = []
-    for i, tool in enumerate(tools):
-        if attacks is None and getattr(tool, "passes", None) is not None:
-            # Anonymeter runs before the sample instruments, and they are sized again with the time really left:
-            # the deadline then cuts nothing that the plan promised
-            attacks = run_anonymeter()
-            if sizing is not None:  # sized once already: the same probe sizes again, so never None here
-                planned = sizing["samples"]
-                sizing = _fit_to_budget(tools, plans, started, max_minutes, pending=[t.name for t in tools[i:]],
-                                        largest=samples)
-                parameters["samples"], parameters["sizing"] = sizing["samples"], {**sizing, "planned": planned}
-                if sizing["samples"] != planned:
-                    _say_sizing(progress, sizing, max_minutes, samples, again=True)
-        begin = time.monotonic()
-        if tracker.out_of_time() and plans[tool.name].seconds > 0:  # one that costs nothing (shared passes) reads
-            reading = tool.reading(status="stopped", reason="--max-minutes reached before it started")
-        else:
-            try:
-                reading = tool.run(data, tracker)
-            except (llmdisc.errors.ProviderError, llmdisc.errors.CacheMissError):
-                raise
-            except Exception as exc:  # noqa: BLE001 - one instrument failing must not lose the others
-                reading = tool.reading(status="unavailable", reason=f"{type(exc).__name__}: {exc}")
-        reading.seconds = time.monotonic() - begin
-        stage_seconds[tool.title] = reading.seconds
-        readings.append(reading)
-    if attacks is None:
-        attacks = run_anonymeter()
+        plans.update({tool.name: tool.plan(data) for tool in model_tools})  # the sample instruments' probe
+        stage_seconds["planning (model load and timing probe)"] = time.monotonic() - begin
+        sizing = (_fit_to_budget(model_tools, plans, started, max_minutes)
+                  if sized and max_minutes is not None else None)
+        if sizing is not None:
+            parameters["samples"], parameters["sizing"] = sizing["samples"], sizing
+            _say_sizing(progress, sizing, max_minutes, samples)
+        rest = format_seconds(sum(plans[tool.name].seconds for tool in model_tools))
+        _say(progress, f"then with the model, about {rest}:")
+        _say_plan(progress, model_tools, plans)
+        by_name.update({tool.name: _run_tool(tool, data, tracker, plans[tool.name], stage_seconds)
+                        for tool in model_tools})
+    readings = [by_name[tool.name] for tool in tools]  # reported in the order asked
 
     decision = decide(readings, fail_above=fail_above)
     titles = {r.instrument: r.title for r in readings}

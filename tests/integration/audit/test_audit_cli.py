@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import time
 from html import unescape
 from pathlib import Path
 
@@ -117,6 +118,44 @@ def test_the_default_instruments_are_conclusive_on_a_small_real_table(adult_file
         assert set(readings[name]["comparisons"]) == {"release", "shuffled_columns", "real_holdout"}
     # k + 1 passes × 4 groups × 5 samples, planned up front, less the timing probe's 4 samples (the run reuses them)
     assert audit["plan"]["joint"]["units"] == 3 * (4 * 5 - 4)
+
+
+def test_a_budget_spent_before_the_model_loads_still_gets_the_row_instruments(
+        adult_files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The instruments without a model run first: once they have spent ``--max-minutes``, the model's
+    instruments stop without loading it, and the C2ST and the distances decide (the model's load and timing probe
+    used to come first and could take the whole budget, leaving no instrument measured)."""
+    from llmdisc.audit.instruments.rows import DistanceInstrument
+    from llmdisc.audit.instruments.samples import SamplePasses
+
+    measure = DistanceInstrument.run
+
+    def measure_then_spend_the_budget(self, data, progress):  # noqa: ANN001, ANN202
+        reading = measure(self, data, progress)
+        while not progress.out_of_time():
+            time.sleep(0.1)
+        return reading
+
+    def load_the_model(self, data):  # noqa: ANN001, ANN202
+        raise AssertionError("the model was loaded after the budget was spent")
+
+    monkeypatch.setattr(DistanceInstrument, "run", measure_then_spend_the_budget)
+    monkeypatch.setattr(SamplePasses, "_open", load_the_model)
+    status = _audit(adult_files, tmp_path / "short", "--instruments", "joint", "c2st", "distances",
+                    "--max-minutes", "0.3", progress=True)
+    err = capsys.readouterr().err
+    audit = _read(tmp_path / "short")
+    assert [i["instrument"] for i in audit["instruments"]] == ["joint", "c2st", "distances"]  # the order asked
+    readings = {i["instrument"]: i for i in audit["instruments"]}
+    assert readings["c2st"]["status"] == readings["distances"]["status"] == "measured"
+    assert readings["joint"]["status"] == "stopped", readings["joint"]["reason"]
+    assert readings["joint"]["reason"] == "--max-minutes reached before it started"
+    assert "planning (model load and timing probe)" not in audit["seconds"]
+    assert status == EXIT_OK and audit["decision"]["outcome"] == "conclusive"
+    assert "c2st" in audit["decision"]["told_apart_by"]
+    assert err.index("3 instruments; first without a model, about") < err.index("[c2st]")
+    assert "then with the model" not in err  # never planned
 
 
 def test_fail_above_must_be_a_fraction(

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from llmdisc.audit.instruments.base import WorkPlan
+from llmdisc.audit.instruments.rows import C2STInstrument
 from llmdisc.audit.instruments.samples import JointInstrument, LikelihoodInstrument, SamplePasses
 from llmdisc.audit.run import BUDGET_MARGIN, _fit_to_budget
 
@@ -48,7 +49,7 @@ def test_fit_to_budget_leaves_the_other_instruments_their_time_and_replans() -> 
     plans = {"c2st": WorkPlan(units=1, what="fit", seconds_per_unit=120.0),
              "joint": WorkPlan(units=passes.passes, what="model passes", seconds_per_unit=2.0, description="d"),
              "likelihood": WorkPlan(units=0, what="model passes (shared)", seconds_per_unit=0.0)}
-    sizing = _fit_to_budget([joint, likelihood], plans, time.monotonic(), max_minutes=8)
+    sizing = _fit_to_budget([C2STInstrument(), joint, likelihood], plans, time.monotonic(), max_minutes=8)
     budget = BUDGET_MARGIN * (8 * 60 - 120)
     assert sizing is not None and sizing["samples"] == passes.samples < 20
     assert plans["joint"].units == passes.passes and plans["joint"].seconds <= budget + 1e-6
@@ -62,27 +63,17 @@ def test_fit_to_budget_needs_a_probe() -> None:
     assert passes.samples == 20
 
 
-def test_fit_to_budget_counts_only_what_is_still_to_run_and_what_is_reserved() -> None:
+def test_fit_to_budget_counts_only_the_instruments_given_and_the_time_already_spent() -> None:
     plans = {"c2st": WorkPlan(units=1, what="fit", seconds_per_unit=300.0),
              "joint": WorkPlan(units=0, what="model passes", seconds_per_unit=0.0)}
     after_c2st = _passes(1.0)
-    sizing = _fit_to_budget([JointInstrument(after_c2st)], plans, time.monotonic(), max_minutes=4,
-                            pending=["joint"])  # the C2ST has run: its 300 s estimate is not taken again
+    sizing = _fit_to_budget([JointInstrument(after_c2st)], plans, time.monotonic(),
+                            max_minutes=4)  # the C2ST has run: its 300 s estimate is not taken again
     assert sizing is not None and sizing["seconds_for_samples"] > BUDGET_MARGIN * 4 * 60 - 1
-    reserved = _passes(1.0)
-    sizing = _fit_to_budget([JointInstrument(reserved)], plans, time.monotonic(), max_minutes=4,
-                            pending=["joint"], reserved=60.0)
+    late = _passes(1.0)
+    sizing = _fit_to_budget([JointInstrument(late)], plans, time.monotonic() - 60.0, max_minutes=4)
     assert sizing is not None and sizing["seconds_for_samples"] <= BUDGET_MARGIN * 3 * 60 + 1e-6
-    assert reserved.samples < after_c2st.samples
-
-
-def test_a_second_fit_may_give_back_samples_up_to_the_asked_size() -> None:
-    passes = _passes(1.0)
-    passes.fit(50.0)
-    assert passes.samples == 10
-    plans = {"joint": WorkPlan(units=0, what="model passes", seconds_per_unit=0.0)}
-    sizing = _fit_to_budget([JointInstrument(passes)], plans, time.monotonic(), max_minutes=60, largest=20)
-    assert sizing is not None and sizing["samples"] == 20 and plans["joint"].units == 3 * 60
+    assert late.samples < after_c2st.samples
 
 
 def test_the_probe_times_samples_as_the_run_scores_them_and_reads_the_median(monkeypatch) -> None:

@@ -347,6 +347,9 @@ class Instrument(abc.ABC):
     """Which way the positive control must be told apart (``higher``: shuffled rows score above real ones)."""
     directions: ClassVar[tuple[str, str]] = ("scores lower", "scores higher")
     """What scoring lower / higher than real data means for this instrument, in words."""
+    uses_model: ClassVar[bool] = True
+    """Whether it loads or asks a model: those plan (the timing probe) and run after the instruments that do not,
+    so that a short ``--max-minutes`` still gets the answers that take seconds."""
 
     @abc.abstractmethod
     def plan(self, data: AuditData) -> WorkPlan:

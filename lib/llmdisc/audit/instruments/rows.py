@@ -37,6 +37,7 @@ class C2STInstrument(Instrument):
     """Classifier two-sample test on rows (module docstring)."""
 
     name = "c2st"
+    uses_model = False
     title = "Classifier two-sample test (C2ST)"
     unit = "rows"
     description = ("gradient-boosted trees learn to tell the group's rows from real rows (5-fold "
@@ -115,6 +116,7 @@ class DistanceInstrument(Instrument):
     """Distances to the closest real record (module docstring)."""
 
     name = "distances"
+    uses_model = False
     title = "Distance to the closest real record"
     unit = "rows"
     description = ("each record's distance to its closest real record, against fresh real rows' distances; "

@@ -23,11 +23,12 @@ def _epilog() -> str:
     return "\n\n".join([
         statuses, f"Gate: {GATE_SENTENCE}.",
         "Duration: the default (offline instruments, embedded model) ends within --max-minutes (default 10): "
-        "a short timing probe sizes the samples of the embedded model's instruments to the budget (20 per "
-        "group, fewer on a slow machine, never below 10), after the other instruments and Anonymeter, the "
-        "plan and its estimate print before any work, then progress lines with an ETA; what still runs when "
-        "the budget is spent stops and is marked. --samples N fixes the size; --max-minutes 0 lifts the "
-        "budget. --llm adds the LLM's verdicts (slow with the embedded model: about 8 s a trial on 2 cores).",
+        "the instruments without a model and Anonymeter run first (seconds), then a short timing probe sizes "
+        "the samples of the embedded model's instruments to the time left (20 per group, fewer on a slow "
+        "machine, never below 10); each part's plan and estimate print before it runs, then progress lines "
+        "with an ETA; what still runs when the budget is spent stops and is marked. --samples N fixes the "
+        "size; --max-minutes 0 lifts the budget. --llm adds the LLM's verdicts (slow with the embedded model: "
+        "about 8 s a trial on 2 cores).",
         "Real rows are sent only to a local model unless --allow-remote is given (gemini, or an "
         "openai/ollama URL that is not loopback)."])
 
