@@ -37,6 +37,8 @@ BUDGET_MARGIN = 0.85
 """Share of the time left that the sized sample passes may plan to use (the report and the probe's own error take
 the rest)."""
 REPORT_SECONDS = 5.0
+NOT_STARTED = "--max-minutes reached before it started"
+"""The reason of an instrument the budget stopped before its first unit (or before its model loaded)."""
 """Kept from the budget for writing ``audit.json`` and the report (its figure) after the instruments."""
 ANONYMETER_SECONDS_PER_ATTACK = 0.15
 """Anonymeter's planned cost (its three evaluators, 10,000 rows; measured: docs/audit.md). It runs after the
@@ -105,7 +107,7 @@ def _run_tool(tool: Any, data: Any, tracker: Any, plan: Any, stage_seconds: dict
     on); provider and cache errors propagate."""
     begin = time.monotonic()
     if tracker.out_of_time() and plan.seconds > 0:
-        reading = tool.reading(status="stopped", reason="--max-minutes reached before it started")
+        reading = tool.reading(status="stopped", reason=NOT_STARTED)
     else:
         try:
             reading = tool.run(data, tracker)
@@ -304,7 +306,7 @@ def run_audit(real: Path | str, synthetic: Path | str, *, out_dir: Path | str,
         stage_seconds["Anonymeter"] = time.monotonic() - begin
     if model_tools and tracker.out_of_time():  # not even loaded: the budget went to the instruments above
         for tool in model_tools:
-            by_name[tool.name] = tool.reading(status="stopped", reason="--max-minutes reached before it started")
+            by_name[tool.name] = tool.reading(status="stopped", reason=NOT_STARTED)
             plans[tool.name] = WorkPlan(units=0, what="not planned", seconds_per_unit=0.0)
     elif model_tools:
         begin = time.monotonic()
